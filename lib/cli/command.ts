@@ -1,0 +1,26 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+export interface Command {
+  name: string; // "token" or "serve"
+  summary: string; // one line for the command list
+  usage: string; // full help text
+  run(argv: string[]): Promise<number>; // exit code
+}
+
+/** A mistake in how the command was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+export function intOption(v: string | undefined, name: string, def: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} needs a whole number, got ${JSON.stringify(v)}`);
+  return n;
+}

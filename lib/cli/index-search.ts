@@ -1,0 +1,55 @@
+import { searchNotes } from "../retrieval/search";
+import { VaultContext } from "../vault-context";
+import { intOption, parse, UsageError, type Command } from "./command";
+import { indexProgress } from "./progress";
+
+/** Open a vault and bring its index up to date, with a progress bar on a terminal. */
+export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
+  const vault = VaultContext.open(dir as string);
+  const bar = quiet ? null : indexProgress("Indexing");
+  try {
+    await vault.indexer.fullScan((s) => bar?.update(s));
+  } finally {
+    bar?.stop();
+  }
+  return vault;
+}
+
+export const indexCommand: Command = {
+  name: "index",
+  summary: "Build or update the vault's index, then exit",
+  usage: "lettuce index <vault> [--json]\n\nScans the vault and indexes new or changed notes (unchanged ones are not re-read).",
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" } });
+    if (positionals.length !== 1) throw new UsageError("index takes exactly one vault path");
+    const t0 = performance.now();
+    const vault = VaultContext.open(positionals[0]!);
+    const bar = indexProgress("Indexing");
+    const change = await vault.indexer.fullScan((s) => bar.update(s));
+    bar.stop();
+    const notes = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const summary = { notes, changed: change.changed.length, deleted: change.deleted.length, ms: Math.round(performance.now() - t0) };
+    vault.close();
+    if (values.json) console.log(JSON.stringify(summary));
+    else console.log(`Indexed ${summary.notes} notes (${summary.changed} new or changed, ${summary.deleted} removed) in ${summary.ms} ms`);
+    return 0;
+  },
+};
+
+export const searchCommand: Command = {
+  name: "search",
+  summary: "Keyword search from the shell",
+  usage:
+    'lettuce search <vault> <query…> [--limit N] [--json]\n\nSame query language as the search tool: words AND\'d as prefixes, "phrases", OR, NOT, -exclude.',
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } });
+    if (positionals.length < 2) throw new UsageError("search needs a vault and a query");
+    const vault = await openIndexed(positionals[0], true);
+    const res = searchNotes(vault.indexDb, positionals.slice(1).join(" "), intOption(values.limit, "limit", 10));
+    vault.close();
+    if (values.json) console.log(JSON.stringify(res));
+    else if (!res.items.length) console.log("No matches.");
+    else for (const h of res.items) console.log(`${h.path}  (${h.score.toFixed(2)})\n    ${h.snippet.replace(/\s+/g, " ")}`);
+    return 0;
+  },
+};

@@ -1,0 +1,109 @@
+import { PortInUseError, startHttpServer } from "../server/serve";
+import { serveStdio } from "../server/stdio";
+import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
+import { VaultContext } from "../vault-context";
+import { intOption, parse, UsageError, type Command } from "./command";
+
+export const DEFAULT_PORT = 51234;
+
+function clientConfig(url: string, token: string): string {
+  const cursor = JSON.stringify({ mcpServers: { lettuce: { url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2);
+  return [
+    "Claude Code:",
+    `  claude mcp add --transport http lettuce ${url} --header "Authorization: Bearer ${token}"`,
+    "Cursor / Claude Desktop / any client that takes JSON (mcp.json):",
+    cursor.replace(/^/gm, "  "),
+  ].join("\n");
+}
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Index a vault, keep it current, and serve MCP over HTTP",
+  usage: [
+    "lettuce serve <vault> [--port 51234] [--host 127.0.0.1] [--allow-host NAME]…",
+    "",
+    "Serves MCP (Streamable HTTP, stateless) at http://HOST:PORT/mcp. Requests need",
+    "`Authorization: Bearer <token>`. On the first run a write token is created and printed",
+    "once. --allow-host adds a Host/Origin name (e.g. a tailnet name) besides loopback.",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, {
+      port: { type: "string", short: "p" },
+      host: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
+    });
+    if (positionals.length !== 1) throw new UsageError("serve takes exactly one vault path");
+    const port = intOption(values.port, "port", DEFAULT_PORT);
+    if (port > 65535) throw new UsageError("--port must be at most 65535");
+    const host = values.host ?? "127.0.0.1";
+    const vault = VaultContext.open(positionals[0]!);
+    let running;
+    try {
+      running = startHttpServer(vault, { port, host, allowedHosts: values["allow-host"] });
+    } catch (e) {
+      vault.close();
+      if (e instanceof PortInUseError) {
+        console.error(`lettuce: ${e.message}`);
+        return 1;
+      }
+      throw e;
+    }
+    console.log(`Lettuce is serving ${vault.root}`);
+    console.log(`MCP endpoint: ${running.url}`);
+    if (countActiveTokens(vault.stateDb) === 0) {
+      const { token } = createToken(vault.stateDb, "default", "write");
+      console.log("\nFirst run: created a write token named \"default\". It is shown only this once:\n");
+      console.log(`  ${token}\n`);
+      console.log(clientConfig(running.url, token));
+      console.log("\nMore tokens: lettuce token create <vault> --scope read|propose|write --name NAME\n");
+    }
+    vault.startWatching();
+    const t0 = performance.now();
+    let lastLog = 0;
+    vault.indexer
+      .fullScan((s) => {
+        const now = performance.now();
+        if (s.total > 500 && now - lastLog > 2000) {
+          lastLog = now;
+          console.log(`Indexing… ${s.done}/${s.total}`);
+        }
+      })
+      .then((c) => {
+        const n = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+        console.log(`Index current: ${n} notes (${c.changed.length} new or changed) in ${Math.round(performance.now() - t0)} ms; watching for changes.`);
+      })
+      .catch((e) => console.error("lettuce: indexing failed:", e));
+
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    await running.stop();
+    vault.close();
+    return 0;
+  },
+};
+
+export const stdioCommand: Command = {
+  name: "stdio",
+  summary: "Serve MCP over stdin/stdout (for clients that spawn servers)",
+  usage: [
+    "lettuce stdio <vault> [--scope read|propose|write]",
+    "",
+    "Speaks MCP on stdin/stdout. No token is needed (whoever starts the process owns it);",
+    "the scope defaults to read.",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, { scope: { type: "string" } });
+    if (positionals.length !== 1) throw new UsageError("stdio takes exactly one vault path");
+    const scope = (values.scope ?? "read") as Scope;
+    if (!SCOPES.includes(scope)) throw new UsageError("--scope must be read, propose or write");
+    const vault = VaultContext.open(positionals[0]!);
+    vault.startWatching();
+    await vault.indexer.fullScan();
+    await serveStdio(vault, scope);
+    vault.close();
+    return 0;
+  },
+};

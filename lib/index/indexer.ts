@@ -1,0 +1,348 @@
+import type { Database, Statement } from "bun:sqlite";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { getMeta, setMeta } from "../store/index-db";
+import { mimeTypeOf } from "../vault/mime";
+import { noteName, targetKeyOf } from "../vault/parse";
+import { isIgnoredPath } from "../vault/paths";
+import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
+import type { ParseRequest, ParseResult } from "./parse-job";
+import { parseAll } from "./parse-pool";
+import { LinkResolver } from "./resolver";
+
+export interface IndexStatus {
+  state: "starting" | "scanning" | "ready";
+  total: number;
+  done: number;
+  indexedAt: string | null;
+}
+
+/** What one index pass changed; listeners (directives, embeddings) react to it. */
+export interface IndexChange {
+  changed: string[]; // notes created or whose content changed
+  deleted: string[]; // notes removed
+  attachments: string[]; // attachments added, changed or removed
+}
+
+interface KnownNote {
+  id: number;
+  size: number;
+  mtime: number;
+  hash: string;
+}
+
+// Commit at least this often during a long scan so that a crash keeps most of the work.
+const COMMIT_EVERY = 2000;
+
+export class Indexer {
+  readonly resolver = new LinkResolver();
+  status: IndexStatus = { state: "starting", total: 0, done: 0, indexedAt: null };
+  private queue: Promise<unknown> = Promise.resolve();
+  private listeners = new Set<(c: IndexChange) => void>();
+  private st: Record<string, Statement>;
+
+  constructor(
+    readonly root: string,
+    readonly db: Database,
+  ) {
+    const q = (sql: string) => db.prepare(sql);
+    this.st = {
+      insertNote: q(`INSERT INTO notes(path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ? WHERE id = ?`),
+      touchNote: q(`UPDATE notes SET size = ?, mtime = ? WHERE id = ?`),
+      deleteNote: q(`DELETE FROM notes WHERE id = ?`),
+      insertLink: q(`INSERT INTO links(note_id, ord, target, target_key, display, kind, heading, block, embed, line, resolved)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      deleteLinks: q(`DELETE FROM links WHERE note_id = ?`),
+      insertTag: q(`INSERT INTO tags(note_id, tag, tag_lc) VALUES (?, ?, ?)`),
+      deleteTags: q(`DELETE FROM tags WHERE note_id = ?`),
+      insertHeading: q(`INSERT INTO headings(note_id, ord, level, title, slug, line) VALUES (?, ?, ?, ?, ?, ?)`),
+      deleteHeadings: q(`DELETE FROM headings WHERE note_id = ?`),
+      insertFts: q(`INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`),
+      deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
+      upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
+      deleteFile: q(`DELETE FROM files WHERE path = ?`),
+      linksByKey: q(`SELECT l.rowid AS rowid, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
+                     FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ?`),
+      setResolved: q(`UPDATE links SET resolved = ? WHERE rowid = ?`),
+    };
+    this.status.indexedAt = getMeta(db, "indexedAt");
+    this.loadResolver();
+  }
+
+  onChange(fn: (c: IndexChange) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Run index mutations one at a time: the watcher, write tools and scans all come through here. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private loadResolver(): void {
+    for (const r of this.db.query("SELECT path, aliases FROM notes").all() as { path: string; aliases: string }[]) {
+      this.resolver.addNote(r.path, JSON.parse(r.aliases));
+    }
+    for (const r of this.db.query("SELECT path FROM files").all() as { path: string }[]) this.resolver.addFile(r.path);
+  }
+
+  private knownNotes(): Map<string, KnownNote> {
+    const m = new Map<string, KnownNote>();
+    for (const r of this.db.query("SELECT id, path, size, mtime, hash FROM notes").all() as (KnownNote & { path: string })[]) {
+      m.set(r.path, r);
+    }
+    return m;
+  }
+
+  /** Bring the whole index in line with the disk; only new or changed files are read. */
+  fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
+    return this.serial(async () => {
+      this.status = { ...this.status, state: "scanning", total: 0, done: 0 };
+      const listing = scanVault(this.root);
+      const known = this.knownNotes();
+      const onDisk = new Set(listing.notes.map((n) => n.path));
+      const deleted = [...known.keys()].filter((p) => !onDisk.has(p));
+      const todo = listing.notes.filter((e) => {
+        const k = known.get(e.path);
+        return !k || k.size !== e.size || k.mtime !== e.mtimeMs;
+      });
+      const knownFiles = new Map(
+        (this.db.query("SELECT path, size, mtime FROM files").all() as { path: string; size: number; mtime: number }[]).map((r) => [r.path, r]),
+      );
+      const filesOnDisk = new Set(listing.attachments.map((a) => a.path));
+      const attachments = [
+        ...listing.attachments.filter((a) => {
+          const k = knownFiles.get(a.path);
+          return !k || k.size !== a.size || k.mtime !== a.mtimeMs;
+        }),
+      ];
+      const goneFiles = [...knownFiles.keys()].filter((p) => !filesOnDisk.has(p));
+      this.status.total = todo.length;
+      onProgress?.(this.status);
+      const change = await this.apply(todo, deleted, attachments, goneFiles, known, onProgress);
+      this.markCurrent();
+      return change;
+    });
+  }
+
+  /**
+   * Re-index specific vault-relative paths (files or folders, existing or gone).
+   * The watcher and the write tools call this; it resolves once the index reflects the disk.
+   */
+  update(paths: string[]): Promise<IndexChange> {
+    return this.serial(async () => {
+      const known = this.knownNotes();
+      const todo: FileEntry[] = [];
+      const deleted: string[] = [];
+      const attachments: FileEntry[] = [];
+      const goneFiles: string[] = [];
+      const seen = new Set<string>();
+      const consider = (rel: string) => {
+        if (seen.has(rel) || isIgnoredPath(rel)) return;
+        seen.add(rel);
+        const abs = join(this.root, rel);
+        let isDir = false;
+        try {
+          isDir = statSync(abs).isDirectory();
+        } catch {
+          /* gone */
+        }
+        if (isDir) {
+          const sub = scanVault(abs);
+          for (const n of sub.notes) consider(`${rel}/${n.path}`);
+          for (const a of sub.attachments) consider(`${rel}/${a.path}`);
+          return;
+        }
+        const entry = statEntry(this.root, rel);
+        if (isNotePath(rel)) {
+          if (entry) {
+            const k = known.get(rel);
+            if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+          } else if (known.has(rel)) deleted.push(rel);
+          else {
+            // A vanished folder: everything indexed under it is gone too.
+            for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
+            for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
+              if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
+            }
+          }
+        } else if (entry) attachments.push(entry);
+        else {
+          goneFiles.push(rel);
+          for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
+          for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
+            if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
+          }
+        }
+      };
+      for (const p of paths) consider(p);
+      if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
+        return { changed: [], deleted: [], attachments: [] };
+      }
+      const change = await this.apply(todo, [...new Set(deleted)], attachments, [...new Set(goneFiles)], known);
+      if (this.status.state === "ready") this.markCurrent();
+      return change;
+    });
+  }
+
+  private markCurrent(): void {
+    const now = new Date().toISOString();
+    setMeta(this.db, "indexedAt", now);
+    this.status = { ...this.status, state: "ready", indexedAt: now };
+  }
+
+  private async apply(
+    todo: FileEntry[],
+    deleted: string[],
+    attachments: FileEntry[],
+    goneFiles: string[],
+    known: Map<string, KnownNote>,
+    onProgress?: (s: IndexStatus) => void,
+  ): Promise<IndexChange> {
+    const db = this.db;
+    const coldStart = known.size === 0;
+    const affectedKeys = new Set<string>();
+    const batchPaths = new Set(todo.map((e) => e.path));
+    const changed: string[] = [];
+
+    db.exec("BEGIN");
+    try {
+      for (const path of deleted) {
+        const k = known.get(path)!;
+        for (const a of this.resolver.aliasesFor(path)) affectedKeys.add(a.toLowerCase());
+        affectedKeys.add(targetKeyOf(path));
+        this.resolver.removeNote(path);
+        this.removeRows(k.id);
+        this.st.deleteNote!.run(k.id);
+      }
+      for (const path of goneFiles) {
+        this.resolver.removeFile(path);
+        this.st.deleteFile!.run(path);
+        affectedKeys.add(targetKeyOf(path));
+      }
+      for (const a of attachments) {
+        if (!this.resolver.hasNote(a.path)) this.resolver.addFile(a.path);
+        this.st.upsertFile!.run(a.path, a.size, a.mtimeMs, mimeTypeOf(a.path));
+        affectedKeys.add(targetKeyOf(a.path));
+      }
+      // Every new name is known before any link is resolved, so name resolution is right first time.
+      for (const e of todo) {
+        if (!known.has(e.path)) {
+          this.resolver.addNote(e.path, []);
+          affectedKeys.add(targetKeyOf(e.path));
+        }
+      }
+      const requests: ParseRequest[] = todo.map((entry) => ({ entry, knownHash: known.get(entry.path)?.hash ?? null }));
+      let sinceCommit = 0;
+      await parseAll(this.root, requests, (results) => {
+        for (const r of results) {
+          if (this.writeResult(r, known, affectedKeys)) changed.push(r.entry.path);
+          this.status.done++;
+        }
+        sinceCommit += results.length;
+        if (sinceCommit >= COMMIT_EVERY) {
+          db.exec("COMMIT");
+          db.exec("BEGIN");
+          sinceCommit = 0;
+        }
+        onProgress?.(this.status);
+      });
+      this.reresolve(affectedKeys, coldStart ? batchPaths : new Set());
+      db.exec("COMMIT");
+    } catch (e) {
+      db.exec("ROLLBACK");
+      // Memory may now disagree with the database: rebuild the resolver from what was committed.
+      this.resetResolver();
+      throw e;
+    }
+    const change: IndexChange = { changed, deleted, attachments: [...attachments.map((a) => a.path), ...goneFiles] };
+    if (changed.length || deleted.length || change.attachments.length) {
+      for (const fn of this.listeners) {
+        try {
+          fn(change);
+        } catch (err) {
+          console.error("index listener failed:", err);
+        }
+      }
+    }
+    return change;
+  }
+
+  private resetResolver(): void {
+    (this as { resolver: LinkResolver }).resolver = new LinkResolver();
+    this.loadResolver();
+  }
+
+  private removeRows(id: number): void {
+    this.st.deleteLinks!.run(id);
+    this.st.deleteTags!.run(id);
+    this.st.deleteHeadings!.run(id);
+    this.st.deleteFts!.run(id);
+  }
+
+  /** Store one parse result; returns true when the note's content changed. */
+  private writeResult(r: ParseResult, known: Map<string, KnownNote>, affectedKeys: Set<string>): boolean {
+    const { entry } = r;
+    const k = known.get(entry.path);
+    if (r.missing) return false; // deleted between scan and read: the watcher reports it next
+    if (!r.parsed) {
+      if (k) this.st.touchNote!.run(entry.size, entry.mtimeMs, k.id);
+      return false;
+    }
+    const p = r.parsed;
+    const fm = JSON.stringify(p.frontmatter);
+    const tags = JSON.stringify(p.tags);
+    const aliases = JSON.stringify(p.aliases);
+    let id: number;
+    if (k) {
+      id = k.id;
+      this.removeRows(id);
+      this.st.updateNote!.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, r.hash, fm, tags, aliases, id);
+    } else {
+      const slash = entry.path.lastIndexOf("/");
+      const folder = slash === -1 ? "" : entry.path.slice(0, slash);
+      id = (this.st.insertNote!.get(entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, r.hash, fm, tags, aliases) as { id: number }).id;
+    }
+    const oldAliases = this.resolver.aliasesFor(entry.path);
+    if (oldAliases.length || p.aliases.length) {
+      for (const a of oldAliases) affectedKeys.add(a.toLowerCase());
+      for (const a of p.aliases) affectedKeys.add(a.toLowerCase());
+      this.resolver.setAliases(entry.path, p.aliases);
+    }
+    let ord = 0;
+    for (const l of p.links) {
+      const resolved = this.resolver.resolve(l, entry.path);
+      this.st.insertLink!.run(id, ord++, l.target, l.targetKey, l.display, l.kind, l.heading, l.block, l.embed ? 1 : 0, l.line, resolved);
+    }
+    for (const t of p.tags) this.st.insertTag!.run(id, t, t.toLowerCase());
+    ord = 0;
+    for (const h of p.headings) this.st.insertHeading!.run(id, ord++, h.level, h.title, h.id, h.line);
+    const titleField = p.aliases.length ? `${p.title} ${p.aliases.join(" ")}` : p.title;
+    this.st.insertFts!.run(id, titleField, p.body);
+    known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, hash: r.hash });
+    return true;
+  }
+
+  /**
+   * Re-resolve links whose target could now point elsewhere (a name or alias
+   * appeared or vanished). On a cold start the batch's own links were resolved
+   * with every name known, so only their still-unresolved links are retried.
+   */
+  private reresolve(keys: Set<string>, freshlyResolved: Set<string>): void {
+    for (const key of keys) {
+      for (const row of this.st.linksByKey!.all(key) as { rowid: number; target: string; kind: "wikilink" | "markdown"; resolved: string | null; source: string }[]) {
+        if (freshlyResolved.has(row.source) && row.resolved !== null) continue;
+        const r = this.resolver.resolve(row, row.source);
+        if (r !== row.resolved) this.st.setResolved!.run(r, row.rowid);
+      }
+    }
+  }
+}
+
+function likePrefix(rel: string): string {
+  return rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
+}

@@ -1,0 +1,71 @@
+import { availableParallelism } from "node:os";
+import { readAndParse, type ParseRequest, type ParseResult } from "./parse-job";
+
+// Below this many files a worker's start-up costs more than it saves.
+const INLINE_LIMIT = 256;
+const BATCH = 48;
+
+function spawnWorker(): Worker {
+  // In a compiled binary every module's import.meta.url is the binary's own
+  // (/$bunfs/root/lettuce), and compile.sh embeds the worker under its source path.
+  const inBinary = import.meta.url.includes("$bunfs");
+  return new Worker(inBinary ? "/$bunfs/root/lib/index/parse-worker.ts" : new URL("./parse-worker.ts", import.meta.url).href);
+}
+
+/**
+ * Parse files in parallel, handing each finished batch to `onBatch` in the
+ * calling thread as soon as it arrives (the caller inserts while workers parse).
+ */
+export async function parseAll(
+  root: string,
+  requests: ParseRequest[],
+  onBatch: (results: ParseResult[]) => void,
+): Promise<void> {
+  if (requests.length <= INLINE_LIMIT) {
+    for (let i = 0; i < requests.length; i += BATCH) {
+      onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r)));
+    }
+    return;
+  }
+  const nWorkers = Math.max(1, Math.min(4, availableParallelism()));
+  const workers: Worker[] = [];
+  try {
+    for (let i = 0; i < nWorkers; i++) workers.push(spawnWorker());
+  } catch {
+    // No worker support (should not happen under Bun): parse inline instead.
+    for (const w of workers) w.terminate();
+    for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r)));
+    return;
+  }
+  let next = 0;
+  let pending = 0;
+  let nextId = 0;
+  await new Promise<void>((resolve, reject) => {
+    const feed = (w: Worker) => {
+      if (next < requests.length) {
+        const batch = requests.slice(next, next + BATCH);
+        next += batch.length;
+        pending++;
+        w.postMessage({ id: nextId++, root, batch });
+      } else if (pending === 0) resolve();
+    };
+    for (const w of workers) {
+      w.onmessage = (ev: MessageEvent<{ results: ParseResult[] }>) => {
+        pending--;
+        try {
+          onBatch(ev.data.results);
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        feed(w);
+      };
+      w.onerror = (e) => reject(new Error(`parse worker failed: ${e.message}`));
+    }
+    // Two batches in flight per worker keep it busy while the main thread inserts.
+    for (const w of workers) feed(w);
+    for (const w of workers) feed(w);
+  }).finally(() => {
+    for (const w of workers) w.terminate();
+  });
+}

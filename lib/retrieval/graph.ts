@@ -1,0 +1,59 @@
+import type { Database } from "bun:sqlite";
+
+export interface LinkGraph {
+  center: string;
+  depth: number;
+  nodes: { path: string; name: string }[];
+  edges: { from: string; to: string }[];
+  truncated?: boolean;
+}
+
+/**
+ * Breadth-first walk over note-to-note links in both directions (outbound
+ * wikilinks and inbound backlinks). Attachments are not nodes. `maxNodes`
+ * bounds the answer on dense vaults.
+ */
+export function linkGraph(db: Database, center: string, depth: number, maxNodes: number): LinkGraph {
+  const out = db.query(
+    "SELECT DISTINCT l.resolved AS p FROM links l JOIN notes n ON n.id = l.note_id JOIN notes t ON t.path = l.resolved WHERE n.path = ? AND l.resolved != n.path",
+  );
+  const inbound = db.query(
+    "SELECT DISTINCT n.path AS p FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND n.path != l.resolved",
+  );
+  const name = db.query("SELECT name FROM notes WHERE path = ?");
+  const seen = new Set([center]);
+  const edges = new Map<string, { from: string; to: string }>();
+  let frontier = [center];
+  let truncated = false;
+  for (let d = 0; d < depth && frontier.length && !truncated; d++) {
+    const next: string[] = [];
+    for (const p of frontier) {
+      for (const { p: q } of out.all(p) as { p: string }[]) {
+        edges.set(`${p}\0${q}`, { from: p, to: q });
+        if (!seen.has(q)) {
+          if (seen.size >= maxNodes) { truncated = true; continue; }
+          seen.add(q);
+          next.push(q);
+        }
+      }
+      for (const { p: q } of inbound.all(p) as { p: string }[]) {
+        edges.set(`${q}\0${p}`, { from: q, to: p });
+        if (!seen.has(q)) {
+          if (seen.size >= maxNodes) { truncated = true; continue; }
+          seen.add(q);
+          next.push(q);
+        }
+      }
+    }
+    frontier = next;
+  }
+  const nodes = [...seen].map((p) => ({ path: p, name: (name.get(p) as { name: string } | null)?.name ?? p }));
+  const result: LinkGraph = {
+    center,
+    depth,
+    nodes,
+    edges: [...edges.values()].filter((e) => seen.has(e.from) && seen.has(e.to)),
+  };
+  if (truncated) result.truncated = true;
+  return result;
+}

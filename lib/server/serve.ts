@@ -1,0 +1,51 @@
+import type { Server } from "bun";
+import { ALL_TOOLS } from "../../tools";
+import type { VaultContext } from "../vault-context";
+import { createHttpApp, MAX_BODY_BYTES } from "./http";
+import { McpDispatcher } from "./mcp";
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  allowedHosts?: string[];
+}
+
+export interface RunningServer {
+  server: Server<unknown>;
+  url: string;
+  mcp: McpDispatcher;
+  stop(): Promise<void>;
+}
+
+export class PortInUseError extends Error {}
+
+/** Start HTTP on host:port (port 0 = any free port) for an open vault. */
+export function startHttpServer(vault: VaultContext, opts: ServeOptions): RunningServer {
+  const mcp = new McpDispatcher(vault, ALL_TOOLS);
+  const app = createHttpApp(vault, mcp, { allowedHosts: [opts.host, ...(opts.allowedHosts ?? [])] });
+  let server: Server<unknown>;
+  try {
+    server = Bun.serve({
+      port: opts.port,
+      hostname: opts.host,
+      // Bun rejects larger bodies itself; the app's own cap answers 413 with a JSON body below it.
+      maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024,
+      // Long-polls (await_directives) park for up to 55 s.
+      idleTimeout: 120,
+      fetch: app.fetch,
+    });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE" || /in use/i.test(String(e))) throw new PortInUseError(`Port ${opts.port} on ${opts.host} is already in use; pick another with --port`);
+    throw e;
+  }
+  const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  return {
+    server,
+    url: `http://${host}:${server.port}/mcp`,
+    mcp,
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { migrate } from "./migrate";
+import { loadSqliteVec } from "./sqlite-vec";
+
+// index.db is derived from the vault: deleting it costs only a rebuild.
+// Bump INDEX_FORMAT when a parser change means old rows are wrong; the
+// database is then dropped and rebuilt rather than migrated.
+export const INDEX_FORMAT = "1";
+
+const MIGRATIONS = [
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+  CREATE TABLE notes (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    title TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime REAL NOT NULL,
+    ctime REAL NOT NULL,
+    hash TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    aliases TEXT NOT NULL
+  );
+  CREATE INDEX notes_folder ON notes(folder);
+  CREATE TABLE links (
+    note_id INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    display TEXT,
+    kind TEXT NOT NULL,
+    heading TEXT,
+    block TEXT,
+    embed INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    resolved TEXT
+  );
+  CREATE INDEX links_note ON links(note_id, ord);
+  CREATE INDEX links_key ON links(target_key);
+  CREATE INDEX links_resolved ON links(resolved);
+  CREATE TABLE tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL, tag_lc TEXT NOT NULL);
+  CREATE INDEX tags_note ON tags(note_id);
+  CREATE INDEX tags_lc ON tags(tag_lc);
+  CREATE TABLE headings (note_id INTEGER NOT NULL, ord INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, slug TEXT NOT NULL, line INTEGER NOT NULL);
+  CREATE INDEX headings_note ON headings(note_id, ord);
+  CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, mime TEXT NOT NULL);
+  CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+  -- Title matches weigh ten times body matches; stored in the table so ORDER BY rank uses it.
+  INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0)');
+  `,
+];
+
+export function lettuceDir(root: string): string {
+  return join(root, ".lettuce");
+}
+
+function applyPragmas(db: Database): void {
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA busy_timeout = 5000");
+  db.exec("PRAGMA cache_size = -32000");
+  db.exec("PRAGMA temp_store = MEMORY");
+}
+
+export function openIndexDb(root: string): Database {
+  const dir = lettuceDir(root);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "index.db");
+  let db = new Database(file, { create: true, strict: true });
+  applyPragmas(db);
+  let format: string | undefined;
+  try {
+    migrate(db, MIGRATIONS, "index.db");
+    format = (db.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | null)?.value;
+  } catch {
+    format = "broken";
+  }
+  if (format !== undefined && format !== INDEX_FORMAT) {
+    // Derived data from another format (or a damaged file): rebuild from the vault.
+    db.close();
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+    db = new Database(file, { create: true, strict: true });
+    applyPragmas(db);
+    migrate(db, MIGRATIONS, "index.db");
+  }
+  db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
+  vecVersions.set(db, loadSqliteVec.load(db));
+  return db;
+}
+
+export function getMeta(db: Database, key: string): string | null {
+  return (db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value ?? null;
+}
+
+export function setMeta(db: Database, key: string, value: string | null): void {
+  if (value === null) db.query("DELETE FROM meta WHERE key = ?").run(key);
+  else db.query("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").run(key, value);
+}
+
+const vecVersions = new WeakMap<Database, string | null>();
+
+/** sqlite-vec's version in this connection, or null when it could not be loaded. */
+export function vecVersion(db: Database): string | null {
+  return vecVersions.get(db) ?? null;
+}

@@ -1,0 +1,282 @@
+import { Lexer, type Token } from "marked";
+import { parse as parseYaml } from "yaml";
+import GithubSlugger from "github-slugger";
+
+export interface ParsedLink {
+  target: string; // link target as written, without heading/block part or alias
+  targetKey: string; // lowercased last path segment without .md: the key resolution uses
+  display: string | null;
+  kind: "wikilink" | "markdown";
+  heading: string | null;
+  block: string | null;
+  embed: boolean;
+  line: number; // 1-based, in the whole file
+}
+
+export interface ParsedHeading {
+  level: number;
+  title: string;
+  id: string;
+  line: number;
+}
+
+export interface ParsedNote {
+  title: string;
+  frontmatter: Record<string, unknown>;
+  frontmatterError: string | null;
+  tags: string[];
+  aliases: string[];
+  links: ParsedLink[];
+  headings: ParsedHeading[];
+  /** The note's text without frontmatter: what full-text search sees. */
+  body: string;
+}
+
+const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+
+/** Split `---` YAML frontmatter from the body. Exposed for the write path, which must keep it byte for byte. */
+export function splitFrontmatter(content: string): { yaml: string | null; raw: string; body: string } {
+  const m = FRONTMATTER.exec(content);
+  if (!m) {
+    // An empty block (---\n---) has no inner line, which the main pattern needs.
+    const empty = /^---[ \t]*\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/.exec(content);
+    if (empty) return { yaml: "", raw: empty[0], body: content.slice(empty[0].length) };
+    return { yaml: null, raw: "", body: content };
+  }
+  return { yaml: m[1] ?? "", raw: m[0], body: content.slice(m[0].length) };
+}
+
+export function noteName(path: string): string {
+  const base = path.slice(path.lastIndexOf("/") + 1);
+  return base.replace(/\.md$/i, "");
+}
+
+/** Resolution key of a link target: its last path segment, lowercased, without `.md`. */
+export function targetKeyOf(target: string): string {
+  const base = target.slice(target.lastIndexOf("/") + 1);
+  return base.replace(/\.md$/i, "").toLowerCase();
+}
+
+function asStringList(v: unknown, splitOnSpace: boolean): string[] {
+  if (v == null) return [];
+  if (Array.isArray(v)) return v.flatMap((x) => (x == null ? [] : asStringList(x, splitOnSpace)));
+  if (typeof v === "string" || typeof v === "number") {
+    const s = String(v);
+    return s
+      .split(splitOnSpace ? /[,\s]+/ : /,/)
+      .map((x) => x.trim())
+      .filter(Boolean);
+  }
+  return [];
+}
+
+// A tag is '#' after whitespace or line start, made of letters, digits, _ - /,
+// with at least one non-digit (Obsidian's rule: #1984 is not a tag).
+const TAG = /(?<=^|[\s])#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu;
+// CSS colours (#fff, #ff0000, #ff000080) are prose, not tags.
+const HEX_COLOUR = /^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
+const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
+const MDLINK = /(!?)\[([^\]\n]*)\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)/g;
+const INLINE_CODE = /(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g;
+const FENCE = /^[ \t>]*(```+|~~~+)/;
+
+export function normalizeTag(raw: string): string {
+  return raw.replace(/^#+/, "").replace(/\/+$/, "");
+}
+
+function blank(s: string): string {
+  return s.replace(/[^\n]/g, " ");
+}
+
+/**
+ * Replace code (fenced, indented, inline) with spaces of the same length so that
+ * tags and links inside code are not seen, while offsets and line numbers stay true.
+ */
+function maskCode(body: string, tokens: Token[]): string {
+  let out = "";
+  for (const t of tokens) {
+    if (t.type === "code") out += blank(t.raw);
+    else if (t.type === "blockquote" || t.type === "list") out += maskNestedFences(t.raw);
+    else out += t.raw;
+  }
+  // marked's raws always add up to the source; if that ever breaks, fall back to a line scan.
+  if (out.length !== body.length) out = maskNestedFences(body);
+  return out.replace(INLINE_CODE, blank);
+}
+
+function maskNestedFences(text: string): string {
+  const lines = text.split("\n");
+  let fence: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const m = FENCE.exec(lines[i]!);
+    if (fence) {
+      const closes = m && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
+      lines[i] = blank(lines[i]!);
+      if (closes) fence = null;
+    } else if (m) {
+      fence = m[1]!;
+      lines[i] = blank(lines[i]!);
+    }
+  }
+  return lines.join("\n");
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+function lineAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+/** Plain text of a heading's inline Markdown, as a renderer would show it. */
+export function headingPlainText(md: string): string {
+  return md
+    .replace(/!?\[\[([^\]|]*?)(?:\\?\|([^\]]*))?\]\]/g, (_, t: string, a?: string) => a ?? t)
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/(\*\*|__|\*|_|~~|==)(.+?)\1/g, "$2")
+    .replace(/\s+\^[\w-]+$/, "")
+    .trim();
+}
+
+function parseWikilinkInner(inner: string): { target: string; heading: string | null; block: string | null; display: string | null } {
+  // In tables the alias pipe is escaped as \| so that it does not split the cell.
+  const pipe = inner.search(/\\?\|/);
+  let ref = inner;
+  let display: string | null = null;
+  if (pipe !== -1) {
+    ref = inner.slice(0, pipe);
+    display = inner.slice(pipe).replace(/^\\?\|/, "").trim();
+  }
+  ref = ref.replace(/\\$/, "");
+  let heading: string | null = null;
+  let block: string | null = null;
+  const hash = ref.indexOf("#");
+  let target = ref;
+  if (hash !== -1) {
+    target = ref.slice(0, hash);
+    const frag = ref.slice(hash + 1).trim();
+    if (frag.startsWith("^")) block = frag.slice(1);
+    else heading = frag.split("#").filter(Boolean).join("#") || null;
+  }
+  return { target: target.trim(), heading, block, display: display || null };
+}
+
+function isExternal(url: string): boolean {
+  return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) || url.startsWith("//");
+}
+
+export function parseNote(path: string, content: string): ParsedNote {
+  const text = content.includes("\r") ? content.replace(/\r\n?/g, "\n") : content;
+  const fm = splitFrontmatter(text);
+  let frontmatter: Record<string, unknown> = {};
+  let frontmatterError: string | null = null;
+  if (fm.yaml !== null && fm.yaml.trim() !== "") {
+    try {
+      const parsed = parseYaml(fm.yaml, { logLevel: "silent" });
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) frontmatter = parsed as Record<string, unknown>;
+    } catch (e) {
+      frontmatterError = (e as Error).message.split("\n")[0] ?? "invalid YAML";
+    }
+  }
+  const body = fm.body;
+  const bodyLineOffset = fm.raw ? lineStarts(fm.raw).length - 1 : 0;
+  const starts = lineStarts(body);
+
+  let tokens: Token[] = [];
+  try {
+    tokens = new Lexer({ gfm: true }).lex(body) as unknown as Token[];
+  } catch {
+    tokens = [];
+  }
+  const masked = maskCode(body, tokens);
+
+  const headings: ParsedHeading[] = [];
+  const slugger = new GithubSlugger();
+  let offset = 0;
+  for (const t of tokens) {
+    if (t.type === "heading") {
+      const title = headingPlainText((t as { text: string }).text);
+      headings.push({
+        level: (t as { depth: number }).depth,
+        title,
+        id: slugger.slug(title),
+        line: lineAt(starts, offset) + bodyLineOffset,
+      });
+    }
+    offset += t.raw.length;
+  }
+
+  const tagSet = new Map<string, string>();
+  const addTag = (raw: string) => {
+    const tag = normalizeTag(raw);
+    if (!tag || HEX_COLOUR.test(tag) || /^[\d/]+$/.test(tag)) return;
+    if (!tagSet.has(tag.toLowerCase())) tagSet.set(tag.toLowerCase(), tag);
+  };
+  for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) addTag(t);
+  for (const m of masked.matchAll(TAG)) addTag(m[1]!);
+
+  const links: ParsedLink[] = [];
+  for (const m of masked.matchAll(WIKILINK)) {
+    const { target, heading, block, display } = parseWikilinkInner(m[2]!);
+    links.push({
+      target,
+      targetKey: targetKeyOf(target),
+      display,
+      kind: "wikilink",
+      heading,
+      block,
+      embed: m[1] === "!",
+      line: lineAt(starts, m.index!) + bodyLineOffset,
+    });
+  }
+  for (const m of masked.matchAll(MDLINK)) {
+    let url = m[3]!;
+    if (url.startsWith("<")) url = url.slice(1, -1);
+    if (isExternal(url) || url.startsWith("#")) continue;
+    let heading: string | null = null;
+    const hash = url.indexOf("#");
+    if (hash !== -1) {
+      heading = url.slice(hash + 1) || null;
+      url = url.slice(0, hash);
+    }
+    let target = url;
+    try {
+      target = decodeURIComponent(url);
+    } catch {
+      /* keep as written */
+    }
+    links.push({
+      target,
+      targetKey: targetKeyOf(target),
+      display: m[2] || null,
+      kind: "markdown",
+      heading,
+      block: null,
+      embed: m[1] === "!",
+      line: lineAt(starts, m.index!) + bodyLineOffset,
+    });
+  }
+  links.sort((a, b) => a.line - b.line);
+
+  const fmTitle = frontmatter.title;
+  const h1 = headings.find((h) => h.level === 1);
+  const title =
+    (typeof fmTitle === "string" || typeof fmTitle === "number") && String(fmTitle).trim()
+      ? String(fmTitle).trim()
+      : h1?.title || noteName(path);
+
+  const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false);
+
+  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, body };
+}

@@ -1,0 +1,93 @@
+// Test harness: a real vault copied to a temp dir, the real server on an
+// ephemeral 127.0.0.1 port, and the official MCP SDK client.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startHttpServer, type RunningServer } from "../../lib/server/serve";
+import { createToken, type Scope } from "../../lib/store/tokens";
+import { VaultContext } from "../../lib/vault-context";
+
+export const REPO = resolve(import.meta.dir, "../..");
+export const EXAMPLE_VAULT = join(REPO, "examples/vault");
+export const CORPORA = resolve(REPO, "../shared/corpora");
+
+/** Copy a vault into a fresh temp dir (never write into examples/ or ../shared). */
+export function copyVault(src: string = EXAMPLE_VAULT): string {
+  const dir = mkdtempSync(join(tmpdir(), "lettuce-test-"));
+  cpSync(src, dir, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
+  return dir;
+}
+
+export interface TestServer {
+  root: string;
+  vault: VaultContext;
+  running: RunningServer;
+  url: string;
+  tokens: Record<Scope, string>;
+  client(scope?: Scope): Promise<Client>;
+  /** Call a tool and return the parsed JSON payload; throws on isError. */
+  call(name: string, args?: Record<string, unknown>, scope?: Scope): Promise<any>;
+  /** Call a tool and return the raw result (for error cases). */
+  callRaw(name: string, args?: Record<string, unknown>, scope?: Scope): Promise<any>;
+  rpc(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: { src?: string; root?: string; watch?: boolean } = {}): Promise<TestServer> {
+  const root = opts.root ?? copyVault(opts.src);
+  const vault = VaultContext.open(root);
+  await vault.indexer.fullScan();
+  if (opts.watch) vault.startWatching();
+  const running = startHttpServer(vault, { port: 0, host: "127.0.0.1" });
+  const tokens = {} as Record<Scope, string>;
+  for (const scope of ["read", "propose", "write"] as Scope[]) {
+    tokens[scope] = createToken(vault.stateDb, `test-${scope}-${Math.random().toString(36).slice(2, 8)}`, scope).token;
+  }
+  const clients: Client[] = [];
+  const byScope = new Map<Scope, Client>();
+  const client = async (scope: Scope = "write") => {
+    const c = new Client({ name: "lettuce-tests", version: "1.0.0" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(running.url), { requestInit: { headers: { Authorization: `Bearer ${tokens[scope]}` } } }));
+    clients.push(c);
+    return c;
+  };
+  const cached = async (scope: Scope) => {
+    let c = byScope.get(scope);
+    if (!c) {
+      c = await client(scope);
+      byScope.set(scope, c);
+    }
+    return c;
+  };
+  const callRaw = async (name: string, args: Record<string, unknown> = {}, scope: Scope = "write") =>
+    (await cached(scope)).callTool({ name, arguments: args });
+  return {
+    root,
+    vault,
+    running,
+    url: running.url,
+    tokens,
+    client,
+    callRaw,
+    async call(name, args = {}, scope = "write") {
+      const res: any = await callRaw(name, args, scope);
+      if (res.isError) throw new Error(`${name} failed (${res.kind}): ${res.content?.[0]?.text}`);
+      return JSON.parse(res.content[0].text);
+    },
+    rpc(body, headers = {}) {
+      return fetch(running.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${tokens.write}`, ...headers },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+    },
+    async close() {
+      for (const c of clients) await c.close().catch(() => {});
+      await running.stop();
+      vault.close();
+      if (!opts.root) rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

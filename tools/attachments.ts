@@ -1,0 +1,63 @@
+import { readFileSync, statSync } from "node:fs";
+import { z } from "zod";
+import { ToolError } from "../lib/errors";
+import { mimeTypeOf } from "../lib/vault/mime";
+import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
+import { isNotePath } from "../lib/vault/scan";
+import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
+
+/** Largest attachment read_attachment returns; base64 of more would swamp an agent's context. */
+export const MAX_ATTACHMENT_BYTES = Number(process.env.LETTUCE_MAX_ATTACHMENT_BYTES) || 5 * 1024 * 1024;
+
+export const listAttachments = defineTool({
+  name: "list_attachments",
+  description:
+    'List the non-Markdown files in the vault (images, PDFs, data), optionally under one folder, paginated: {items: [{path, size, mimeType}], total, offset, limit}. Use it to check which referenced images exist.',
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    path: z.string().optional().describe('Folder to list under, vault-relative (e.g. "assets"); default: whole vault'),
+    limit: limitField(50),
+    offset: offsetField,
+  }),
+  handler({ path, limit, offset }, { vault }) {
+    const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
+    if (folder) safeAbsPath(vault.root, folder);
+    const db = vault.indexDb;
+    const where = folder ? "WHERE substr(path, 1, ?) = ?" : "";
+    const params = folder ? [folder.length + 1, folder + "/"] : [];
+    const total = (db.query(`SELECT count(*) AS n FROM files ${where}`).get(...params) as { n: number }).n;
+    const items = db.query(`SELECT path, size, mime AS mimeType FROM files ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset);
+    return { items, total, offset, limit };
+  },
+});
+
+export const readAttachment = defineTool({
+  name: "read_attachment",
+  description: `Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. Files over ${MAX_ATTACHMENT_BYTES} bytes are refused with kind "too-large". Use read_note for notes.`,
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: z.string().min(1).describe('Vault-relative path of the file, e.g. "assets/diagram.png"') }),
+  handler({ path }, { vault }) {
+    const rel = normalizeVaultPath(path);
+    const abs = safeAbsPath(vault.root, rel);
+    if (isNotePath(rel)) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
+    let st;
+    try {
+      st = statSync(abs);
+    } catch {
+      throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
+    }
+    if (!st.isFile()) throw new ToolError("attachment-not-found", `Not a file: ${rel}`);
+    if (st.size > MAX_ATTACHMENT_BYTES) {
+      throw new ToolError("too-large", `${rel} is ${st.size} bytes; read_attachment returns files up to ${MAX_ATTACHMENT_BYTES} bytes`, {
+        size: st.size,
+        maxBytes: MAX_ATTACHMENT_BYTES,
+      });
+    }
+    const buf = readFileSync(abs);
+    return { path: rel, mimeType: mimeTypeOf(rel), size: buf.length, base64: buf.toString("base64") };
+  },
+});
+
+export const attachmentTools = [listAttachments, readAttachment];

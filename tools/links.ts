@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { linkGraph } from "../lib/retrieval/graph";
+import { findNote } from "../lib/retrieval/notes";
+import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
+
+export const listOutgoingLinks = defineTool({
+  name: "list_outgoing_links",
+  description:
+    'The links out of a note (wikilinks, embeds and Markdown links to local files), resolved or not, paginated: {items: [{target, displayText, kind, heading, resolvedPath}], total, offset, limit}. kind is "wikilink" or "markdown"; resolvedPath is null for a broken link.',
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField, limit: limitField(100), offset: offsetField }),
+  handler({ path, limit, offset }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    const db = vault.indexDb;
+    const total = (db.query("SELECT count(*) AS n FROM links WHERE note_id = ?").get(row.id) as { n: number }).n;
+    const items = db
+      .query(
+        `SELECT target, display AS displayText, kind, heading, block, embed, line, resolved AS resolvedPath
+         FROM links WHERE note_id = ? ORDER BY ord LIMIT ? OFFSET ?`,
+      )
+      .all(row.id, limit, offset) as Record<string, unknown>[];
+    for (const it of items) it.embed = it.embed === 1;
+    return { items, total, offset, limit };
+  },
+});
+
+export const listBacklinks = defineTool({
+  name: "list_backlinks",
+  description:
+    "Every link into a note from other notes, paginated: {items: [{sourcePath, sourceName, displayText}], total, offset, limit}. displayText is the link's alias text, or null.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField, limit: limitField(100), offset: offsetField }),
+  handler({ path, limit, offset }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    const db = vault.indexDb;
+    const where = "FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND l.note_id != ?";
+    const total = (db.query(`SELECT count(*) AS n ${where}`).get(row.path, row.id) as { n: number }).n;
+    const items = db
+      .query(`SELECT n.path AS sourcePath, n.name AS sourceName, l.display AS displayText, l.line AS line ${where} ORDER BY n.path, l.ord LIMIT ? OFFSET ?`)
+      .all(row.path, row.id, limit, offset);
+    return { items, total, offset, limit };
+  },
+});
+
+export const linkGraphTool = defineTool({
+  name: "link_graph",
+  description:
+    "The local link neighbourhood of a note: breadth-first to `depth` hops (default 1, capped at 5) following outbound links and inbound backlinks. Returns {center, depth, nodes: [{path, name}], edges: [{from, to}]}; `truncated: true` when maxNodes cut it short.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    path: notePathField,
+    depth: z.number().int().min(0).default(1).describe("Hops to follow (default 1; values above 5 are capped at 5)"),
+    maxNodes: z.number().int().min(1).max(10000).default(500).describe("Stop adding nodes after this many (default 500)"),
+  }),
+  handler({ path, depth, maxNodes }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    return linkGraph(vault.indexDb, row.path, Math.min(depth, 5), maxNodes);
+  },
+});
+
+export const linkTools = [listOutgoingLinks, listBacklinks, linkGraphTool];

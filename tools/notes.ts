@@ -1,0 +1,87 @@
+import { readFileSync, statSync } from "node:fs";
+import { z } from "zod";
+import { ToolError } from "../lib/errors";
+import { findNote, SUMMARY_COLUMNS, summarize, type NoteRow } from "../lib/retrieval/notes";
+import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
+import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
+
+export const listNotes = defineTool({
+  name: "list_notes",
+  description:
+    "List notes in the vault (or under one folder), sorted by path, paginated. Returns {items: [{path, name, title, tags, modified, size}], total, offset, limit}.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    path: z.string().optional().describe('Folder to list, vault-relative (e.g. "Inbox"); default: the whole vault'),
+    recursive: z.boolean().default(true).describe("Include notes in sub-folders (default true)"),
+    limit: limitField(50),
+    offset: offsetField,
+  }),
+  handler({ path, recursive, limit, offset }, { vault }) {
+    const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
+    if (folder) safeAbsPath(vault.root, folder);
+    const db = vault.indexDb;
+    let where = "";
+    const params: (string | number)[] = [];
+    if (folder && recursive) {
+      where = "WHERE (folder = ? OR substr(folder, 1, ?) = ?)";
+      params.push(folder, folder.length + 1, folder + "/");
+    } else if (folder || !recursive) {
+      where = "WHERE folder = ?";
+      params.push(folder);
+    }
+    const total = (db.query(`SELECT count(*) AS n FROM notes ${where}`).get(...params) as { n: number }).n;
+    const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset) as NoteRow[];
+    return { items: rows.map(summarize), total, offset, limit };
+  },
+});
+
+export const readNote = defineTool({
+  name: "read_note",
+  description:
+    "Read one note in full: {path, name, title, tags, frontmatter, content, hash, outgoingLinks, stat}. `hash` is the content hash to pass as expectedHash to write tools. Errors: note-not-found, path-invalid.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField }),
+  handler({ path }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    const abs = safeAbsPath(vault.root, row.path);
+    let content: string;
+    let st;
+    try {
+      content = readFileSync(abs, "utf8");
+      st = statSync(abs);
+    } catch {
+      throw new ToolError("note-not-found", `Note not found: ${row.path}`);
+    }
+    const links = vault.indexDb
+      .query("SELECT target, kind, resolved FROM links WHERE note_id = ? ORDER BY ord")
+      .all(row.id) as { target: string; kind: string; resolved: string | null }[];
+    return {
+      path: row.path,
+      name: row.name,
+      title: row.title,
+      tags: JSON.parse(row.tags),
+      frontmatter: JSON.parse(row.frontmatter),
+      content,
+      hash: new Bun.CryptoHasher("sha256").update(content).digest("hex"),
+      outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolved })),
+      stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
+    };
+  },
+});
+
+export const readOutline = defineTool({
+  name: "read_outline",
+  description:
+    "A note's heading outline as [{level, title, id}] (id = the rendered anchor slug, usable in [[Note#Heading]] links and patch_section). Much cheaper than read_note when you only need structure.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField }),
+  handler({ path }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    return vault.indexDb.query("SELECT level, title, slug AS id FROM headings WHERE note_id = ? ORDER BY ord").all(row.id);
+  },
+});
+
+export const noteTools = [listNotes, readNote, readOutline];

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import type { Scope } from "../lib/store/tokens";
+import type { VaultContext } from "../lib/vault-context";
+
+export interface ToolContext {
+  vault: VaultContext;
+  /** The calling token. stdio sessions get a synthetic one named "stdio". */
+  token: { name: string; scope: Scope };
+  /** Who is acting: the client's name or an X-Lettuce-Agent label; for the timeline and audit. */
+  agent: string;
+  signal?: AbortSignal;
+}
+
+export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  /** Token scopes that see this tool in tools/list and may call it. */
+  scopes: readonly Scope[];
+  input: S;
+  /** MCP tool annotations (readOnlyHint etc.) so clients can tell reads from writes. */
+  annotations?: Record<string, boolean | string>;
+  handler: (args: z.output<S>, ctx: ToolContext) => unknown;
+}
+
+export const ALL_SCOPES: readonly Scope[] = ["read", "propose", "write"];
+export const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
+/** Identity function that keeps the schema's type flowing into the handler. */
+export function defineTool<S extends z.ZodObject>(def: ToolDef<S>): ToolDef<S> {
+  return def;
+}
+
+export const limitField = (def: number, max = 1000) =>
+  z.number().int().min(1).max(max).default(def).describe(`Maximum items to return (default ${def}, max ${max})`);
+export const offsetField = z.number().int().min(0).default(0).describe("Items to skip, for paging (default 0)");
+export const notePathField = z
+  .string()
+  .min(1)
+  .describe('Vault-relative path of the note, with its .md extension, e.g. "Projects/Lettuce.md"');
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export function page<T>(all: T[], offset: number, limit: number): Page<T> {
+  return { items: all.slice(offset, offset + limit), total: all.length, offset, limit };
+}

@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
+
+/**
+ * Sections of get_vault_info that other tool families own (directives fill
+ * liveness, the semantic layer fills capabilities.embeddings). They register
+ * here instead of this file importing them, keeping the dependency one-way.
+ */
+export type VaultInfoContributor = (info: VaultInfo, ctx: ToolContext) => void;
+const contributors: VaultInfoContributor[] = [];
+export function contributeVaultInfo(fn: VaultInfoContributor): void {
+  contributors.push(fn);
+}
+
+export interface VaultInfo {
+  root: string;
+  noteCount: number;
+  indexedAt: string | null;
+  agentsFile: string | null;
+  immutablePaths: string[];
+  capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean };
+  liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
+  indexing: { state: string; done: number; total: number };
+}
+
+function readIfExists(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+export const getVaultInfo = defineTool({
+  name: "get_vault_info",
+  description:
+    "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness).",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({}),
+  handler(_args, ctx) {
+    const { vault, token } = ctx;
+    const s = vault.indexer.status;
+    const info: VaultInfo = {
+      root: vault.root,
+      noteCount: (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n,
+      indexedAt: s.state === "ready" ? s.indexedAt : null,
+      agentsFile: readIfExists(join(vault.root, "AGENTS.md")),
+      immutablePaths: vault.immutablePaths,
+      capabilities: {
+        embeddings: false,
+        llm: false,
+        hasIndexCatalog: vault.indexDb.query("SELECT 1 FROM notes WHERE path = 'index.md'").get() !== null,
+        proposeOnly: token.scope === "propose",
+      },
+      liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },
+      indexing: { state: s.state, done: s.done, total: s.total },
+    };
+    for (const fn of contributors) fn(info, ctx);
+    return info;
+  },
+});
+
+export const vaultInfoTools = [getVaultInfo];
