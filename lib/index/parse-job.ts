@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseNote, type ParsedNote } from "../vault/parse";
 import type { FileEntry } from "../vault/scan";
+import type { LinkResolver } from "./resolver";
 
 export interface ParseRequest {
   entry: FileEntry;
@@ -12,6 +13,8 @@ export interface ParseResult {
   entry: FileEntry;
   hash: string;
   parsed: ParsedNote | null; // null: unchanged content (only mtime moved) or unreadable
+  /** resolvedPath per link, when the parser had a resolver (workers get a snapshot of the vault's names). */
+  resolved?: (string | null)[];
   missing?: boolean;
 }
 
@@ -20,7 +23,7 @@ export function contentHash(content: string | Uint8Array): string {
 }
 
 /** Read, hash and parse one note. Runs in parse workers and, for small batches, inline. */
-export function readAndParse(root: string, req: ParseRequest): ParseResult {
+export function readAndParse(root: string, req: ParseRequest, resolver?: LinkResolver): ParseResult {
   let buf: Buffer;
   try {
     buf = readFileSync(join(root, req.entry.path));
@@ -30,5 +33,7 @@ export function readAndParse(root: string, req: ParseRequest): ParseResult {
   const hash = contentHash(buf);
   const entry = { ...req.entry, size: buf.length };
   if (hash === req.knownHash) return { entry, hash, parsed: null };
-  return { entry, hash, parsed: parseNote(req.entry.path, buf.toString("utf8")) };
+  const parsed = parseNote(req.entry.path, buf.toString("utf8"));
+  const resolved = resolver ? parsed.links.map((l) => resolver.resolve(l, req.entry.path)) : undefined;
+  return { entry, hash, parsed, resolved };
 }

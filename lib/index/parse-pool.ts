@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { readAndParse, type ParseRequest, type ParseResult } from "./parse-job";
+import type { LinkResolver } from "./resolver";
 
 // Below this many files a worker's start-up costs more than it saves.
 const INLINE_LIMIT = 256;
@@ -19,24 +20,25 @@ function spawnWorker(): Worker {
 export async function parseAll(
   root: string,
   requests: ParseRequest[],
+  resolver: LinkResolver,
   onBatch: (results: ParseResult[]) => void,
 ): Promise<void> {
-  if (requests.length <= INLINE_LIMIT) {
-    for (let i = 0; i < requests.length; i += BATCH) {
-      onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r)));
-    }
-    return;
-  }
-  const nWorkers = Math.max(1, Math.min(4, availableParallelism()));
+  const inline = () => {
+    for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r, resolver)));
+  };
+  if (requests.length <= INLINE_LIMIT) return inline();
+  // The main thread is busy inserting for the whole scan, so leave it its core.
+  const nWorkers = Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
+  const snapshot = resolver.snapshot();
   const workers: Worker[] = [];
   try {
     for (let i = 0; i < nWorkers; i++) workers.push(spawnWorker());
   } catch {
     // No worker support (should not happen under Bun): parse inline instead.
     for (const w of workers) w.terminate();
-    for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r)));
-    return;
+    return inline();
   }
+  for (const w of workers) w.postMessage({ snapshot });
   let next = 0;
   let pending = 0;
   let nextId = 0;

@@ -28,6 +28,12 @@ function best(paths: string[] | undefined): string | null {
   return b;
 }
 
+/** What a parse worker needs to resolve links the way the main thread would. */
+export interface ResolverSnapshot {
+  notes: [string, string[]][];
+  files: string[];
+}
+
 /**
  * In-memory link resolution, as Obsidian does it: the exact vault path, then
  * the file name (case-insensitive, shortest path wins), then frontmatter aliases.
@@ -39,6 +45,21 @@ export class LinkResolver {
   private filesByName = new Map<string, string[]>(); // lowercased attachment file name
   private byAlias = new Map<string, string[]>();
   private aliasesOf = new Map<string, string[]>();
+
+  snapshot(): ResolverSnapshot {
+    const files: string[] = [];
+    for (const list of this.filesByName.values()) files.push(...list);
+    const notes: [string, string[]][] = [];
+    for (const list of this.notesByName.values()) for (const p of list) notes.push([p, this.aliasesOf.get(p) ?? []]);
+    return { notes, files };
+  }
+
+  static fromSnapshot(s: ResolverSnapshot): LinkResolver {
+    const r = new LinkResolver();
+    for (const [p, aliases] of s.notes) r.addNote(p, aliases);
+    for (const f of s.files) r.addFile(f);
+    return r;
+  }
 
   addNote(path: string, aliases: string[]): void {
     this.byPath.set(path.toLowerCase(), path);
@@ -81,6 +102,11 @@ export class LinkResolver {
   resolve(link: LinkRef, sourcePath: string): string | null {
     const target = link.target.trim();
     if (target === "") return sourcePath; // [[#Heading]] points into the note itself
+    // Fast path for the common case, a bare note name: [[Some Note]].
+    if (link.kind === "wikilink" && !target.includes("/") && !target.includes(".")) {
+      const lc = target.toLowerCase();
+      return this.byPath.get(lc + ".md") ?? best(this.notesByName.get(lc)) ?? best(this.byAlias.get(lc));
+    }
     const withMd = /\.[A-Za-z0-9]{1,8}$/.test(target) && !/\.md$/i.test(target) ? null : target.replace(/\.md$/i, "") + ".md";
 
     // Markdown links (and ./ or ../ wikilinks) are relative to the linking note's folder first.

@@ -1,6 +1,7 @@
 import { Lexer, type Token } from "marked";
 import { parse as parseYaml } from "yaml";
 import GithubSlugger from "github-slugger";
+import { extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
 export interface ParsedLink {
   target: string; // link target as written, without heading/block part or alias
@@ -28,6 +29,9 @@ export interface ParsedNote {
   aliases: string[];
   links: ParsedLink[];
   headings: ParsedHeading[];
+  /** `> [!ai]` / `> [!ai-done]` callouts and @handle mentions (lib/vault/work-markers.ts). */
+  directives: ParsedDirective[];
+  mentions: ParsedMention[];
   /** The note's text without frontmatter: what full-text search sees. */
   body: string;
 }
@@ -88,26 +92,76 @@ function blank(s: string): string {
   return s.replace(/[^\n]/g, " ");
 }
 
+// Block structure is decided by how each line starts. Prose lines are most of
+// a vault's bytes and marked's block lexer runs at about 9 MB/s on them here,
+// too slow for the cold-index budget; so marked lexes a "skeleton" of the note
+// with the same lines, where each prose line keeps only its leading markers.
+// Headings, fences, rules, setext underlines and HTML keep their full text.
+const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*[-=*_:| \t]+$|[ \t>]*<)/;
+const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
+
+function skeleton(body: string): string {
+  const lines = body.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.length < 3 || KEEP_WHOLE.test(line)) continue;
+    const lead = LEAD.exec(line)![0];
+    if (lead.length < line.length) lines[i] = lead + "x";
+  }
+  return lines.join("\n");
+}
+
+interface Block {
+  type: string;
+  startLine: number; // 0-based, in the body
+  lineCount: number;
+  depth?: number;
+}
+
+/** Top-level blocks of the body, with line spans (marked's raws add up to the source). */
+function blocks(body: string): Block[] {
+  let tokens: Token[];
+  try {
+    tokens = new Lexer({ gfm: true }).blockTokens(skeleton(body), []) as Token[];
+  } catch {
+    return [];
+  }
+  const out: Block[] = [];
+  let line = 0;
+  for (const t of tokens) {
+    const n = countNewlines(t.raw);
+    out.push({ type: t.type, startLine: line, lineCount: n + (t.raw.endsWith("\n") ? 0 : 1), depth: (t as { depth?: number }).depth });
+    line += n;
+  }
+  return out;
+}
+
+function countNewlines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
 /**
  * Replace code (fenced, indented, inline) with spaces of the same length so that
  * tags and links inside code are not seen, while offsets and line numbers stay true.
  */
-function maskCode(body: string, tokens: Token[]): string {
-  let out = "";
-  for (const t of tokens) {
-    if (t.type === "code") out += blank(t.raw);
-    else if (t.type === "blockquote" || t.type === "list") out += maskNestedFences(t.raw);
-    else out += t.raw;
+function maskCode(body: string, bl: Block[]): string {
+  const lines = body.split("\n");
+  for (const b of bl) {
+    if (b.type === "code") {
+      for (let i = b.startLine; i < b.startLine + b.lineCount && i < lines.length; i++) lines[i] = blank(lines[i]!);
+    } else if (b.type === "blockquote" || b.type === "list") {
+      maskNestedFences(lines, b.startLine, b.startLine + b.lineCount);
+    }
   }
-  // marked's raws always add up to the source; if that ever breaks, fall back to a line scan.
-  if (out.length !== body.length) out = maskNestedFences(body);
-  return out.replace(INLINE_CODE, blank);
+  const masked = lines.join("\n");
+  return masked.includes("`") ? masked.replace(INLINE_CODE, blank) : masked;
 }
 
-function maskNestedFences(text: string): string {
-  const lines = text.split("\n");
+function maskNestedFences(lines: string[], from: number, to: number): void {
   let fence: string | null = null;
-  for (let i = 0; i < lines.length; i++) {
+  for (let i = from; i < to && i < lines.length; i++) {
     const m = FENCE.exec(lines[i]!);
     if (fence) {
       const closes = m && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
@@ -118,7 +172,6 @@ function maskNestedFences(text: string): string {
       lines[i] = blank(lines[i]!);
     }
   }
-  return lines.join("\n");
 }
 
 function lineStarts(text: string): number[] {
@@ -193,28 +246,21 @@ export function parseNote(path: string, content: string): ParsedNote {
   const bodyLineOffset = fm.raw ? lineStarts(fm.raw).length - 1 : 0;
   const starts = lineStarts(body);
 
-  let tokens: Token[] = [];
-  try {
-    tokens = new Lexer({ gfm: true }).lex(body) as unknown as Token[];
-  } catch {
-    tokens = [];
-  }
-  const masked = maskCode(body, tokens);
+  const bl = blocks(body);
+  const masked = maskCode(body, bl);
 
   const headings: ParsedHeading[] = [];
   const slugger = new GithubSlugger();
-  let offset = 0;
-  for (const t of tokens) {
-    if (t.type === "heading") {
-      const title = headingPlainText((t as { text: string }).text);
-      headings.push({
-        level: (t as { depth: number }).depth,
-        title,
-        id: slugger.slug(title),
-        line: lineAt(starts, offset) + bodyLineOffset,
-      });
-    }
-    offset += t.raw.length;
+  const bodyLines = body.split("\n");
+  for (const b of bl) {
+    if (b.type !== "heading") continue;
+    // The skeleton kept ATX heading lines whole; a setext heading's text is the line(s) above its underline.
+    const first = bodyLines[b.startLine] ?? "";
+    const text = /^ {0,3}#/.test(first)
+      ? first.replace(/^ {0,3}#{1,6}(?:[ \t]+|$)/, "").replace(/[ \t]+#+[ \t]*$/, "").replace(/^#+$/, "")
+      : bodyLines.slice(b.startLine, b.startLine + b.lineCount - 1).join(" ");
+    const title = headingPlainText(text);
+    headings.push({ level: b.depth ?? 1, title, id: slugger.slug(title), line: b.startLine + 1 + bodyLineOffset });
   }
 
   const tagSet = new Map<string, string>();
@@ -278,5 +324,18 @@ export function parseNote(path: string, content: string): ParsedNote {
 
   const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false);
 
-  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, body };
+  const directives = extractDirectives(body, masked, bodyLineOffset);
+  const mentions = extractMentions(body, masked, bodyLineOffset);
+  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+}
+
+/**
+ * A note's body (no frontmatter) and the same text with code blanked out,
+ * offsets and lines unchanged: for scanners outside the indexer (suggest_links).
+ */
+export function proseOf(content: string): { body: string; masked: string; bodyLineOffset: number } {
+  const text = content.includes("\r") ? content.replace(/\r\n?/g, "\n") : content;
+  const fm = splitFrontmatter(text);
+  const body = fm.body;
+  return { body, masked: maskCode(body, blocks(body)), bodyLineOffset: fm.raw ? lineStarts(fm.raw).length - 1 : 0 };
 }

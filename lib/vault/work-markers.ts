@@ -1,0 +1,98 @@
+// What a person leaves in a note for an agent: `> [!ai]` callouts (directives)
+// and @handle mentions. Both scanners read the code-masked body (code blanked
+// to spaces, same offsets) so that examples inside code never count, and take
+// the text they return from the original body.
+
+export interface ParsedDirective {
+  line: number; // 1-based, in the whole file: the callout's own line
+  title: string; // text after the marker on the callout line
+  body: string; // the callout's following `>` lines, markers stripped
+  done: boolean; // [!ai-done]
+}
+
+export interface ParsedMention {
+  line: number;
+  handle: string;
+  context: string; // the line the mention is on, trimmed (a window of it when long)
+}
+
+// Obsidian callout types are case-insensitive; `+`/`-` after the type make it foldable.
+const CALLOUT = /^((?:[ \t]*>)+)[ \t]*\[!(ai|ai-done)\][+-]?(?:[ \t]+(.*?))?[ \t]*$/i;
+// Not after a word character, a dot or a slash: that skips emails (foo@example.com),
+// URL paths (medium.com/@user) and things like image@2x.png.
+const MENTION = /(?<![\p{L}\p{N}_.+\-@/\\:`=])@([\p{L}_][\p{L}\p{N}_-]*(?:\.[\p{L}\p{N}_-]+)*)/gu;
+const MAX_HANDLE = 64;
+const MAX_CONTEXT = 240;
+
+function quoteDepth(prefix: string): number {
+  let n = 0;
+  for (const c of prefix) if (c === ">") n++;
+  return n;
+}
+
+/** Strip `depth` blockquote markers (and one space after them) from a line, or null if it is less deep. */
+function stripQuote(line: string, depth: number): string | null {
+  let i = 0;
+  for (let d = 0; d < depth; d++) {
+    while (i < line.length && (line[i] === " " || line[i] === "\t")) i++;
+    if (line[i] !== ">") return null;
+    i++;
+  }
+  if (line[i] === " ") i++;
+  return line.slice(i);
+}
+
+export function extractDirectives(body: string, masked: string, bodyLineOffset: number): ParsedDirective[] {
+  if (!masked.includes("[!")) return [];
+  const lines = body.split("\n");
+  const mlines = masked.split("\n");
+  const out: ParsedDirective[] = [];
+  for (let i = 0; i < mlines.length; i++) {
+    const m = CALLOUT.exec(mlines[i]!);
+    if (!m) continue;
+    const orig = CALLOUT.exec(lines[i]!) ?? m;
+    const depth = quoteDepth(m[1]!);
+    const bodyLines: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length; j++) {
+      if (CALLOUT.test(mlines[j]!) && quoteDepth(CALLOUT.exec(mlines[j]!)![1]!) === depth) break;
+      const inner = stripQuote(lines[j]!, depth);
+      if (inner === null) break;
+      bodyLines.push(inner.replace(/[ \t]+$/, ""));
+    }
+    out.push({
+      line: i + 1 + bodyLineOffset,
+      title: (orig[3] ?? "").trim(),
+      body: bodyLines.join("\n").replace(/^\n+|\n+$/g, ""),
+      done: m[2]!.toLowerCase() === "ai-done",
+    });
+    i = j - 1;
+  }
+  return out;
+}
+
+function contextOf(line: string, at: number): string {
+  const t = line.trim();
+  if (t.length <= MAX_CONTEXT) return t;
+  const lead = line.length - line.trimStart().length;
+  const pos = Math.max(0, at - lead);
+  const from = Math.max(0, Math.min(pos - MAX_CONTEXT / 2, t.length - MAX_CONTEXT));
+  return (from > 0 ? "…" : "") + t.slice(from, from + MAX_CONTEXT).trim() + (from + MAX_CONTEXT < t.length ? "…" : "");
+}
+
+export function extractMentions(body: string, masked: string, bodyLineOffset: number): ParsedMention[] {
+  if (!masked.includes("@")) return [];
+  const lines = body.split("\n");
+  const mlines = masked.split("\n");
+  const out: ParsedMention[] = [];
+  for (let i = 0; i < mlines.length; i++) {
+    const ml = mlines[i]!;
+    if (!ml.includes("@")) continue;
+    for (const m of ml.matchAll(MENTION)) {
+      const handle = m[1]!;
+      if (handle.length > MAX_HANDLE) continue;
+      out.push({ line: i + 1 + bodyLineOffset, handle, context: contextOf(lines[i]!, m.index!) });
+    }
+  }
+  return out;
+}
