@@ -136,6 +136,7 @@ export class LinkResolver {
       }
     }
     if (isNoteTarget) return best(this.byAlias.get(clean.toLowerCase()));
-    return null;
+    // No file by that name: "mailbox.org" may name the note "mailbox.org.md", as in Obsidian.
+    return this.resolve({ target: clean + ".md", kind: link.kind }, sourcePath);
   }
 }

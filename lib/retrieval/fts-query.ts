@@ -12,6 +12,8 @@ function quote(s: string): string {
 
 // A bare word must contain something the tokenizer keeps, or FTS5 sees an empty phrase.
 const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
+// `title:x` (FTS5's column filter), but not a URL (`https://…`), a time (`10:30`) or a trailing colon (`Summary:`).
+const COLUMN_FILTER = /^[\p{L}_][\p{L}\p{N}_]*:(?!\/\/)./u;
 
 function lex(query: string): Tok[] | null {
   const toks: Tok[] = [];
@@ -45,6 +47,8 @@ function lex(query: string): Tok[] | null {
       toks.push({ t: "op", op: word });
       continue;
     }
+    // The spec has no (grouping) and no column:filter: such a query is malformed, not a word search.
+    if (/[()]/.test(word) || COLUMN_FILTER.test(word)) return null;
     if (!HAS_TOKEN_CHAR.test(word)) continue; // punctuation alone matches nothing; drop it
     toks.push({ t: "term", fts: `${quote(word.replace(/\*+$/, ""))}*`, neg });
   }

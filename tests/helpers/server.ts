@@ -12,12 +12,52 @@ import { VaultContext } from "../../lib/vault-context";
 export const REPO = resolve(import.meta.dir, "../..");
 export const EXAMPLE_VAULT = join(REPO, "examples/vault");
 export const CORPORA = resolve(REPO, "../shared/corpora");
+export const OBSIDIAN_HELP = join(CORPORA, "obsidian-help/en");
+
+/** A fresh empty temp dir; the caller removes it (rmSync(dir, {recursive: true, force: true})). */
+export function tempDir(prefix = "lettuce-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
 
 /** Copy a vault into a fresh temp dir (never write into examples/ or ../shared). */
 export function copyVault(src: string = EXAMPLE_VAULT): string {
-  const dir = mkdtempSync(join(tmpdir(), "lettuce-test-"));
+  const dir = tempDir();
   cpSync(src, dir, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
   return dir;
+}
+
+/** An SDK client connected over Streamable HTTP with a bearer token (close it when done). */
+export async function connectClient(url: string, token: string, name = "lettuce-tests"): Promise<Client> {
+  const c = new Client({ name, version: "1.0.0" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return c;
+}
+
+/** The JSON payload of a successful tool result (Lettuce returns one text part holding JSON). */
+export function payload(res: any): any {
+  if (res.isError) throw new Error(`tool failed (${res.kind}): ${res.content?.[0]?.text}`);
+  return JSON.parse(res.content[0].text);
+}
+
+/**
+ * Poll until `check` returns a truthy value or the deadline passes; returns that value.
+ * For things that happen "soon" (watcher, spawned servers): never a fixed sleep.
+ */
+export async function waitFor<T>(check: () => T | Promise<T>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out waiting for ${opts.what ?? "condition"}${last ? `: ${(last as Error).message ?? last}` : ""}`);
+    }
+    await Bun.sleep(opts.intervalMs ?? 25);
+  }
 }
 
 export interface TestServer {
@@ -48,8 +88,7 @@ export async function startTestServer(opts: { src?: string; root?: string; watch
   const clients: Client[] = [];
   const byScope = new Map<Scope, Client>();
   const client = async (scope: Scope = "write") => {
-    const c = new Client({ name: "lettuce-tests", version: "1.0.0" });
-    await c.connect(new StreamableHTTPClientTransport(new URL(running.url), { requestInit: { headers: { Authorization: `Bearer ${tokens[scope]}` } } }));
+    const c = await connectClient(running.url, tokens[scope]);
     clients.push(c);
     return c;
   };

@@ -1,0 +1,226 @@
+// The `lettuce` command line, run as a real child process (bun main.ts …).
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { COMMANDS } from "../lib/cli/run";
+import { openStateDb } from "../lib/store/state-db";
+import { verifyToken } from "../lib/store/tokens";
+import { VERSION } from "../lib/version";
+import { BUN, freePort, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
+import { connectClient, copyVault, payload, REPO } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/; // URL-safe base64 of 32 bytes
+
+let vault: string; // for token/index/search commands
+let serveVault: string; // a separate copy that `serve` sees for the first time
+beforeAll(() => {
+  vault = copyVault();
+  serveVault = copyVault();
+});
+afterAll(() => {
+  for (const d of [vault, serveVault]) if (d) rmSync(d, { recursive: true, force: true });
+});
+
+function tokenWorks(root: string, token: string): string | null {
+  const db = openStateDb(root);
+  try {
+    return verifyToken(db, token)?.scope ?? null;
+  } finally {
+    db.close();
+  }
+}
+
+describe("help and version", () => {
+  test("--help lists every command; --version prints the package version", async () => {
+    const [help, version, bare] = await Promise.all([runLettuce(["--help"]), runLettuce(["--version"]), runLettuce([])]);
+    expect(help.code).toBe(0);
+    for (const c of COMMANDS) expect(help.stdout).toContain(c.name);
+    expect(version).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    expect(VERSION).toBe((await Bun.file(join(REPO, "package.json")).json()).version);
+    // No command at all is a usage mistake, answered with the help.
+    expect(bare.code).not.toBe(0);
+    expect(bare.stdout + bare.stderr).toContain("Usage: lettuce");
+  });
+
+  test("every command has --help", async () => {
+    const results = await Promise.all(COMMANDS.map((c) => runLettuce([c.name, "--help"])));
+    results.forEach((r, i) => {
+      expect(r.code, COMMANDS[i]!.name).toBe(0);
+      expect(r.stdout).toContain(COMMANDS[i]!.name);
+      expect(r.stdout.trim().length).toBeGreaterThan(20);
+    });
+  });
+});
+
+describe("bad use: non-zero exit and a clear message", () => {
+  test("unknown command, missing vault, vault that is a file, missing arguments", async () => {
+    const [unknown, missing, file, noArg, serveFile, badScope, noScope] = await Promise.all([
+      runLettuce(["frobnicate"]),
+      runLettuce(["index", join(vault, "no-such-dir")]),
+      runLettuce(["index", join(vault, "index.md")]),
+      runLettuce(["index"]),
+      runLettuce(["serve", join(vault, "index.md"), "--port", "0"]),
+      runLettuce(["stdio", vault, "--scope", "admin"]),
+      runLettuce(["token", "create", vault, "--name", "x"]),
+    ]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/Vault not found: .*no-such-dir does not exist/);
+    expect(file.code).not.toBe(0);
+    expect(file.stderr).toMatch(/not a directory/);
+    expect(noArg.code).not.toBe(0);
+    expect(noArg.stderr).toMatch(/vault path/);
+    expect(serveFile.code).not.toBe(0);
+    expect(serveFile.stderr).toMatch(/not a directory/);
+    expect(badScope.code).not.toBe(0);
+    expect(badScope.stderr).toMatch(/--scope must be read, propose or write/);
+    expect(noScope.code).not.toBe(0);
+    expect(noScope.stderr).toMatch(/--scope/);
+    for (const r of [unknown, missing, file, noArg, serveFile, badScope, noScope]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack traces
+  });
+
+  test("serve on a port that is already taken", async () => {
+    const holder = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("busy") });
+    try {
+      const r = await runLettuce(["serve", vault, "--port", String(holder.port)]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`Port ${holder.port} .*already in use`));
+      expect(r.stdout).not.toMatch(/First run/);
+    } finally {
+      holder.stop(true);
+    }
+  });
+});
+
+describe("token", () => {
+  test("create --json, create (plain), list, revoke", async () => {
+    const json = await runLettuce(["token", "create", vault, "--scope", "read", "--name", "x", "--json"]);
+    expect(json.code).toBe(0);
+    const created = JSON.parse(json.stdout);
+    // (Not toMatchObject with expect.stringMatching: Bun 1.4.5 writes the matcher into the received object.)
+    expect([created.name, created.scope]).toEqual(["x", "read"]);
+    expect(created.token).toMatch(TOKEN);
+    expect(tokenWorks(vault, created.token)).toBe("read");
+
+    const plain = await runLettuce(["token", "create", vault, "--scope", "write", "--name", "y"]);
+    expect(plain.code).toBe(0);
+    const last = plain.stdout.trimEnd().split("\n").at(-1)!;
+    expect(last).toMatch(TOKEN);
+    expect(tokenWorks(vault, last)).toBe("write");
+
+    const dup = await runLettuce(["token", "create", vault, "--scope", "read", "--name", "x"]);
+    expect(dup.code).not.toBe(0);
+    expect(dup.stderr).toMatch(/already exists/);
+
+    const list = await runLettuce(["token", "list", vault]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/\bx\tread\b/);
+    expect(list.stdout).toMatch(/\by\twrite\b/);
+    expect(list.stdout).not.toContain(created.token); // tokens are shown once, never listed
+    const listed = JSON.parse((await runLettuce(["token", "list", vault, "--json"])).stdout);
+    expect(listed.map((t: any) => t.name)).toEqual(["x", "y"]);
+    expect(JSON.stringify(listed)).not.toContain(created.token);
+
+    const revoke = await runLettuce(["token", "revoke", vault, "x"]);
+    expect(revoke.code).toBe(0);
+    expect(tokenWorks(vault, created.token)).toBeNull();
+    expect(JSON.parse((await runLettuce(["token", "list", vault, "--json"])).stdout).map((t: any) => t.name)).toEqual(["y"]);
+    const again = await runLettuce(["token", "revoke", vault, "x"]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/No active token/);
+  });
+});
+
+describe("index and search", () => {
+  test("index builds the index, a second run reads nothing new", async () => {
+    const first = await runLettuce(["index", vault, "--json"]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ notes: 21, changed: 21, deleted: 0 });
+    const second = await runLettuce(["index", vault]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/Indexed 21 notes \(0 new or changed, 0 removed\)/);
+  });
+
+  test("search --json and plain", async () => {
+    const json = await runLettuce(["search", vault, "cozum", "--json"]);
+    expect(json.code).toBe(0);
+    const res = JSON.parse(json.stdout);
+    expect(res.items.map((i: any) => i.path).sort()).toEqual(["Projects/2026/Lettuce Roadmap 2026.md", "Projects/2026/Q1 Retro.md", "Projects/Lettuce.md"]);
+    expect(res.total).toBe(3);
+    const multi = JSON.parse((await runLettuce(["search", vault, "raised", "beds", "--json"])).stdout);
+    expect(multi.items.map((i: any) => i.path)).toEqual(["Garden/Garden Plan.md"]);
+    const plain = await runLettuce(["search", vault, "menemen"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("Recipes/Menemen.md");
+    const none = await runLettuce(["search", vault, "zzyzx"]);
+    expect(none).toMatchObject({ code: 0, stdout: "No matches.\n" });
+  });
+});
+
+describe("serve", () => {
+  test("first run prints a token and client configuration; the SDK client connects with it; the second run prints no new token", async () => {
+    const port = freePort();
+    const first = spawnLettuce(["serve", serveVault, "--port", String(port)]);
+    let token: string;
+    try {
+      await first.waitForStdout(/Index current: 21 notes/);
+      const out = first.stdout();
+      const url = `http://127.0.0.1:${port}/mcp`;
+      expect(out).toContain(`MCP endpoint: ${url}`);
+      expect(out).toMatch(/First run/);
+      token = out.match(/shown only this once:\s*\n\s*([A-Za-z0-9_-]{43})\s*\n/)![1]!;
+      expect(token).toMatch(TOKEN);
+      // Ready-to-paste configuration carrying that token.
+      expect(out).toContain(`claude mcp add --transport http lettuce ${url} --header "Authorization: Bearer ${token}"`);
+      const config = JSON.parse(out.slice(out.indexOf("{"), out.lastIndexOf("}") + 1));
+      expect(config).toEqual({ mcpServers: { lettuce: { url, headers: { Authorization: `Bearer ${token}` } } } });
+
+      const c = await connectClient(url, token);
+      expect(c.getServerVersion()?.name).toBe("lettuce");
+      expect(payload(await c.callTool({ name: "get_vault_info", arguments: {} }))).toMatchObject({ noteCount: 21, capabilities: { proposeOnly: false } });
+      expect(payload(await c.callTool({ name: "search", arguments: { query: "cozum" } })).total).toBe(3);
+      await c.close();
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+
+    const port2 = freePort();
+    const second = spawnLettuce(["serve", serveVault, "--port", String(port2)]);
+    try {
+      await second.waitForStdout(/Index current: 21 notes \(0 new or changed\)/);
+      expect(second.stdout()).not.toMatch(/First run|shown only/);
+      expect(second.stdout()).not.toMatch(/\b[A-Za-z0-9_-]{43}\b/);
+      const c = await connectClient(`http://127.0.0.1:${port2}/mcp`, token);
+      expect((await c.listTools()).tools.length).toBeGreaterThan(5);
+      await c.close();
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe("stdio", () => {
+  test("the SDK's stdio client talks to `lettuce stdio` with the read scope", async () => {
+    const transport = new StdioClientTransport({ command: BUN, args: [MAIN, "stdio", vault, "--scope", "read"], cwd: REPO, stderr: "pipe" });
+    const c = new Client({ name: "lettuce-stdio-test", version: "1.0.0" });
+    await c.connect(transport);
+    try {
+      expect(c.getServerVersion()?.name).toBe("lettuce");
+      const { tools } = await c.listTools();
+      expect(tools.map((t) => t.name)).toContain("search");
+      const hits = payload(await c.callTool({ name: "search", arguments: { query: "cozum" } }));
+      expect(hits.total).toBe(3);
+      const info = payload(await c.callTool({ name: "get_vault_info", arguments: {} }));
+      expect(info).toMatchObject({ noteCount: 21, capabilities: { proposeOnly: false } });
+      const bad: any = await c.callTool({ name: "read_note", arguments: { path: "../x.md" } });
+      expect(bad).toMatchObject({ isError: true, kind: "path-invalid" });
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+// The file watcher: edits made on disk by any editor reach the index (and so
+// search) while the server runs. Each check polls with a deadline; the goal is
+// "within a second or two", the deadline is generous for a loaded machine.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startTestServer, waitFor, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(30_000);
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ watch: true });
+});
+afterAll(() => s?.close());
+
+const DEADLINE = { timeoutMs: 10_000 };
+const hits = async (query: string): Promise<string[]> => (await s.call("search", { query }, "read")).items.map((i: any) => i.path).sort();
+const until = (what: string, check: () => Promise<boolean>) => waitFor(check, { ...DEADLINE, what });
+const same = (a: string[], b: string[]) => JSON.stringify(a) === JSON.stringify(b);
+
+describe("watcher", () => {
+  test("a note created on disk becomes searchable and readable", async () => {
+    writeFileSync(join(s.root, "Inbox/Watched.md"), "---\ntags: [watched]\n---\n# Watched\n\nThe quokka waves. [[Compost]]\n");
+    await until("the new note in search", async () => same(await hits("quokka"), ["Inbox/Watched.md"]));
+    expect((await s.call("read_note", { path: "Inbox/Watched.md" })).title).toBe("Watched");
+    expect((await s.call("notes_by_tag", { tag: "watched" })).total).toBe(1);
+    const back = await s.call("list_backlinks", { path: "Garden/Compost.md" });
+    expect(back.items.map((i: any) => i.sourcePath)).toContain("Inbox/Watched.md");
+  });
+
+  test("an edit replaces the old text", async () => {
+    writeFileSync(join(s.root, "Inbox/Watched.md"), "# Watched\n\nThe wombat digs.\n");
+    await until("the edit", async () => same(await hits("wombat"), ["Inbox/Watched.md"]) && (await hits("quokka")).length === 0);
+    expect((await s.call("notes_by_tag", { tag: "watched" })).total).toBe(0);
+    appendFileSync(join(s.root, "Inbox/Watched.md"), "\nAn appended numbat.\n");
+    await until("the append", async () => same(await hits("numbat"), ["Inbox/Watched.md"]));
+  });
+
+  test("a rename moves the note (old path gone, new path found)", async () => {
+    renameSync(join(s.root, "Inbox/Watched.md"), join(s.root, "Garden/Renamed.md"));
+    await until("the rename", async () => same(await hits("wombat"), ["Garden/Renamed.md"]));
+    expect(await s.callRaw("read_note", { path: "Inbox/Watched.md" })).toMatchObject({ isError: true, kind: "note-not-found" });
+    expect((await s.call("read_note", { path: "Garden/Renamed.md" })).content).toContain("wombat");
+  });
+
+  test("a delete removes it", async () => {
+    rmSync(join(s.root, "Garden/Renamed.md"));
+    await until("the delete", async () => (await hits("wombat")).length === 0);
+    expect(await s.callRaw("read_note", { path: "Garden/Renamed.md" })).toMatchObject({ isError: true, kind: "note-not-found" });
+    expect((await s.call("get_vault_info")).noteCount).toBe(21);
+  });
+
+  test("a new sub-folder with a note inside (and a later note in it)", async () => {
+    mkdirSync(join(s.root, "Fresh/Deeper"), { recursive: true });
+    writeFileSync(join(s.root, "Fresh/Deeper/Inner.md"), "# Inner\n\nA platypus lives here.\n");
+    await until("the note in the new folder", async () => same(await hits("platypus"), ["Fresh/Deeper/Inner.md"]));
+    expect(await s.call("list_folders")).toEqual(expect.arrayContaining(["Fresh", "Fresh/Deeper"]));
+    writeFileSync(join(s.root, "Fresh/Deeper/Second.md"), "# Second\n\nAnother platypus.\n");
+    await until("a second note in the new folder", async () => same(await hits("platypus"), ["Fresh/Deeper/Inner.md", "Fresh/Deeper/Second.md"]));
+  });
+
+  test("a folder renamed, then deleted", async () => {
+    renameSync(join(s.root, "Fresh"), join(s.root, "Moved"));
+    await until("the folder rename", async () => same(await hits("platypus"), ["Moved/Deeper/Inner.md", "Moved/Deeper/Second.md"]));
+    rmSync(join(s.root, "Moved"), { recursive: true });
+    await until("the folder delete", async () => (await hits("platypus")).length === 0);
+    expect((await s.call("list_notes", { limit: 100 })).total).toBe(21);
+  });
+
+  test("an attachment added (and removed) shows up in list_attachments", async () => {
+    const bytes = Buffer.from("%PDF-1.4\n% watched\n");
+    writeFileSync(join(s.root, "assets/new.pdf"), bytes);
+    const listed = async () => (await s.call("list_attachments", { limit: 100 })).items.find((a: any) => a.path === "assets/new.pdf");
+    await until("the new attachment", async () => Boolean(await listed()));
+    expect(await listed()).toEqual({ path: "assets/new.pdf", size: bytes.length, mimeType: "application/pdf" });
+    rmSync(join(s.root, "assets/new.pdf"));
+    await until("the removed attachment", async () => !(await listed()));
+  });
+
+  test("a link to a note that appears later resolves once it exists", async () => {
+    writeFileSync(join(s.root, "Inbox/Nonexistent Idea.md"), "# Nonexistent Idea\n\nNow it exists.\n");
+    const broken = async () => (await s.call("list_outgoing_links", { path: "Inbox/quick-thought.md" })).items[0].resolvedPath;
+    await until("the broken link to resolve", async () => (await broken()) === "Inbox/Nonexistent Idea.md");
+    rmSync(join(s.root, "Inbox/Nonexistent Idea.md"));
+    await until("the link to break again", async () => (await broken()) === null);
+  });
+
+  test("notes inside hidden folders (.obsidian) are ignored", async () => {
+    mkdirSync(join(s.root, ".obsidian"), { recursive: true });
+    writeFileSync(join(s.root, ".obsidian/hidden.md"), "# Hidden\n\nechidna\n");
+    // A visible note written after it: once that one is indexed, the hidden one would have been too.
+    writeFileSync(join(s.root, "Inbox/Marker.md"), "# Marker\n\nechidna bilby\n");
+    await until("the marker note", async () => same(await hits("bilby"), ["Inbox/Marker.md"]));
+    await s.vault.settle();
+    expect(await hits("echidna")).toEqual(["Inbox/Marker.md"]);
+  });
+});

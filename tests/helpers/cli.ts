@@ -1,0 +1,96 @@
+// Run the real `lettuce` CLI (bun main.ts …) as a child process.
+import type { Subprocess } from "bun";
+import { join } from "node:path";
+import { REPO } from "./server";
+
+/** The Bun binary running these tests: the same one `npm ci` installs. */
+export const BUN = process.execPath;
+export const MAIN = join(REPO, "main.ts");
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `lettuce ARGS…` to completion (killed after timeoutMs). */
+export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: REPO,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** A long-running `lettuce` process (serve) whose output can be awaited line by line. */
+export interface LiveProcess {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything printed to stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Wait until stdout matches `re` (or the process exits, or the time runs out). */
+  waitForStdout(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then the exit code (SIGKILL after a grace period). */
+  stop(): Promise<number>;
+}
+
+export function spawnLettuce(args: string[]): LiveProcess {
+  const proc = Bun.spawn([BUN, MAIN, ...args], {
+    cwd: REPO,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let out = "";
+  let err = "";
+  const pump = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+    const dec = new TextDecoder();
+    for await (const chunk of stream) add(dec.decode(chunk, { stream: true }));
+  };
+  void pump(proc.stdout, (s) => (out += s));
+  void pump(proc.stderr, (s) => (err += s));
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    async waitForStdout(re, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = out.match(re);
+        if (m) return m;
+        if (exited) {
+          await Bun.sleep(20); // let the pumps drain
+          const m2 = out.match(re);
+          if (m2) return m2;
+          throw new Error(`lettuce exited (${proc.exitCode}) before printing ${re}\nstdout:\n${out}\nstderr:\n${err}`);
+        }
+        if (Date.now() > deadline) throw new Error(`Timed out waiting for ${re}\nstdout:\n${out}\nstderr:\n${err}`);
+        await Bun.sleep(20);
+      }
+    },
+    async stop() {
+      if (!exited) proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      const code = await proc.exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
+
+/** A TCP port that was free a moment ago (bound by Bun.serve on port 0, then released). */
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
