@@ -1,0 +1,78 @@
+import { healthFrom } from "../hygiene/health";
+import { lintVault, type Finding } from "../hygiene/lint";
+import { RULES } from "../hygiene/lint-config";
+import { parse, UsageError, type Command } from "./command";
+import { openIndexed } from "./index-search";
+
+function printFindings(findings: Finding[]): void {
+  for (const f of findings) {
+    console.log(`${f.severity.padEnd(7)}  ${f.rule.padEnd(20)}  ${f.path}${f.line ? `:${f.line}` : ""}`);
+    console.log(`    ${f.message}`);
+    console.log(`    → ${f.suggestion}`);
+  }
+}
+
+export const lintCommand: Command = {
+  name: "lint",
+  summary: "Check the vault's hygiene: broken links, orphans, tag problems",
+  usage: [
+    "lettuce lint <vault> [--rule RULE] [--json]",
+    "",
+    "Runs the deterministic lint (the same as the lint tool): unresolved-link, orphan-note,",
+    "no-inbound, tag-typo, orphan-tag, untagged-note, and the schema rules that index.md's",
+    "`lint:` frontmatter block declares (see docs/hygiene.md). Exit code 1 when there is an",
+    "error or warning (info findings alone exit 0), so it can gate a CI job.",
+    `Rules: ${RULES.join(", ")}`,
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, rule: { type: "string" } });
+    if (positionals.length !== 1) throw new UsageError("lint takes exactly one vault path");
+    if (values.rule !== undefined && !(RULES as readonly string[]).includes(values.rule)) throw new UsageError(`unknown rule ${JSON.stringify(values.rule)}`);
+    const vault = await openIndexed(positionals[0], values.json);
+    let findings: Finding[];
+    try {
+      findings = lintVault(vault.indexDb).findings;
+    } finally {
+      vault.close();
+    }
+    if (values.rule) findings = findings.filter((f) => f.rule === values.rule);
+    const count = (s: string) => findings.filter((f) => f.severity === s).length;
+    if (values.json) console.log(JSON.stringify(findings));
+    else {
+      printFindings(findings);
+      const n = (k: number, word: string) => `${k} ${word}${k === 1 ? "" : "s"}`;
+      console.log(`${findings.length ? "\n" : ""}${n(findings.length, "finding")}: ${n(count("error"), "error")}, ${n(count("warning"), "warning")}, ${count("info")} info`);
+    }
+    return count("error") + count("warning") > 0 ? 1 : 0;
+  },
+};
+
+export const healthCommand: Command = {
+  name: "health",
+  summary: "The vault's 0–100 wiki-health score and its components",
+  usage: [
+    "lettuce health <vault> [--json]",
+    "",
+    "score = mean of linkHealth (1 − orphans/notes), lintCleanliness (1 − lint warnings/notes)",
+    "and tagCoverage (tagged notes/notes), × 100. See docs/hygiene.md.",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" } });
+    if (positionals.length !== 1) throw new UsageError("health takes exactly one vault path");
+    const vault = await openIndexed(positionals[0], values.json);
+    let h;
+    try {
+      h = healthFrom(lintVault(vault.indexDb));
+    } finally {
+      vault.close();
+    }
+    if (values.json) console.log(JSON.stringify(h));
+    else {
+      console.log(`Wiki health: ${h.score}/100 (${h.noteCount} notes)`);
+      console.log(`  link health       ${h.linkHealth.toFixed(3)}  (${h.orphans} orphan${h.orphans === 1 ? "" : "s"}: notes nothing links to)`);
+      console.log(`  lint cleanliness  ${h.lintCleanliness.toFixed(3)}  (${h.lintWarnings} warning${h.lintWarnings === 1 ? "" : "s"}; run lettuce lint)`);
+      console.log(`  tag coverage      ${h.tagCoverage.toFixed(3)}`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { lastLogDate, newestFirst, readLedger, uncompiledSources } from "../lib/work/ledger";
+import { queryMentions } from "../lib/work/mentions";
+import { contributeVaultInfo } from "./vault-info";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
+
+export const recentActivity = defineTool({
+  name: "recent_activity",
+  description:
+    "The log.md ledger as data, plus the captured-but-not-compiled work signal. Ledger entries are log.md headings of the form `## [YYYY-MM-DD] op | Title` (the LLM-wiki convention). Returns {entries: [{date, op, title, line}] newest first, uncompiledSources: [paths of notes under sources/ that no page links to yet]}. Filters: since (YYYY-MM-DD, inclusive), op (e.g. ingest, compile, query, lint; case-insensitive).",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    since: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/, "since must be a date written YYYY-MM-DD")
+      .optional()
+      .describe("Only entries on or after this date, YYYY-MM-DD"),
+    op: z.string().min(1).optional().describe('Only entries of this ledger op, e.g. "ingest"'),
+    limit: limitField(50),
+  }),
+  handler({ since, op, limit }, { vault }) {
+    let entries = newestFirst(readLedger(vault.indexDb, vault.root));
+    if (since) entries = entries.filter((e) => e.date >= since);
+    if (op) entries = entries.filter((e) => e.op === op.trim().toLowerCase());
+    return { entries: entries.slice(0, limit), uncompiledSources: uncompiledSources(vault.indexDb) };
+  },
+});
+
+export const agentMentions = defineTool({
+  name: "agent_mentions",
+  description:
+    'Find @handle mentions across the vault: a list of {path, handle, line, context} (context = the line, trimmed), in path and line order. Pass handle (case-insensitive, leading @ optional) for one agent\'s queue. Email addresses (foo@example.com) and mentions inside code are skipped. "Did anyone leave me work?"',
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    handle: z.string().min(1).optional().describe('Only mentions of this handle, e.g. "claude"'),
+    limit: limitField(50),
+  }),
+  handler({ handle, limit }, { vault }) {
+    return queryMentions(vault.indexDb, { handle, limit });
+  },
+});
+
+contributeVaultInfo((info, { vault }) => {
+  info.liveness.lastLogDate = lastLogDate(readLedger(vault.indexDb, vault.root));
+});
+
+export const activityTools = [recentActivity, agentMentions];

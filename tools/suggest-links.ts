@@ -1,0 +1,28 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { ToolError } from "../lib/errors";
+import { suggestLinks } from "../lib/hygiene/suggest-links";
+import { findNote } from "../lib/retrieval/notes";
+import { safeAbsPath } from "../lib/vault/paths";
+import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, page, READ_ONLY } from "./types";
+
+export const suggestLinksTool = defineTool({
+  name: "suggest_links",
+  description:
+    "Unlinked mentions in a note: other notes' names and aliases that appear as plain prose but are not [[linked]] yet, as a paginated list {items: [{targetPath, name, count}], total, offset, limit}, most mentioned first. Deterministic candidates to confirm and link. Skips names shared by two or more notes, very short names (under 4 characters, except all-caps acronyms like MCP), notes the note already links to, and text in frontmatter, code, links and URLs. Errors: note-not-found, path-invalid.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField, limit: limitField(50), offset: offsetField }),
+  handler({ path, limit, offset }, { vault }) {
+    const row = findNote(vault.indexDb, vault.root, path);
+    let content: string;
+    try {
+      content = readFileSync(safeAbsPath(vault.root, row.path), "utf8");
+    } catch {
+      throw new ToolError("note-not-found", `Note not found: ${row.path}`);
+    }
+    return page(suggestLinks(vault.indexDb, row.path, content), offset, limit);
+  },
+});
+
+export const suggestLinkTools = [suggestLinksTool];
