@@ -198,9 +198,18 @@ describe("serve", () => {
       const c = await connectClient(`http://127.0.0.1:${port2}/mcp`, token);
       expect((await c.listTools()).tools.length).toBeGreaterThan(5);
       await c.close();
+      // While it runs, the server owns the index: a second serve is refused and `index` leaves it alone.
+      const third = await runLettuce(["serve", serveVault, "--port", String(freePort())]);
+      expect(third.code).toBe(1);
+      expect(third.stderr).toContain(`already served by pid ${second.proc.pid}`);
+      const idx = await runLettuce(["index", serveVault]);
+      expect(idx).toMatchObject({ code: 0 });
+      expect(idx.stdout).toContain("is serving this vault and keeps its index current");
     } finally {
       await second.stop();
     }
+    // Once it has stopped, the CLI indexes again.
+    expect((await runLettuce(["index", serveVault])).stdout).toMatch(/^Indexed 21 notes/);
   });
 });
 

@@ -16,6 +16,8 @@ export interface ParseResult {
   /** resolvedPath per link, when the parser had a resolver (workers get a snapshot of the vault's names). */
   resolved?: (string | null)[];
   missing?: boolean;
+  /** Worker → main thread form: everything but the body as one JSON string (see packResult). */
+  packed?: string;
 }
 
 export function contentHash(content: string | Uint8Array): string {
@@ -36,4 +38,21 @@ export function readAndParse(root: string, req: ParseRequest, resolver?: LinkRes
   const parsed = parseNote(req.entry.path, buf.toString("utf8"));
   const resolved = resolver ? parsed.links.map((l) => resolver.resolve(l, req.entry.path)) : undefined;
   return { entry, hash, parsed, resolved };
+}
+
+/**
+ * Structured clone copies an object graph field by field; for a note's many
+ * small link objects that cost more (on both threads) than the parse. One JSON
+ * string per note crosses the thread boundary several times cheaper.
+ */
+export function packResult(r: ParseResult): ParseResult {
+  if (!r.parsed) return r;
+  const { body, ...rest } = r.parsed;
+  return { entry: r.entry, hash: r.hash, parsed: { body } as ParsedNote, packed: JSON.stringify([rest, r.resolved ?? null]) };
+}
+
+export function unpackResult(r: ParseResult): ParseResult {
+  if (r.packed === undefined || !r.parsed) return r;
+  const [rest, resolved] = JSON.parse(r.packed) as [Omit<ParsedNote, "body">, (string | null)[] | null];
+  return { entry: r.entry, hash: r.hash, parsed: { ...rest, body: r.parsed.body }, resolved: resolved ?? undefined };
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { readAndParse, type ParseRequest, type ParseResult } from "./parse-job";
+import { readAndParse, unpackResult, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 
 // Below this many files a worker's start-up costs more than it saves.
@@ -55,7 +55,7 @@ export async function parseAll(
       w.onmessage = (ev: MessageEvent<{ results: ParseResult[] }>) => {
         pending--;
         try {
-          onBatch(ev.data.results);
+          onBatch(ev.data.results.map(unpackResult));
         } catch (e) {
           reject(e);
           return;

@@ -1,6 +1,6 @@
 // Worker entry: parses (and resolves the links of) batches of notes off the
 // main thread, so that the main thread spends a cold scan inserting into SQLite.
-import { readAndParse, type ParseRequest } from "./parse-job";
+import { packResult, readAndParse, type ParseRequest } from "./parse-job";
 import { LinkResolver, type ResolverSnapshot } from "./resolver";
 
 declare const self: Worker;
@@ -15,6 +15,6 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     resolver = LinkResolver.fromSnapshot(m.snapshot);
     return;
   }
-  const results = m.batch.map((req) => readAndParse(m.root, req, resolver));
+  const results = m.batch.map((req) => packResult(readAndParse(m.root, req, resolver)));
   self.postMessage({ id: m.id, results });
 };

@@ -1,0 +1,50 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { lettuceDir } from "./index-db";
+
+// A running `serve` owns the vault's index: its watcher keeps it current and
+// its link resolver lives in memory. Other processes (the CLI) must not write
+// the index behind its back, so serve announces itself in .lettuce/serve.json.
+
+export interface ServerPresence {
+  pid: number;
+  url: string;
+  startedAt: string;
+}
+
+function presenceFile(root: string): string {
+  return join(lettuceDir(root), "serve.json");
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/** The live server of this vault, if any (a stale file from a crashed server is ignored). */
+export function liveServer(root: string): ServerPresence | null {
+  try {
+    const p = JSON.parse(readFileSync(presenceFile(root), "utf8")) as ServerPresence;
+    return typeof p.pid === "number" && p.pid !== process.pid && alive(p.pid) ? p : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Announce this process as the vault's server; returns the function that withdraws it. */
+export function announceServer(root: string, url: string): () => void {
+  const file = presenceFile(root);
+  writeFileSync(file, JSON.stringify({ pid: process.pid, url, startedAt: new Date().toISOString() }));
+  return () => {
+    try {
+      const p = JSON.parse(readFileSync(file, "utf8")) as ServerPresence;
+      if (p.pid === process.pid) rmSync(file, { force: true });
+    } catch {
+      /* already gone */
+    }
+  };
+}
