@@ -46,10 +46,10 @@ export const readNote = defineTool({
   handler({ path }, { vault }) {
     const row = findNote(vault.indexDb, vault.root, path);
     const abs = safeAbsPath(vault.root, row.path);
-    let content: string;
+    let bytes: Buffer;
     let st;
     try {
-      content = readFileSync(abs, "utf8");
+      bytes = readFileSync(abs);
       st = statSync(abs);
     } catch {
       throw new ToolError("note-not-found", `Note not found: ${row.path}`);
@@ -63,8 +63,9 @@ export const readNote = defineTool({
       title: row.title,
       tags: JSON.parse(row.tags),
       frontmatter: JSON.parse(row.frontmatter),
-      content,
-      hash: new Bun.CryptoHasher("sha256").update(content).digest("hex"),
+      content: bytes.toString("utf8"),
+      // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
+      hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
       outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolved })),
       stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
     };

@@ -14,6 +14,8 @@ export interface ToolContext {
 export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
+  /** What tools/list says to a propose token, when the call does something else for it (write tools queue proposals). */
+  proposeDescription?: string;
   /** Token scopes that see this tool in tools/list and may call it. */
   scopes: readonly Scope[];
   input: S;

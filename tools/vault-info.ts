@@ -8,7 +8,7 @@ import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
  * liveness, the semantic layer fills capabilities.embeddings). They register
  * here instead of this file importing them, keeping the dependency one-way.
  */
-export type VaultInfoContributor = (info: VaultInfo, ctx: ToolContext) => void;
+export type VaultInfoContributor = (info: VaultInfo, ctx: ToolContext) => void | Promise<void>;
 const contributors: VaultInfoContributor[] = [];
 export function contributeVaultInfo(fn: VaultInfoContributor): void {
   contributors.push(fn);
@@ -40,7 +40,7 @@ export const getVaultInfo = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
-  handler(_args, ctx) {
+  async handler(_args, ctx) {
     const { vault, token } = ctx;
     const s = vault.indexer.status;
     const info: VaultInfo = {
@@ -58,7 +58,7 @@ export const getVaultInfo = defineTool({
       liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },
       indexing: { state: s.state, done: s.done, total: s.total },
     };
-    for (const fn of contributors) fn(info, ctx);
+    for (const fn of contributors) await fn(info, ctx);
     return info;
   },
 });

@@ -1,11 +1,18 @@
 import { searchNotes } from "../retrieval/search";
+import { liveServer } from "../store/presence";
 import { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { indexProgress } from "./progress";
+import { semanticSearchCli } from "./semantic";
 
-/** Open a vault and bring its index up to date, with a progress bar on a terminal. */
+/**
+ * Open a vault and bring its index up to date, with a progress bar on a terminal.
+ * When `lettuce serve` is running on the vault its watcher keeps the index
+ * current, and a scan from here would go behind its back: read as it is.
+ */
 export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
   const vault = VaultContext.open(dir as string);
+  if (liveServer(vault.root)) return vault;
   const bar = quiet ? null : indexProgress("Indexing");
   try {
     await vault.indexer.fullScan((s) => bar?.update(s));
@@ -24,6 +31,12 @@ export const indexCommand: Command = {
     if (positionals.length !== 1) throw new UsageError("index takes exactly one vault path");
     const t0 = performance.now();
     const vault = VaultContext.open(positionals[0]!);
+    const server = liveServer(vault.root);
+    if (server) {
+      vault.close();
+      console.log(`A Lettuce server (pid ${server.pid}, ${server.url}) is serving this vault and keeps its index current.`);
+      return 0;
+    }
     const bar = indexProgress("Indexing");
     const change = await vault.indexer.fullScan((s) => bar.update(s));
     bar.stop();
@@ -40,10 +53,15 @@ export const searchCommand: Command = {
   name: "search",
   summary: "Keyword search from the shell",
   usage:
-    'lettuce search <vault> <query…> [--limit N] [--json]\n\nSame query language as the search tool: words AND\'d as prefixes, "phrases", OR, NOT, -exclude.',
+    'lettuce search <vault> <query…> [--semantic | --hybrid] [--limit N] [--json]\n\nSame query language as the search tool: words AND\'d as prefixes, "phrases", OR, NOT, -exclude.\n--semantic ranks by meaning (embeddings), --hybrid fuses meaning and keywords (see docs/semantic.md).',
   async run(argv) {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } });
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
     if (positionals.length < 2) throw new UsageError("search needs a vault and a query");
+    if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
+    if (values.semantic || values.hybrid) {
+      const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10), json: !!values.json };
+      return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
+    }
     const vault = await openIndexed(positionals[0], true);
     const res = searchNotes(vault.indexDb, positionals.slice(1).join(" "), intOption(values.limit, "limit", 10));
     vault.close();

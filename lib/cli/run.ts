@@ -1,11 +1,15 @@
 import { VaultError } from "../vault-context";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
+import { editsCommand, revertCommand } from "./edits";
+import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
+import { proposalsCommand } from "./proposals";
+import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

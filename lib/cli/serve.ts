@@ -1,6 +1,8 @@
 import { PortInUseError, startHttpServer } from "../server/serve";
 import { serveStdio } from "../server/stdio";
+import { announceServer, liveServer } from "../store/presence";
 import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
+import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 
@@ -37,6 +39,12 @@ export const serveCommand: Command = {
     if (port > 65535) throw new UsageError("--port must be at most 65535");
     const host = values.host ?? "127.0.0.1";
     const vault = VaultContext.open(positionals[0]!);
+    const other = liveServer(vault.root);
+    if (other) {
+      vault.close();
+      console.error(`lettuce: this vault is already served by pid ${other.pid} at ${other.url}`);
+      return 1;
+    }
     let running;
     try {
       running = startHttpServer(vault, { port, host, allowedHosts: values["allow-host"] });
@@ -48,6 +56,7 @@ export const serveCommand: Command = {
       }
       throw e;
     }
+    const withdraw = announceServer(vault.root, running.url);
     console.log(`Lettuce is serving ${vault.root}`);
     console.log(`MCP endpoint: ${running.url}`);
     if (countActiveTokens(vault.stateDb) === 0) {
@@ -71,6 +80,7 @@ export const serveCommand: Command = {
       .then((c) => {
         const n = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
         console.log(`Index current: ${n} notes (${c.changed.length} new or changed) in ${Math.round(performance.now() - t0)} ms; watching for changes.`);
+        return SemanticService.for(vault).enableBackground((line) => console.log(line));
       })
       .catch((e) => console.error("lettuce: indexing failed:", e));
 
@@ -79,6 +89,7 @@ export const serveCommand: Command = {
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    withdraw();
     await running.stop();
     vault.close();
     return 0;
@@ -100,8 +111,11 @@ export const stdioCommand: Command = {
     const scope = (values.scope ?? "read") as Scope;
     if (!SCOPES.includes(scope)) throw new UsageError("--scope must be read, propose or write");
     const vault = VaultContext.open(positionals[0]!);
-    vault.startWatching();
-    await vault.indexer.fullScan();
+    // With `serve` running on the same vault, its watcher keeps the index current.
+    if (!liveServer(vault.root)) {
+      vault.startWatching();
+      await vault.indexer.fullScan();
+    }
     await serveStdio(vault, scope);
     vault.close();
     return 0;

@@ -104,6 +104,25 @@ export class Indexer {
     return m;
   }
 
+  /**
+   * The known rows update() can need: each path and anything indexed under it
+   * (a vanished folder). Loading every row instead cost ~2 ms per write tool
+   * call on a 5,000-note vault.
+   */
+  private knownUnder(paths: string[]): Map<string, KnownNote> {
+    if (paths.some((p) => p === "" || p === ".")) return this.knownNotes();
+    const m = new Map<string, KnownNote>();
+    const one = this.db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path = ?");
+    // A range, not LIKE, so that the path index is used: '0' sorts right after '/'.
+    const under = this.db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path >= ? AND path < ?");
+    for (const p of paths) {
+      const r = one.get(p) as (KnownNote & { path: string }) | null;
+      if (r) m.set(r.path, r);
+      for (const u of under.all(p + "/", p + "0") as (KnownNote & { path: string })[]) m.set(u.path, u);
+    }
+    return m;
+  }
+
   /** Bring the whole index in line with the disk; only new or changed files are read. */
   fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
     return this.serial(async () => {
@@ -141,7 +160,7 @@ export class Indexer {
    */
   update(paths: string[]): Promise<IndexChange> {
     return this.serial(async () => {
-      const known = this.knownNotes();
+      const known = this.knownUnder(paths);
       const todo: FileEntry[] = [];
       const deleted: string[] = [];
       const attachments: FileEntry[] = [];
@@ -210,7 +229,8 @@ export class Indexer {
     onProgress?: (s: IndexStatus) => void,
   ): Promise<IndexChange> {
     const db = this.db;
-    const coldStart = known.size === 0;
+    // update() passes only the rows it needs, so an empty map alone does not mean an empty index.
+    const coldStart = known.size === 0 && this.db.query("SELECT 1 FROM notes LIMIT 1").get() === null;
     const affectedKeys = new Set<string>();
     const batchPaths = new Set(todo.map((e) => e.path));
     const changed: string[] = [];

@@ -60,7 +60,7 @@ export class McpDispatcher {
         .filter((t) => t.scopes.includes(scope))
         .map((t) => {
           const { $schema: _s, ...schema } = z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-          return { name: t.name, description: t.description, inputSchema: schema, ...(t.annotations ? { annotations: t.annotations } : {}) };
+          return { name: t.name, description: (scope === "propose" && t.proposeDescription) || t.description, inputSchema: schema, ...(t.annotations ? { annotations: t.annotations } : {}) };
         });
       this.listCache.set(scope, list);
     }

@@ -61,6 +61,15 @@ const MIGRATIONS = [
   CREATE INDEX mentions_note ON mentions(note_id);
   CREATE INDEX mentions_handle ON mentions(handle_lc);
   `,
+  // Semantic layer (lib/semantic/store.ts): passages and what was embedded; the vec0 tables are made per model dimension.
+  // fts_stem: a Porter-stemmed copy of fts for hybrid retrieval's keyword side, kept in step by lib/semantic/keyword.ts.
+  `
+  CREATE TABLE embed_notes (note_id INTEGER PRIMARY KEY, hash TEXT NOT NULL);
+  CREATE TABLE passages (id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL, ord INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL, hash TEXT NOT NULL);
+  CREATE INDEX passages_note ON passages(note_id, ord);
+  CREATE VIRTUAL TABLE fts_stem USING fts5(title, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  CREATE TABLE fts_stem_notes (note_id INTEGER PRIMARY KEY, hash TEXT NOT NULL);
+  `,
 ];
 
 /**
@@ -93,9 +102,10 @@ export function openIndexDb(root: string): Database {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.db");
   let db = new Database(file, { create: true, strict: true });
-  applyPragmas(db);
   let format: string | undefined;
   try {
+    // Inside the try: on a damaged file the first statement (a pragma) already throws SQLITE_NOTADB.
+    applyPragmas(db);
     migrate(db, MIGRATIONS, "index.db");
     format = (db.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | null)?.value;
   } catch {

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // Imported as a file so that `bun build --compile` embeds the extension in the binary.
@@ -27,7 +27,8 @@ function prepare(): string | null {
     if (!existsSync(dest) || statSync(dest).size !== size) {
       mkdirSync(dir, { recursive: true });
       const tmp = `${dest}.${process.pid}.tmp`;
-      copyFileSync(src, tmp);
+      // Not copyFileSync: Bun cannot copy out of /$bunfs (ENOENT), but it can read from it.
+      writeFileSync(tmp, readFileSync(src));
       renameSync(tmp, dest);
     }
     loadablePath = dest;

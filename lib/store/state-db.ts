@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { migrate } from "./migrate";
 import { lettuceDir } from "./index-db";
+import { WRITE_TABLES_SQL } from "../write/schema";
 
 // state.db holds what cannot be rebuilt from the vault (tokens, and later the
 // edits timeline, proposals, reviews, audit). Append migrations; never edit one.
@@ -19,6 +20,7 @@ export const STATE_MIGRATIONS: string[] = [
   );
   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  WRITE_TABLES_SQL, // agent-edits timeline and proposals (lib/write)
 ];
 
 export function openStateDb(root: string): Database {

@@ -1,7 +1,7 @@
 // The two primitives every write stands on: a per-path lock, and a file
 // replaced atomically (temp file in the same folder, fsync, rename), so that
 // a reader, an editor or a crash only ever sees the old bytes or the new ones.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -39,9 +39,8 @@ export function tempPathFor(abs: string): string {
  * it into place (after its last check) or removes it. Keeps the mode of the
  * file it will replace, so an executable or read-only bit is not lost.
  */
-export async function writeTemp(abs: string, data: Uint8Array): Promise<string> {
+export async function writeTemp(abs: string, data: Uint8Array, tmp: string = tempPathFor(abs)): Promise<string> {
   mkdirSync(dirname(abs), { recursive: true });
-  const tmp = tempPathFor(abs);
   let mode = 0o644;
   try {
     mode = statSync(abs).mode & 0o7777;
@@ -62,15 +61,15 @@ export async function writeTemp(abs: string, data: Uint8Array): Promise<string> 
 }
 
 /** fsync a folder so that a rename in it survives a power cut, not just a process crash. */
-export function fsyncDir(dir: string): void {
-  let fd: number | null = null;
+export async function fsyncDir(dir: string): Promise<void> {
+  let fh;
   try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
+    fh = await open(dir, "r");
+    await fh.sync();
   } catch {
     /* some filesystems refuse fsync on a directory; the rename is still atomic */
   } finally {
-    if (fd !== null) closeSync(fd);
+    await fh?.close().catch(() => {});
   }
 }
 

@@ -1,0 +1,96 @@
+// The two retrieval test sets as Lettuce vaults (one note per document), kept
+// under the temp dir between runs so that their embeddings (in each vault's
+// .lettuce/embeddings.db) are computed once.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { gunzipSync } from "node:zlib";
+
+const CORPORA = resolve(import.meta.dir, "../../../shared/corpora");
+export const BENCH_CACHE = process.env.LETTUCE_BENCH_CACHE ?? join(tmpdir(), "lettuce-bench");
+
+export interface RetrievalSet {
+  name: string;
+  vault: string;
+  queries: { id: string; text: string; relevant: Set<string> }[];
+  /** Note path to document id. */
+  docOf: (path: string) => string;
+}
+
+function writeIfMissing(file: string, content: string): void {
+  if (existsSync(file)) return;
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, content);
+}
+
+/** BEIR SciFact: 5,183 abstracts as `<id>.md` ("# title" then the abstract); the 300 test queries. */
+export function scifact(): RetrievalSet {
+  const dir = join(CORPORA, "beir-scifact");
+  const vault = join(BENCH_CACHE, "scifact");
+  const docs = gunzipSync(readFileSync(join(dir, "corpus.jsonl.gz")))
+    .toString()
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+  for (const d of docs) writeIfMissing(join(vault, `${d._id}.md`), `# ${d.title}\n\n${d.text}\n`);
+  const texts = new Map(
+    readFileSync(join(dir, "queries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { _id: string; text: string })
+      .map((q) => [q._id, q.text]),
+  );
+  const rel = new Map<string, Set<string>>();
+  for (const line of readFileSync(join(dir, "qrels/test.tsv"), "utf8").trim().split("\n").slice(1)) {
+    const [q, d, score] = line.split("\t");
+    if (Number(score) <= 0) continue;
+    if (!rel.has(q!)) rel.set(q!, new Set());
+    rel.get(q!)!.add(d!);
+  }
+  const queries = [...rel].map(([id, relevant]) => ({ id, text: texts.get(id)!, relevant }));
+  return { name: "BEIR SciFact (test, 300 queries)", vault, queries, docOf: (p) => p.replace(/\.md$/, "") };
+}
+
+/** Anthropic docs QA: 232 doc chunks as notes `<page>/<anchor>.md`; 100 questions with their correct chunks. */
+export function anthropicDocs(): RetrievalSet {
+  const dir = join(CORPORA, "anthropic-docs-qa");
+  const vault = join(BENCH_CACHE, "anthropic-docs");
+  const chunks = JSON.parse(readFileSync(join(dir, "data/anthropic_docs.json"), "utf8")) as { chunk_link: string; chunk_heading: string; text: string }[];
+  const pathOf = (link: string) => {
+    const u = new URL(link);
+    const page = u.pathname.replace(/^\/en\/docs\//, "").replace(/^\/+|\/+$/g, "") || "index";
+    return `${page}/${u.hash.slice(1) || "top"}.md`;
+  };
+  for (const c of chunks) {
+    const body = c.text.startsWith(c.chunk_heading) ? c.text.slice(c.chunk_heading.length).trimStart() : c.text;
+    writeIfMissing(join(vault, pathOf(c.chunk_link)), `# ${c.chunk_heading}\n\n${body}\n`);
+  }
+  const qs = JSON.parse(readFileSync(join(dir, "evaluation/docs_evaluation_dataset.json"), "utf8")) as { id: string; question: string; correct_chunks: string[] }[];
+  const queries = qs.map((q) => ({ id: q.id, text: q.question, relevant: new Set(q.correct_chunks.map(pathOf)) }));
+  return { name: "Anthropic docs QA (100 questions, 232 chunks)", vault, queries, docOf: (p) => p };
+}
+
+/** nDCG@k with binary relevance (trec_eval's ndcg_cut). */
+export function ndcg(ranked: string[], relevant: Set<string>, k: number): number {
+  let dcg = 0;
+  ranked.slice(0, k).forEach((d, i) => {
+    if (relevant.has(d)) dcg += 1 / Math.log2(i + 2);
+  });
+  let ideal = 0;
+  for (let i = 0; i < Math.min(k, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
+  return ideal ? dcg / ideal : 0;
+}
+
+export function recall(ranked: string[], relevant: Set<string>, k: number): number {
+  return relevant.size ? ranked.slice(0, k).filter((d) => relevant.has(d)).length / relevant.size : 0;
+}
+
+export function precision(ranked: string[], relevant: Set<string>, k: number): number {
+  return ranked.slice(0, k).filter((d) => relevant.has(d)).length / k;
+}
+
+/** Reciprocal rank of the first relevant document within the top k. */
+export function rr(ranked: string[], relevant: Set<string>, k: number): number {
+  const i = ranked.slice(0, k).findIndex((d) => relevant.has(d));
+  return i === -1 ? 0 : 1 / (i + 1);
+}

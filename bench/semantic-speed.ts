@@ -1,0 +1,186 @@
+// Semantic layer speed:
+//  1. the built-in model's embedding throughput on real passages (one and two
+//     worker threads) and its query-embedding latency;
+//  2. semantic_search (vector and hybrid), related_notes, find_duplicates and
+//     topic_map at 10,000 notes (tools/gen-vault.mjs), query embeddings cached.
+//
+//   bun bench/semantic-speed.ts [--notes N] [--builtin]
+//
+// Part 2 needs ~80k passage vectors. The built-in model would take over an hour
+// to embed them on two cores, so by default they come from a feature-hashing
+// embedder behind the OpenAI wire format (tests/helpers/model-server.ts), with
+// the built-in model's geometry: 512 dimensions, 500-character passages. Query
+// cost depends on the number and size of vectors, not on what they mean. With
+// --builtin the real model embeds them (cached under $TMPDIR/lettuce-bench).
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { BuiltinEmbedder } from "../lib/providers/builtin";
+import { splitPassages } from "../lib/semantic/passages";
+import { semanticSearch } from "../lib/semantic/search";
+import { SemanticService } from "../lib/semantic/service";
+import { findDuplicates, topicMap } from "../lib/semantic/topics";
+import { relatedNotes } from "../lib/semantic/related";
+import { dot, similarPairs } from "../lib/semantic/neighbors";
+import { allNoteVectors, embeddedModel } from "../lib/semantic/store";
+import { normalize } from "../lib/providers/types";
+import { splitFrontmatter } from "../lib/vault/parse";
+import { VaultContext } from "../lib/vault-context";
+import { startModelServer } from "../tests/helpers/model-server";
+import { BENCH_CACHE } from "./lib/retrieval-data";
+import { fmtMs, loadavg, percentile, rng } from "./lib/stats";
+
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+const N = Number(arg("--notes") ?? 10_000);
+const useBuiltin = process.argv.includes("--builtin");
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const out: string[] = [`## Semantic layer speed (load average ${loadavg()})`, ""];
+
+// 1. Built-in model throughput on real notes (the SRD spells: short technical prose).
+{
+  const dir = resolve(import.meta.dir, "../../shared/corpora/dnd-srd-wiki/Spells");
+  const passages = readdirSync(dir)
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .flatMap((f) => splitPassages(splitFrontmatter(readFileSync(join(dir, f), "utf8")).body, 500))
+    .map((p) => p.input)
+    .slice(0, 320);
+  const avg = Math.round(passages.reduce((n, p) => n + p.length, 0) / passages.length);
+  out.push("### Built-in model (Universal Sentence Encoder Lite, 512-d)", "", `${passages.length} passages of the SRD spells, ${avg} characters on average.`, "");
+  out.push("| workers | passages/s | query embedding p50 |", "|---:|---:|---:|");
+  for (const threads of [1, 2]) {
+    const e = new BuiltinEmbedder(threads);
+    await e.embed(["warm up"], { purpose: "query" });
+    await e.embed(passages.slice(0, threads * 8)); // every worker loaded
+    const t0 = performance.now();
+    await e.embed(passages);
+    const rate = passages.length / ((performance.now() - t0) / 1000);
+    const q: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      await e.embed([`query number ${i} about fire spells`], { purpose: "query" });
+      q.push(performance.now() - t);
+    }
+    out.push(`| ${threads} | ${rate.toFixed(1)} | ${fmtMs(percentile(q, 50))} |`);
+    e.close();
+  }
+  out.push("");
+}
+
+// 2. Query latency at N notes.
+const vaultDir = join(BENCH_CACHE, `gen-${N}`);
+if (!existsSync(join(vaultDir, "inbox"))) {
+  log(`generating ${N} notes in ${vaultDir}`);
+  execFileSync("node", [resolve(import.meta.dir, "../../shared/tools/gen-vault.mjs"), vaultDir, String(N), "42"], { stdio: "inherit" });
+}
+// The generator draws words from a Zipf distribution whose head is ~200 common English words; hashed
+// as they are, every two notes come out 0.86 similar. Skipping those words (as IDF would) gives
+// vectors whose neighbourhoods look more like a real model's.
+const genSource = readFileSync(resolve(import.meta.dir, "../../shared/tools/gen-vault.mjs"), "utf8");
+const common = new Set((/const COMMON = `([^`]*)`/.exec(genSource)?.[1] ?? "").split(/\s+/).filter(Boolean));
+const fake = useBuiltin ? null : startModelServer({ dim: 512, ignoreWords: common });
+process.env.LETTUCE_LLM_PROVIDER = "none";
+if (fake) {
+  process.env.LETTUCE_EMBED_PROVIDER = "openai";
+  process.env.LETTUCE_EMBED_BASE_URL = fake.url;
+  process.env.LETTUCE_EMBED_MODEL = "feature-hashing-512-idf";
+  process.env.LETTUCE_PASSAGE_CHARS = "500";
+} else process.env.LETTUCE_EMBED_PROVIDER = "builtin";
+
+const vault = VaultContext.open(vaultDir);
+try {
+  await vault.indexer.fullScan();
+  const svc = SemanticService.for(vault);
+  let t0 = performance.now();
+  let last = 0;
+  const r = await svc.reconcileNow((done, total) => {
+    if (performance.now() - last > 10_000) {
+      last = performance.now();
+      log(`  embedding ${done}/${total} notes`);
+    }
+  });
+  const reconcileMs = performance.now() - t0;
+  t0 = performance.now();
+  const idx = svc.indexes()!;
+  const loadMs = performance.now() - t0;
+  await svc.syncKeywords();
+  const notes = vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY id").all() as { id: number; path: string; title: string }[];
+  const rand = rng(7);
+  // Queries: note titles without their number, and runs of words from note bodies.
+  const queries = Array.from({ length: 200 }, (_, i) => {
+    const n = notes[Math.floor(rand() * notes.length)]!;
+    if (i % 2 === 0) return n.title.replace(/\s*\d+$/, "");
+    const body = vault.indexDb.query("SELECT body FROM fts WHERE rowid = ?").get(n.id) as { body: string };
+    const words = body.body.match(/[a-z]+/g) ?? ["search"];
+    const at = Math.floor(rand() * Math.max(1, words.length - 6));
+    return words.slice(at, at + 2 + Math.floor(rand() * 5)).join(" ");
+  });
+  const provider = await svc.embedder();
+  for (const q of queries) await svc.queryVector(provider, q); // "with query embedding cached"
+  const time = async (fn: (q: string, i: number) => Promise<unknown>) => {
+    const ts: number[] = [];
+    for (let i = 0; i < queries.length; i++) {
+      const t = performance.now();
+      await fn(queries[i]!, i);
+      ts.push(performance.now() - t);
+    }
+    return ts;
+  };
+  await time((q) => semanticSearch(svc, { query: q, limit: 10 })); // warm-up
+  const vec = await time((q) => semanticSearch(svc, { query: q, limit: 10 }));
+  const hyb = await time((q) => semanticSearch(svc, { query: q, hybrid: true, limit: 10 }));
+  const rel = await time((_q, i) => relatedNotes(svc, notes[(i * 37) % notes.length]!, 5));
+  t0 = performance.now();
+  const dups = await findDuplicates(svc, 0.9, 100_000);
+  const dupMs = performance.now() - t0;
+  t0 = performance.now();
+  const topics = await topicMap(svc, 0.85, 2);
+  const topicMs = performance.now() - t0;
+
+  const what = fake ? "feature-hashing embedder (common words skipped) over the OpenAI wire format, 512-d, 500-character passages" : "built-in model";
+  out.push(`### ${notes.length.toLocaleString("en-US")} notes (${idx.passages.size.toLocaleString("en-US")} passages; vectors: ${what})`, "");
+  out.push(`Embedding pass: ${fmtMs(reconcileMs)} for ${r.notes} notes (${r.embedded} passages embedded, the rest cached); loading the in-memory index: ${fmtMs(loadMs)}.`, "");
+  out.push("| operation | p50 | p99 |", "|---|---:|---:|");
+  out.push(`| semantic_search, vector, top 10 (query embedding cached) | ${fmtMs(percentile(vec, 50))} | ${fmtMs(percentile(vec, 99))} |`);
+  out.push(`| semantic_search, hybrid, top 10 (query embedding cached) | ${fmtMs(percentile(hyb, 50))} | ${fmtMs(percentile(hyb, 99))} |`);
+  out.push(`| related_notes, top 5 | ${fmtMs(percentile(rel, 50))} | ${fmtMs(percentile(rel, 99))} |`);
+  out.push(`| find_duplicates (threshold 0.9; ${dups.length} pairs) | ${fmtMs(dupMs)} | |`);
+  out.push(`| topic_map (threshold 0.85; ${topics.clusters.length} clusters) | ${fmtMs(topicMs)} | |`);
+  out.push("", `Goal: semantic_search p50 ≤ 20 ms at 10k notes with the query embedding cached: ${percentile(vec, 50) <= 20 && percentile(hyb, 50) <= 20 ? "met" : "NOT met"}.`);
+} finally {
+  vault.close();
+  await fake?.stop();
+}
+
+// 3. The pair search on real vectors: SciFact's 5,183 abstracts embedded by the built-in
+// model (cached by bench/retrieval.ts), bucketed against an exact all-pairs scan.
+{
+  const sci = join(BENCH_CACHE, "scifact");
+  if (existsSync(join(sci, ".lettuce/index.db"))) {
+    const db = VaultContext.open(sci);
+    try {
+      const m = embeddedModel(db.indexDb);
+      if (m?.id.startsWith("builtin")) {
+        const vectors = [...allNoteVectors(db.indexDb)].map((r) => normalize(r.vector));
+        out.push("", `### Pair search on real vectors (${vectors.length} SciFact abstracts, built-in model)`, "");
+        out.push("| threshold | bucketed: time | pairs | exact all-pairs: time | pairs | found |", "|---:|---:|---:|---:|---:|---:|");
+        for (const t of [0.9, 0.85, 0.8]) {
+          let t0 = performance.now();
+          const approx = similarPairs(vectors, t);
+          const approxMs = performance.now() - t0;
+          t0 = performance.now();
+          let exact = 0;
+          for (let a = 0; a < vectors.length; a++) for (let b = a + 1; b < vectors.length; b++) if (dot(vectors[a]!, vectors[b]!) >= t) exact++;
+          const exactMs = performance.now() - t0;
+          out.push(`| ${t} | ${fmtMs(approxMs)} | ${approx.length} | ${fmtMs(exactMs)} | ${exact} | ${exact ? ((100 * approx.length) / exact).toFixed(1) : "100"}% |`);
+        }
+      } else out.push("", "(Pair search on real vectors skipped: run bench/retrieval.ts first to embed SciFact.)");
+    } finally {
+      db.close();
+    }
+  }
+}
+console.log(out.join("\n"));

@@ -1,0 +1,152 @@
+// Semantic commands: `lettuce embed`, `lettuce related`, `lettuce eval`, and the
+// semantic half of `lettuce search --semantic|--hybrid`.
+import { ToolError } from "../errors";
+import { describeEmbedder } from "../providers/select";
+import { findNote } from "../retrieval/notes";
+import { runEval } from "../semantic/eval";
+import { relatedNotes } from "../semantic/related";
+import { semanticSearch, type SemanticHit } from "../semantic/search";
+import { SemanticService } from "../semantic/service";
+import type { VaultContext } from "../vault-context";
+import { intOption, parse, UsageError, type Command } from "./command";
+import { openIndexed } from "./index-search";
+import { indexProgress } from "./progress";
+
+/** Bring the vectors up to date with a progress bar (at a terminal, waiting beats index-not-ready). */
+async function embedAll(vault: VaultContext, quiet = false) {
+  const svc = SemanticService.for(vault);
+  const bar = quiet ? null : indexProgress("Embedding");
+  try {
+    return await svc.reindex((done, total) => bar?.update({ state: "scanning", done, total, indexedAt: null }));
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Run a command body; a tool error (no provider, provider down) becomes a message and exit code 1. */
+async function guarded(cmd: string, vault: VaultContext, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof ToolError) {
+      console.error(`lettuce ${cmd}: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await SemanticService.for(vault).idle();
+    vault.close();
+  }
+}
+
+function printHits(items: SemanticHit[]): void {
+  if (!items.length) console.log("No matches.");
+  for (const h of items) console.log(`${h.path}  (${h.score.toFixed(3)})\n    ${h.snippet.replace(/\s+/g, " ").slice(0, 200)}`);
+}
+
+export const embedCommand: Command = {
+  name: "embed",
+  summary: "Embed new and changed notes for semantic search, prune deleted ones",
+  usage: [
+    "lettuce embed <vault> [--rebuild] [--json]",
+    "",
+    "Indexes the vault, then embeds the passages of new and changed notes (vectors already in",
+    ".lettuce/embeddings.db are reused) and drops deleted notes' vectors. --rebuild forgets this",
+    "model's vectors and embeds everything again (for a model whose weights changed under the",
+    "same name). The provider comes from LETTUCE_EMBED_PROVIDER (see docs/semantic.md).",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } });
+    if (positionals.length !== 1) throw new UsageError("embed takes exactly one vault path");
+    const vault = await openIndexed(positionals[0], !!values.json);
+    return guarded("embed", vault, async () => {
+      const svc = SemanticService.for(vault);
+      const provider = await svc.embedder();
+      const t0 = performance.now();
+      const bar = values.json ? null : indexProgress("Embedding");
+      const progress = (done: number, total: number) => bar?.update({ state: "scanning", done, total, indexedAt: null });
+      let r;
+      try {
+        r = values.rebuild ? { ...(await svc.rebuild(progress)), cachePruned: 0 } : await svc.reindex(progress);
+      } finally {
+        bar?.stop();
+      }
+      const summary = { ...r, model: provider.id, ms: Math.round(performance.now() - t0) };
+      if (values.json) console.log(JSON.stringify(summary));
+      else {
+        console.log(`Embedded ${r.notes} notes (${r.passages} passages, ${r.embedded} by the model, the rest from the cache) with the ${describeEmbedder(provider)} in ${summary.ms} ms`);
+        if (r.pruned) console.log(`Dropped the vectors of ${r.pruned} deleted notes.`);
+      }
+      return 0;
+    });
+  },
+};
+
+export const relatedCommand: Command = {
+  name: "related",
+  summary: "Notes related in meaning to a note and not yet linked with it",
+  usage: "lettuce related <vault> <note-path> [--limit N] [--json]\n\nLike the related_notes tool: nearest notes by meaning, excluding notes already linked either way.",
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } });
+    if (positionals.length !== 2) throw new UsageError("related needs a vault and a note path");
+    const vault = await openIndexed(positionals[0], true);
+    return guarded("related", vault, async () => {
+      const note = findNote(vault.indexDb, vault.root, positionals[1]!);
+      await embedAll(vault, !!values.json);
+      const res = await relatedNotes(SemanticService.for(vault), note, intOption(values.limit, "limit", 5));
+      if (values.json) console.log(JSON.stringify(res));
+      else printHits(res.items);
+      return 0;
+    });
+  },
+};
+
+export const evalCommand: Command = {
+  name: "eval",
+  summary: "Score retrieval against the vault's eval/questions.jsonl",
+  usage: [
+    "lettuce eval <vault> [--k N] [--json]",
+    "",
+    'Reads eval/questions.jsonl (one {"question", "expected_paths", "must_contain"} per line) and',
+    "prints recall@k, precision@k, MRR and hit rate (and faithfulness with an LLM provider).",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, k: { type: "string" } });
+    if (positionals.length !== 1) throw new UsageError("eval takes exactly one vault path");
+    const k = intOption(values.k, "k", 6);
+    if (k < 1) throw new UsageError("--k must be at least 1");
+    const vault = await openIndexed(positionals[0], true);
+    return guarded("eval", vault, async () => {
+      const svc = SemanticService.for(vault);
+      if (await svc.hasEmbedder()) await embedAll(vault, !!values.json);
+      const r = await runEval(svc, k);
+      if (values.json) {
+        console.log(JSON.stringify(r));
+        return 0;
+      }
+      for (const q of r.perQuestion) {
+        const mark = q.hit ? "hit " : "miss";
+        console.log(`${mark}  rr ${q.reciprocalRank.toFixed(2)}  ${q.question}`);
+        if (!q.hit) console.log(`      expected ${q.expected.join(", ")}; got ${q.retrieved.slice(0, 3).join(", ") || "nothing"}`);
+      }
+      const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+      console.log(
+        `\n${r.count} questions, ${r.retrieval} retrieval, k = ${r.k}: recall ${pct(r.recallAtK)}, precision ${pct(r.precisionAtK)}, MRR ${r.mrr.toFixed(3)}, hit rate ${pct(r.hitRate)}` +
+          (r.faithfulnessRate === null ? " (no LLM provider: faithfulness not scored)" : `, faithfulness ${pct(r.faithfulnessRate)}`),
+      );
+      return 0;
+    });
+  },
+};
+
+/** `lettuce search --semantic|--hybrid`: embeds what is stale (with progress), then searches. */
+export async function semanticSearchCli(dir: string, query: string, opts: { hybrid: boolean; limit: number; json: boolean }): Promise<number> {
+  const vault = await openIndexed(dir, true);
+  return guarded("search", vault, async () => {
+    await embedAll(vault, opts.json);
+    const res = await semanticSearch(SemanticService.for(vault), { query, hybrid: opts.hybrid, limit: opts.limit });
+    if (opts.json) console.log(JSON.stringify(res));
+    else printHits(res.items);
+    return 0;
+  });
+}

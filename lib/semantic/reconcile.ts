@@ -1,0 +1,157 @@
+// One reconcile pass: bring the vectors in index.db in line with the notes.
+// New and changed notes are split into passages; passages whose vector is in
+// the cache (same model, same text) cost nothing, the rest go to the provider;
+// deleted notes are pruned. Loops until nothing is stale, so edits made while
+// it runs are picked up before it returns.
+import type { Database } from "bun:sqlite";
+import { normalize, ProviderError, type EmbeddingProvider } from "../providers/types";
+import type { EmbeddingCache } from "./cache";
+import { getMeta, setMeta } from "../store/index-db";
+import { chunkLayout, passageCharsFor, splitPassages, type Passage } from "./passages";
+import {
+  embeddedModel,
+  ensureVecTables,
+  goneNoteIds,
+  noteTexts,
+  resetForModel,
+  staleNoteIds,
+  writeNotes,
+  type StoredNote,
+  type WrittenPassage,
+} from "./store";
+
+export interface ReconcileResult {
+  /** Notes (re)embedded. */
+  notes: number;
+  /** Passages written for them. */
+  passages: number;
+  /** Of those, how many the model had to embed (the rest came from the cache). */
+  embedded: number;
+  /** Deleted notes whose vectors were dropped. */
+  pruned: number;
+}
+
+export interface ReconcileHooks {
+  /** The stored vectors were wiped for a new model. */
+  onReset?: () => void;
+  /** Rows written: keep an in-memory index in step. */
+  onWrite?: (added: WrittenPassage[], removedPassages: number[], notes: { noteId: number; vector: Float32Array | null }[], removedNotes: number[]) => void;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+// Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
+const BATCH_PASSAGES = 64;
+
+/** Wait until this connection has no open transaction (the indexer holds one across awaits during a scan). */
+export async function whenIdle(db: Database): Promise<void> {
+  while (db.inTransaction) await Bun.sleep(5);
+}
+
+function meanVector(vectors: Float32Array[], dim: number): Float32Array | null {
+  if (!vectors.length) return null;
+  const m = new Float32Array(dim);
+  for (const v of vectors) {
+    const u = normalize(Float32Array.from(v));
+    for (let i = 0; i < dim; i++) m[i]! += u[i]!;
+  }
+  return normalize(m);
+}
+
+export async function reconcile(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, hooks: ReconcileHooks = {}): Promise<ReconcileResult> {
+  const result: ReconcileResult = { notes: 0, passages: 0, embedded: 0, pruned: 0 };
+  await whenIdle(db);
+  const current = embeddedModel(db);
+  if (!current || current.id !== provider.id) {
+    resetForModel(db, provider.id);
+    hooks.onReset?.();
+  }
+  let dim = embeddedModel(db)?.dim ?? null;
+  const size = passageCharsFor(provider);
+  if (getMeta(db, "embed_chunker") !== chunkLayout(size)) {
+    // Notes were split another way (another Lettuce, another LETTUCE_PASSAGE_CHARS): split them all
+    // again; passages that come out the same keep their cached vectors.
+    db.transaction(() => {
+      db.exec("DELETE FROM embed_notes");
+      setMeta(db, "embed_chunker", chunkLayout(size));
+    })();
+  }
+  let done = 0;
+  for (;;) {
+    if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
+    await whenIdle(db);
+    const stale = staleNoteIds(db);
+    const gone = goneNoteIds(db);
+    if (!stale.length && !gone.length) break;
+    const total = done + stale.length;
+    hooks.onProgress?.(done, total);
+    if (gone.length) {
+      const w = writeNotes(db, [], gone);
+      hooks.onWrite?.([], w.removedPassages, [], gone);
+      result.pruned += gone.length;
+    }
+    let i = 0;
+    while (i < stale.length) {
+      // Take notes until their (estimated) passages fill a batch.
+      const ids: number[] = [];
+      let est = 0;
+      while (i < stale.length && (ids.length === 0 || est < BATCH_PASSAGES)) {
+        est += Math.max(1, Math.ceil(stale[i]!.size / size));
+        ids.push(stale[i++]!.id);
+      }
+      const texts = noteTexts(db, ids);
+      const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size) }));
+      const all: Passage[] = split.flatMap((s) => s.passages);
+      const have = cache.get(provider.id, all.map((p) => p.hash));
+      const missing = [...new Map(all.filter((p) => !have.has(p.hash)).map((p) => [p.hash, p.input])).entries()];
+      if (missing.length) {
+        const vectors = await provider.embed(
+          missing.map(([, input]) => input),
+          { purpose: "document", signal: hooks.signal },
+        );
+        const fresh: [string, Float32Array][] = missing.map(([hash], j) => [hash, vectors[j]!]);
+        for (const [h, v] of fresh) {
+          if (dim !== null && v.length !== dim) {
+            throw new ProviderError(
+              "provider-error",
+              `${provider.id} returned ${v.length}-dimensional vectors but this vault's index holds ${dim}-dimensional ones of the same model; if the model behind that name changed, run \`lettuce embed --rebuild <vault>\``,
+            );
+          }
+          dim ??= v.length;
+          have.set(h, v);
+        }
+        cache.put(provider.id, fresh);
+        result.embedded += fresh.length;
+      }
+      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
+      const firstVector = have.values().next().value as Float32Array | undefined;
+      dim ??= firstVector?.length ?? provider.dimension ?? null;
+      await whenIdle(db);
+      // A note edited while its passages were being embedded is left stale; the next round takes it.
+      const hashNow = db.query("SELECT hash FROM notes WHERE id = ?");
+      const stored: StoredNote[] = [];
+      const seen = new Set<number>();
+      for (const s of split) {
+        seen.add(s.note.id);
+        const row = hashNow.get(s.note.id) as { hash: string } | null;
+        if (!row || row.hash !== s.note.hash) continue;
+        const vectors = s.passages.map((p) => have.get(p.hash)!);
+        stored.push({ noteId: s.note.id, hash: s.note.hash, passages: s.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+      }
+      // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
+      for (const id of ids) {
+        if (seen.has(id)) continue;
+        const row = hashNow.get(id) as { hash: string } | null;
+        if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
+      }
+      if (dim !== null) ensureVecTables(db, dim);
+      const w = writeNotes(db, stored, []);
+      hooks.onWrite?.(w.added, w.removedPassages, stored.map((s) => ({ noteId: s.noteId, vector: s.noteVector })), []);
+      result.notes += stored.length;
+      result.passages += stored.reduce((n, s) => n + s.passages.length, 0);
+      done += ids.length;
+      hooks.onProgress?.(done, total);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,339 @@
+// The semantic layer of one open vault: its providers, its vector cache, the
+// in-memory search indexes, freshness (a changed note is embedded before the
+// next semantic call; `serve` embeds changes in the background), and the rate
+// limit of the model-spending tools. One per VaultContext, made on first use.
+import { ToolError } from "../errors";
+import { getMeta, vecVersion } from "../store/index-db";
+import { loadSqliteVec } from "../store/sqlite-vec";
+import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
+import type { ChatProvider, EmbeddingProvider } from "../providers/types";
+import type { VaultContext } from "../vault-context";
+import { EmbeddingCache } from "./cache";
+import { chunkLayout, passageCharsFor } from "./passages";
+import { syncStemmed } from "./keyword";
+import { RateLimiter } from "./rate-limit";
+import { reconcile, whenIdle, type ReconcileResult } from "./reconcile";
+import { allNoteVectors, allPassageVectors, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
+import { toToolError } from "./tool-error";
+import { VectorIndex } from "./vector-index";
+
+const services = new WeakMap<VaultContext, SemanticService>();
+const QUERY_CACHE = 256;
+// Changes whose embedding fits in this many passages are embedded inside the
+// semantic call that needs them; a bigger backlog (the first build, a model
+// change) runs in the background while the call answers index-not-ready.
+const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
+const BACKGROUND_DEBOUNCE_MS = 750;
+
+export class SemanticService {
+  readonly limiter = new RateLimiter();
+  private cacheDb: EmbeddingCache | null = null;
+  private passages: VectorIndex | null = null;
+  private notes: VectorIndex | null = null;
+  private loadedGeneration = -1;
+  private running: Promise<ReconcileResult> | null = null;
+  private progress = { done: 0, total: 0 };
+  private changeSeq = 0;
+  private cleanSeq = -1;
+  private cleanDataVersion = -1;
+  private keywordSeq = -1;
+  private keywordDataVersion = -1;
+  private queryVectors = new Map<string, Float32Array>();
+  private abort = new AbortController();
+  private background = false;
+  private debounce: ReturnType<typeof setTimeout> | null = null;
+  private lastError: string | null = null;
+  private closed = false;
+
+  private constructor(readonly vault: VaultContext) {
+    const off = vault.indexer.onChange(() => {
+      this.changeSeq++;
+      if (this.background) this.scheduleBackground();
+    });
+    vault.onClose(() => {
+      off();
+      this.close();
+    });
+  }
+
+  static for(vault: VaultContext): SemanticService {
+    let s = services.get(vault);
+    if (!s) {
+      s = new SemanticService(vault);
+      services.set(vault, s);
+    }
+    return s;
+  }
+
+  private get db() {
+    return this.vault.indexDb;
+  }
+
+  get cache(): EmbeddingCache {
+    this.cacheDb ??= EmbeddingCache.open(this.vault.root);
+    return this.cacheDb;
+  }
+
+  /** The embedding provider, or a not-configured ToolError saying why there is none. */
+  async embedder(): Promise<EmbeddingProvider> {
+    if (!vecVersion(this.db)) throw new ToolError("not-configured", `Vector search is unavailable: ${loadSqliteVec.error() ?? "sqlite-vec did not load"}`);
+    const sel = await selectEmbedder();
+    if (!sel.provider) throw new ToolError("not-configured", `No embeddings provider: ${sel.reason}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
+    return sel.provider;
+  }
+
+  async chat(): Promise<ChatProvider> {
+    const sel = await selectChat();
+    if (!sel.provider) throw new ToolError("not-configured", sel.reason);
+    return sel.provider;
+  }
+
+  async hasEmbedder(): Promise<boolean> {
+    return (await selectEmbedder()).provider !== null;
+  }
+
+  async hasChat(): Promise<boolean> {
+    return (await selectChat()).provider !== null;
+  }
+
+  private dataVersion(): number {
+    return (this.db.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+  }
+
+  /** True when some note's current content is not what is embedded (as get_vault_info reports it). */
+  isStale(provider: EmbeddingProvider): boolean {
+    const m = embeddedModel(this.db);
+    const hasNotes = this.db.query("SELECT 1 FROM notes LIMIT 1").get() !== null;
+    if (!m || m.id !== provider.id || getMeta(this.db, "embed_chunker") !== chunkLayout(passageCharsFor(provider))) return hasNotes;
+    const stale = this.db.query("SELECT 1 FROM notes n LEFT JOIN embed_notes e ON e.note_id = n.id WHERE e.hash IS NULL OR e.hash <> n.hash LIMIT 1").get();
+    return stale !== null || goneNoteIds(this.db).length > 0;
+  }
+
+  /** Run (or join) a reconcile pass; passes never overlap. */
+  reconcileNow(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult> {
+    const run = async (): Promise<ReconcileResult> => {
+      const provider = await this.embedder();
+      try {
+        const r = await reconcile(this.db, provider, this.cache, {
+          signal: this.abort.signal,
+          onReset: () => this.dropIndexes(),
+          onProgress: (done, total) => {
+            this.progress = { done, total };
+            onProgress?.(done, total);
+          },
+          onWrite: (added, removed, notes, removedNotes) => {
+            if (!this.passages || !this.notes) return;
+            for (const id of removed) this.passages.remove(id);
+            for (const p of added) this.passages.add(p.id, p.noteId, p.vector);
+            for (const id of removedNotes) this.notes.remove(id);
+            for (const n of notes) {
+              if (n.vector) this.notes.add(n.noteId, n.noteId, n.vector);
+              else this.notes.remove(n.noteId);
+            }
+            this.loadedGeneration = generation(this.db);
+          },
+        });
+        this.lastError = null;
+        return r;
+      } catch (e) {
+        throw toToolError(e);
+      }
+    };
+    const prev = this.running;
+    const next = (prev ? prev.catch(() => undefined).then(run) : run()).finally(() => {
+      if (this.running === next) this.running = null;
+    });
+    this.running = next;
+    return next;
+  }
+
+  /** A full reconcile on request (reindex_embeddings, `lettuce embed`): also forgets cached vectors nothing uses. */
+  async reindex(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult & { cachePruned: number }> {
+    const r = await this.reconcileNow(onProgress);
+    const provider = await this.embedder();
+    const cachePruned = this.cache.prune(provider.id, passageHashes(this.db));
+    return { ...r, cachePruned };
+  }
+
+  /** Wipe this vault's vectors of the current model, cached ones included, and embed again. */
+  async rebuild(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult> {
+    const provider = await this.embedder();
+    await this.idle();
+    this.cache.dropModel(provider.id);
+    // A remote model learns its dimension from its first answer; forget it, the weights may differ now.
+    if (provider.kind !== "builtin") (provider as { dimension: number | null }).dimension = null;
+    await whenIdle(this.db);
+    resetForModel(this.db, provider.id);
+    this.dropIndexes();
+    return this.reconcileNow(onProgress);
+  }
+
+  /**
+   * Make the vectors reflect the notes before a semantic call. Small changes
+   * are embedded now; a large backlog starts in the background and the call
+   * fails with index-not-ready (with progress and a retry hint).
+   */
+  async ensureFresh(): Promise<EmbeddingProvider> {
+    const provider = await this.embedder();
+    await this.vault.settle();
+    for (let round = 0; round < 3; round++) {
+      const dv = this.dataVersion();
+      if (!this.running && this.cleanSeq === this.changeSeq && this.cleanDataVersion === dv) return provider;
+      const seq = this.changeSeq;
+      const pending = this.pendingPassages(provider);
+      if (pending === 0 && !this.running) {
+        this.cleanSeq = seq;
+        this.cleanDataVersion = dv;
+        return provider;
+      }
+      const limit = Number(process.env.LETTUCE_EMBED_SYNC_LIMIT) || (provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote);
+      if (pending > limit) {
+        this.startBackground();
+        const { done, total } = this.progress;
+        const left = Math.max(pending, 1);
+        const retryMs = Math.min(600_000, Math.max(5_000, left * (provider.kind === "builtin" ? 50 : 5)));
+        throw new ToolError(
+          "index-not-ready",
+          `The semantic index is being built (${done}/${total || "?"} notes embedded, about ${left} passages to go). Retry in about ${Math.ceil(retryMs / 1000)} s; keyword search works meanwhile.`,
+          { retry_after_ms: retryMs, embedded: done, total },
+        );
+      }
+      await this.reconcileNow();
+      this.cleanSeq = seq;
+      this.cleanDataVersion = this.dataVersion();
+    }
+    return provider;
+  }
+
+  /** Estimated passages still to embed (every note's, after a model change). */
+  private pendingPassages(provider: EmbeddingProvider): number {
+    const m = embeddedModel(this.db);
+    const size = passageCharsFor(provider);
+    const everything = !m || m.id !== provider.id || getMeta(this.db, "embed_chunker") !== chunkLayout(size);
+    const rows = everything ? (this.db.query("SELECT id, size FROM notes").all() as { size: number }[]) : staleNoteIds(this.db);
+    const gone = m ? goneNoteIds(this.db).length : 0;
+    return rows.reduce((n, r) => n + Math.max(1, Math.ceil(r.size / size)), 0) + (gone ? 1 : 0);
+  }
+
+  /**
+   * Embed in the background from now on (serve): the current backlog, then
+   * whatever the watcher reports. Does nothing without an embeddings provider.
+   */
+  async enableBackground(log: (line: string) => void = () => {}): Promise<void> {
+    if (process.env.LETTUCE_EMBED_BACKGROUND === "0") return;
+    const sel = await selectEmbedder();
+    if (!sel.provider || !vecVersion(this.db) || this.closed) return;
+    this.background = true;
+    const pending = this.pendingPassages(sel.provider);
+    if (pending > 0) {
+      log(`Semantic index: embedding about ${pending} passages in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}).`);
+      const t0 = performance.now();
+      this.reconcileNow()
+        .then((r) => log(`Semantic index current: ${r.notes} notes embedded (${r.embedded} passages by the model) in ${Math.round((performance.now() - t0) / 1000)} s.`))
+        .catch((e) => {
+          if (!this.closed) log(`Semantic index: background embedding stopped: ${(e as Error).message}`);
+        });
+    }
+  }
+
+  private scheduleBackground(delay = BACKGROUND_DEBOUNCE_MS): void {
+    if (this.closed) return;
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      this.startBackground();
+    }, delay);
+    this.debounce.unref?.();
+  }
+
+  private startBackground(): void {
+    if (this.running || this.closed) return;
+    this.reconcileNow().catch((e) => {
+      const msg = (e as Error).message;
+      if (msg !== this.lastError && !this.closed) console.error(`lettuce: background embedding stopped: ${msg}`);
+      this.lastError = msg;
+    });
+  }
+
+  /** Wait for any reconcile in flight (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  /** Bring the stemmed keyword index in step with the notes (cheap when nothing changed). */
+  async syncKeywords(): Promise<void> {
+    const dv = this.dataVersion();
+    if (this.keywordSeq === this.changeSeq && this.keywordDataVersion === dv) return;
+    const seq = this.changeSeq;
+    await whenIdle(this.db);
+    syncStemmed(this.db);
+    this.keywordSeq = seq;
+    this.keywordDataVersion = this.dataVersion();
+  }
+
+  private dropIndexes(): void {
+    this.passages = null;
+    this.notes = null;
+    this.loadedGeneration = -1;
+  }
+
+  /** The in-memory passage and note indexes, loaded from the vec tables (again, if another process changed them). */
+  indexes(): { passages: VectorIndex; notes: VectorIndex } | null {
+    const gen = generation(this.db);
+    if (this.passages && this.notes && gen === this.loadedGeneration) return { passages: this.passages, notes: this.notes };
+    const m = embeddedModel(this.db);
+    if (!m?.dim) return null;
+    // The sign codes are taken around the mean vector, estimated from the first few thousand rows.
+    const it = allPassageVectors(this.db);
+    const head: WrittenPassage[] = [];
+    for (let r = it.next(); !r.done; r = it.next()) {
+      head.push(r.value);
+      if (head.length >= 4096) break;
+    }
+    const center = VectorIndex.meanOf(
+      head.map((r) => r.vector),
+      m.dim,
+    );
+    const passages = new VectorIndex(m.dim, center);
+    for (const r of head) passages.add(r.id, r.noteId, r.vector);
+    for (const r of it) passages.add(r.id, r.noteId, r.vector);
+    const notes = new VectorIndex(m.dim, center);
+    for (const r of allNoteVectors(this.db)) notes.add(r.noteId, r.noteId, r.vector);
+    this.passages = passages;
+    this.notes = notes;
+    this.loadedGeneration = gen;
+    return { passages, notes };
+  }
+
+  /** The query's vector, from a small cache (agents repeat and page through queries). */
+  async queryVector(provider: EmbeddingProvider, text: string, signal?: AbortSignal): Promise<Float32Array> {
+    const key = `${provider.id}\u0000${text}`;
+    const hit = this.queryVectors.get(key);
+    if (hit) {
+      this.queryVectors.delete(key);
+      this.queryVectors.set(key, hit);
+      return hit;
+    }
+    let v: Float32Array;
+    try {
+      [v] = (await provider.embed([text], { purpose: "query", signal })) as [Float32Array];
+    } catch (e) {
+      throw toToolError(e);
+    }
+    this.queryVectors.set(key, v);
+    if (this.queryVectors.size > QUERY_CACHE) this.queryVectors.delete(this.queryVectors.keys().next().value!);
+    return v;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.abort.abort();
+    if (this.debounce) clearTimeout(this.debounce);
+    const finish = () => {
+      this.cacheDb?.close();
+      this.cacheDb = null;
+    };
+    if (this.running) this.running.catch(() => undefined).finally(finish);
+    else finish();
+  }
+}

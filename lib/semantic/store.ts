@@ -1,0 +1,200 @@
+// The semantic tables of index.db: passages (text, heading, ordinal, hash),
+// embed_notes (which content of each note is embedded), and two sqlite-vec
+// tables (cosine) holding the vectors: vec_passages (rowid = passage id) and
+// vec_notes (rowid = note id, the note-level vector). The vec tables are made
+// for one model's dimension; meta records the model id and dimension, and a
+// model change wipes all of it (vectors of two models never mix).
+import type { Database } from "bun:sqlite";
+import { getMeta, setMeta, vecVersion } from "../store/index-db";
+import { blobToVector, vectorToBlob } from "./cache";
+import type { Passage } from "./passages";
+
+export interface EmbeddedModel {
+  id: string;
+  dim: number | null;
+}
+
+export interface NoteText {
+  id: number;
+  path: string;
+  title: string;
+  hash: string;
+  size: number;
+  body: string;
+}
+
+export function embeddedModel(db: Database): EmbeddedModel | null {
+  const id = getMeta(db, "embed_model");
+  if (!id) return null;
+  const dim = Number(getMeta(db, "embed_dim"));
+  return { id, dim: Number.isInteger(dim) && dim > 0 ? dim : null };
+}
+
+function hasTable(db: Database, name: string): boolean {
+  return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== null;
+}
+
+/** Start over for a model: every note becomes unembedded. */
+export function resetForModel(db: Database, modelId: string): void {
+  db.transaction(() => {
+    db.exec("DROP TABLE IF EXISTS vec_passages");
+    db.exec("DROP TABLE IF EXISTS vec_notes");
+    db.exec("DELETE FROM passages");
+    db.exec("DELETE FROM embed_notes");
+    setMeta(db, "embed_model", modelId);
+    setMeta(db, "embed_dim", null);
+    bumpGeneration(db);
+  })();
+}
+
+/** Create the vec tables for this dimension (once the first vectors show what it is). */
+export function ensureVecTables(db: Database, dim: number): void {
+  if (!vecVersion(db)) throw new Error("sqlite-vec is not loaded");
+  if (!hasTable(db, "vec_passages")) db.exec(`CREATE VIRTUAL TABLE vec_passages USING vec0(embedding float[${dim}] distance_metric=cosine)`);
+  if (!hasTable(db, "vec_notes")) db.exec(`CREATE VIRTUAL TABLE vec_notes USING vec0(embedding float[${dim}] distance_metric=cosine)`);
+  setMeta(db, "embed_dim", String(dim));
+}
+
+/** A counter bumped on every change to the vectors, so that another process's in-memory copy knows to reload. */
+export function bumpGeneration(db: Database): void {
+  setMeta(db, "embed_generation", String(Number(getMeta(db, "embed_generation") ?? 0) + 1));
+}
+
+export function generation(db: Database): number {
+  return Number(getMeta(db, "embed_generation") ?? 0);
+}
+
+/** Notes whose current content is not what is embedded (new, changed, or never embedded). */
+export function staleNoteIds(db: Database): { id: number; size: number }[] {
+  return db
+    .query("SELECT n.id AS id, n.size AS size FROM notes n LEFT JOIN embed_notes e ON e.note_id = n.id WHERE e.hash IS NULL OR e.hash <> n.hash ORDER BY n.id")
+    .all() as { id: number; size: number }[];
+}
+
+/** Embedded notes that are gone from the index. */
+export function goneNoteIds(db: Database): number[] {
+  return (db.query("SELECT note_id AS id FROM embed_notes WHERE note_id NOT IN (SELECT id FROM notes)").all() as { id: number }[]).map((r) => r.id);
+}
+
+export function countEmbedded(db: Database): number {
+  return (db.query("SELECT count(*) AS n FROM embed_notes e JOIN notes n ON n.id = e.note_id AND n.hash = e.hash").get() as { n: number }).n;
+}
+
+export function noteTexts(db: Database, ids: number[]): NoteText[] {
+  if (!ids.length) return [];
+  return db
+    .query(
+      `SELECT n.id AS id, n.path AS path, n.title AS title, n.hash AS hash, n.size AS size, f.body AS body
+       FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.id IN (${ids.map(() => "?").join(",")})`,
+    )
+    .all(...ids) as NoteText[];
+}
+
+export interface StoredNote {
+  noteId: number;
+  hash: string;
+  passages: Passage[];
+  vectors: Float32Array[];
+  noteVector: Float32Array | null;
+}
+
+export interface WrittenPassage {
+  id: number;
+  noteId: number;
+  vector: Float32Array;
+}
+
+/**
+ * Replace the embedded state of some notes in one transaction (the caller makes
+ * sure no other transaction is open on this connection). Returns the new
+ * passage rows so the in-memory index can follow.
+ */
+export function writeNotes(db: Database, notes: StoredNote[], removed: number[]): { added: WrittenPassage[]; removedPassages: number[] } {
+  const added: WrittenPassage[] = [];
+  const removedPassages: number[] = [];
+  const oldIds = db.query("SELECT id FROM passages WHERE note_id = ?");
+  const delPassages = db.query("DELETE FROM passages WHERE note_id = ?");
+  const delState = db.query("DELETE FROM embed_notes WHERE note_id = ?");
+  const insPassage = db.query("INSERT INTO passages(note_id, ord, heading, text, hash) VALUES (?, ?, ?, ?, ?) RETURNING id");
+  const setState = db.query("INSERT OR REPLACE INTO embed_notes(note_id, hash) VALUES (?, ?)");
+  // The vec tables exist once the first vectors told the dimension; before that no note has passages.
+  const vec = hasTable(db, "vec_passages")
+    ? {
+        delP: db.query("DELETE FROM vec_passages WHERE rowid = ?"),
+        delN: db.query("DELETE FROM vec_notes WHERE rowid = ?"),
+        insP: db.query("INSERT INTO vec_passages(rowid, embedding) VALUES (?, ?)"),
+        insN: db.query("INSERT INTO vec_notes(rowid, embedding) VALUES (?, ?)"),
+      }
+    : null;
+  const clear = (noteId: number) => {
+    for (const r of oldIds.all(noteId) as { id: number }[]) {
+      removedPassages.push(r.id);
+      vec?.delP.run(r.id);
+    }
+    delPassages.run(noteId);
+    vec?.delN.run(noteId);
+  };
+  db.transaction(() => {
+    for (const id of removed) {
+      clear(id);
+      delState.run(id);
+    }
+    for (const n of notes) {
+      clear(n.noteId);
+      if (n.passages.length && !vec) throw new Error("passages to store before the vec tables exist");
+      n.passages.forEach((p, i) => {
+        const row = insPassage.get(n.noteId, p.ord, p.heading, p.text, p.hash) as { id: number };
+        vec!.insP.run(row.id, vectorToBlob(n.vectors[i]!));
+        added.push({ id: row.id, noteId: n.noteId, vector: n.vectors[i]! });
+      });
+      if (n.noteVector && vec) vec.insN.run(n.noteId, vectorToBlob(n.noteVector));
+      setState.run(n.noteId, n.hash);
+    }
+    bumpGeneration(db);
+  })();
+  return { added, removedPassages };
+}
+
+/** Every stored passage vector (for the in-memory search index). */
+export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
+  if (!hasTable(db, "vec_passages")) return;
+  const q = db.query("SELECT p.id AS id, p.note_id AS noteId, v.embedding AS embedding FROM passages p JOIN vec_passages v ON v.rowid = p.id");
+  for (const r of q.iterate() as Iterable<{ id: number; noteId: number; embedding: Uint8Array }>) {
+    yield { id: r.id, noteId: r.noteId, vector: blobToVector(r.embedding) };
+  }
+}
+
+/** Every stored note-level vector. */
+export function* allNoteVectors(db: Database): Generator<{ noteId: number; vector: Float32Array }> {
+  if (!hasTable(db, "vec_notes")) return;
+  const q = db.query("SELECT rowid AS noteId, embedding FROM vec_notes");
+  for (const r of q.iterate() as Iterable<{ noteId: number; embedding: Uint8Array }>) yield { noteId: r.noteId, vector: blobToVector(r.embedding) };
+}
+
+export function noteVector(db: Database, noteId: number): Float32Array | null {
+  if (!hasTable(db, "vec_notes")) return null;
+  const r = db.query("SELECT embedding FROM vec_notes WHERE rowid = ?").get(noteId) as { embedding: Uint8Array } | null;
+  return r ? blobToVector(r.embedding) : null;
+}
+
+export interface PassageRow {
+  id: number;
+  noteId: number;
+  ord: number;
+  heading: string;
+  text: string;
+}
+
+export function passagesByIds(db: Database, ids: number[]): Map<number, PassageRow> {
+  const out = new Map<number, PassageRow>();
+  if (!ids.length) return out;
+  const rows = db
+    .query(`SELECT id, note_id AS noteId, ord, heading, text FROM passages WHERE id IN (${ids.map(() => "?").join(",")})`)
+    .all(...ids) as PassageRow[];
+  for (const r of rows) out.set(r.id, r);
+  return out;
+}
+
+export function passageHashes(db: Database): Set<string> {
+  return new Set((db.query("SELECT DISTINCT hash FROM passages").all() as { hash: string }[]).map((r) => r.hash));
+}

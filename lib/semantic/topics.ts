@@ -1,0 +1,68 @@
+// find_duplicates and topic_map, both built on the note-level vectors and the
+// pair search of neighbors.ts.
+import type { Database } from "bun:sqlite";
+import { normalize } from "../providers/types";
+import { similarGroups, similarPairs } from "./neighbors";
+import type { SemanticService } from "./service";
+import { allNoteVectors } from "./store";
+
+export interface DuplicatePair {
+  pathA: string;
+  pathB: string;
+  similarity: number;
+}
+
+export interface Cluster {
+  notes: string[];
+  size: number;
+  hasHub: boolean;
+  sharedTags: string[];
+}
+
+/** Note vectors (exact float32, unit length) with their paths, in note-id order. */
+function noteVectors(db: Database): { ids: number[]; paths: string[]; vectors: Float32Array[] } {
+  const paths = new Map((db.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
+  const ids: number[] = [];
+  const vectors: Float32Array[] = [];
+  for (const r of allNoteVectors(db)) {
+    if (!paths.has(r.noteId)) continue;
+    ids.push(r.noteId);
+    vectors.push(normalize(r.vector));
+  }
+  return { ids, paths: ids.map((id) => paths.get(id)!), vectors };
+}
+
+const round = (x: number) => Math.round(x * 1e4) / 1e4;
+
+export async function findDuplicates(svc: SemanticService, threshold: number, limit: number): Promise<DuplicatePair[]> {
+  await svc.ensureFresh();
+  const { paths, vectors } = noteVectors(svc.vault.indexDb);
+  return similarPairs(vectors, threshold, limit).map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
+}
+
+export async function topicMap(svc: SemanticService, threshold: number, minSize: number): Promise<{ clusters: Cluster[]; missingHubs: Cluster[] }> {
+  await svc.ensureFresh();
+  const db = svc.vault.indexDb;
+  const { ids, paths, vectors } = noteVectors(db);
+  const groups = similarGroups(vectors, threshold).filter((g) => g.length >= Math.max(2, minSize));
+  const tagsOf = new Map<number, string[]>();
+  for (const r of db.query("SELECT id, tags FROM notes").all() as { id: number; tags: string }[]) tagsOf.set(r.id, JSON.parse(r.tags));
+  const inLinks = db.query("SELECT DISTINCT n.path AS source FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ?");
+  const clusters: Cluster[] = groups.map((g) => {
+    const members = g.map((i) => paths[i]!);
+    const memberSet = new Set(members);
+    // A hub: a member that at least two other members link to.
+    const hasHub = members.some((m) => (inLinks.all(m) as { source: string }[]).filter((r) => r.source !== m && memberSet.has(r.source)).length >= 2);
+    // Shared tags: carried by at least half the members (and by two at least), most common first.
+    const counts = new Map<string, number>();
+    for (const i of g) for (const t of new Set(tagsOf.get(ids[i]!) ?? [])) counts.set(t, (counts.get(t) ?? 0) + 1);
+    const need = Math.max(2, Math.ceil(g.length / 2));
+    const sharedTags = [...counts]
+      .filter(([, c]) => c >= need)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([t]) => t);
+    return { notes: members.sort(), size: members.length, hasHub, sharedTags };
+  });
+  clusters.sort((a, b) => b.size - a.size || a.notes[0]!.localeCompare(b.notes[0]!));
+  return { clusters, missingHubs: clusters.filter((c) => !c.hasHub) };
+}

@@ -1,0 +1,209 @@
+// The agent-edits timeline in state.db: one row per file change an agent (or a
+// person's revert or approval) made, with the bytes before and after, so any
+// edit can be listed and reverted. A row is written as "pending" before its
+// rename and marked "applied" right after; recoverTimeline() settles rows a
+// crashed process left pending.
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { lettuceDir } from "../store/index-db";
+import { diskHash, removeQuietly } from "./atomic";
+
+/**
+ * A connection to state.db for timeline rows, with synchronous = NORMAL: in
+ * WAL mode a commit then reaches the OS but is not fsynced, so a process
+ * crash loses nothing while a write costs no extra disk flush on the event
+ * loop. A power cut may drop the last few rows (never a note's content: the
+ * note's temp file and folder are fsynced). Open it after openStateDb, which
+ * creates the tables.
+ */
+export function openTimelineDb(root: string): Database {
+  const db = new Database(join(lettuceDir(root), "state.db"), { strict: true });
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+export type EditAction = "write" | "move" | "delete";
+
+export interface NewEdit {
+  tool: string;
+  action: EditAction;
+  path: string;
+  fromPath?: string | null;
+  trashPath?: string | null;
+  before: Uint8Array | null;
+  after: Uint8Array | null;
+  beforeHash: string | null;
+  afterHash: string | null;
+  agent: string;
+  token: string;
+  proposalId?: number | null;
+  reverts?: number | null;
+  tmp?: string | null; // vault-relative temp file of a pending write
+}
+
+export interface EditRecord {
+  id: number;
+  groupId: number;
+  time: string;
+  tool: string;
+  action: EditAction;
+  path: string;
+  fromPath: string | null;
+  trashPath: string | null;
+  beforeHash: string | null;
+  afterHash: string | null;
+  agent: string;
+  token: string;
+  proposalId: number | null;
+  reverts: number | null;
+}
+
+export interface EditRow extends EditRecord {
+  before: Uint8Array | null;
+  after: Uint8Array | null;
+}
+
+const LIST_COLUMNS =
+  "id, group_id, time, tool, action, path, from_path, trash_path, before_hash, after_hash, agent, token, proposal_id, reverts";
+
+function toRecord(r: Record<string, unknown>): EditRecord {
+  return {
+    id: r.id as number,
+    groupId: (r.group_id as number | null) ?? (r.id as number),
+    time: r.time as string,
+    tool: r.tool as string,
+    action: r.action as EditAction,
+    path: r.path as string,
+    fromPath: (r.from_path as string | null) ?? null,
+    trashPath: (r.trash_path as string | null) ?? null,
+    beforeHash: (r.before_hash as string | null) ?? null,
+    afterHash: (r.after_hash as string | null) ?? null,
+    agent: r.agent as string,
+    token: r.token as string,
+    proposalId: (r.proposal_id as number | null) ?? null,
+    reverts: (r.reverts as number | null) ?? null,
+  };
+}
+
+function toRow(r: Record<string, unknown>): EditRow {
+  const blob = (v: unknown) => (v == null ? null : v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer));
+  return { ...toRecord(r), before: blob(r.before), after: blob(r.after) };
+}
+
+/** Insert the rows of one call as pending, in one transaction. Returns their ids; the first is the group's id. */
+export function insertPending(db: Database, edits: NewEdit[]): number[] {
+  const now = new Date().toISOString();
+  const ins = db.query(
+    `INSERT INTO agent_edits(group_id, time, tool, action, path, from_path, trash_path, before, after, before_hash, after_hash,
+                             agent, token, proposal_id, reverts, state, tmp, owner_pid)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+  );
+  const ids: number[] = [];
+  db.transaction(() => {
+    for (const e of edits) {
+      const res = ins.run(
+        ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, e.before, e.after,
+        e.beforeHash, e.afterHash, e.agent, e.token, e.proposalId ?? null, e.reverts ?? null, e.tmp ?? null, process.pid,
+      );
+      ids.push(Number(res.lastInsertRowid));
+    }
+  })();
+  return ids;
+}
+
+export function markApplied(db: Database, ids: number[]): void {
+  if (!ids.length) return;
+  const q = db.query("UPDATE agent_edits SET state = 'applied', tmp = NULL, owner_pid = NULL WHERE id = ?");
+  db.transaction(() => {
+    for (const id of ids) q.run(id);
+  })();
+}
+
+export function dropPending(db: Database, ids: number[]): void {
+  if (!ids.length) return;
+  const q = db.query("DELETE FROM agent_edits WHERE id = ? AND state = 'pending'");
+  db.transaction(() => {
+    for (const id of ids) q.run(id);
+  })();
+}
+
+export function listEdits(db: Database, opts: { path?: string; limit?: number; offset?: number } = {}): EditRecord[] {
+  const limit = opts.limit ?? 50;
+  const offset = opts.offset ?? 0;
+  const rows = opts.path
+    ? db
+        .query(
+          `SELECT ${LIST_COLUMNS} FROM agent_edits WHERE state = 'applied' AND (path = ?1 OR from_path = ?1 OR trash_path = ?1)
+           ORDER BY id DESC LIMIT ?2 OFFSET ?3`,
+        )
+        .all(opts.path, limit, offset)
+    : db.query(`SELECT ${LIST_COLUMNS} FROM agent_edits WHERE state = 'applied' ORDER BY id DESC LIMIT ? OFFSET ?`).all(limit, offset);
+  return (rows as Record<string, unknown>[]).map(toRecord);
+}
+
+export function getEdit(db: Database, id: number): EditRow | null {
+  const r = db.query("SELECT * FROM agent_edits WHERE id = ? AND state = 'applied'").get(id) as Record<string, unknown> | null;
+  return r ? toRow(r) : null;
+}
+
+/** Every applied row of the call that `id` belongs to, in the order they were made. */
+export function editGroup(db: Database, id: number): EditRow[] {
+  const first = getEdit(db, id);
+  if (!first) return [];
+  const gid = first.groupId;
+  return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map(toRow);
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return false; // our own rows are never pending across an await
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/**
+ * Settle rows left pending by a process that died mid-write. A write is
+ * applied when its temp file is gone and the note holds its new bytes;
+ * otherwise the rename never happened (drop the row, remove the temp). A move
+ * is applied when its source is gone and its destination exists.
+ */
+export function recoverTimeline(root: string, db: Database): { applied: number; dropped: number } {
+  const rows = db.query("SELECT id, action, path, from_path, trash_path, tmp, owner_pid, after_hash FROM agent_edits WHERE state = 'pending'").all() as {
+    id: number;
+    action: EditAction;
+    path: string;
+    from_path: string | null;
+    trash_path: string | null;
+    tmp: string | null;
+    owner_pid: number | null;
+    after_hash: string | null;
+  }[];
+  const applied: number[] = [];
+  const dropped: number[] = [];
+  const abs = (rel: string) => join(root, ...rel.split("/"));
+  for (const r of rows) {
+    if (r.owner_pid !== null && processAlive(r.owner_pid)) continue;
+    let landed: boolean;
+    if (r.action === "write") {
+      // The temp file still there: the rename never happened. Gone: renamed, or never created (then the note still has its old bytes).
+      landed = !(r.tmp && existsSync(abs(r.tmp))) && diskHash(abs(r.path)) === r.after_hash;
+    } else {
+      const src = r.action === "move" ? r.from_path! : r.path;
+      const dst = r.action === "move" ? r.path : r.trash_path!;
+      landed = !existsSync(abs(src)) && existsSync(abs(dst));
+    }
+    if (landed) applied.push(r.id);
+    else dropped.push(r.id);
+  }
+  // Temp files before rows: if this is cut short, the next recovery finds the row again and drops it.
+  for (const r of rows) if (dropped.includes(r.id) && r.tmp) removeQuietly(abs(r.tmp));
+  markApplied(db, applied);
+  dropPending(db, dropped);
+  return { applied: applied.length, dropped: dropped.length };
+}

@@ -1,0 +1,20 @@
+// Caps on what one write may do. Documented in docs/writes.md; each breach
+// has its own error kind so an agent can tell what to change.
+
+/** Largest note a write may produce (bytes). LETTUCE_MAX_NOTE_BYTES overrides. */
+export function maxNoteBytes(): number {
+  const n = Number(process.env.LETTUCE_MAX_NOTE_BYTES);
+  return Number.isInteger(n) && n > 0 ? n : 2 * 1024 * 1024;
+}
+
+/** apply_edits: most {find, replace} pairs in one call (kind too-many-edits). */
+export const MAX_EDITS_PER_CALL = 100;
+
+/** file_page: most cited notes per page (more is an invalid-arguments error). */
+export const MAX_CITATIONS = 100;
+
+/** Pending proposals one token may have queued at once (kind too-many-proposals). */
+export const MAX_PENDING_PROPOSALS = 200;
+
+/** Longest unified diff kept with a proposal; longer ones are cut with a note. */
+export const MAX_DIFF_CHARS = 200_000;

@@ -1,0 +1,117 @@
+// Rewriting the links that point at a note being moved, in the other notes
+// and in the moved note itself, keeping each link's style: a bare [[Name]]
+// stays bare when the new name is unambiguous, a path stays a path, a
+// Markdown link stays relative or vault-absolute, and #heading, ^block and
+// |alias parts are kept as written.
+import { posix } from "node:path";
+import type { LinkRef } from "../index/resolver";
+import { noteName, parseNote } from "../vault/parse";
+import { splitLines } from "./text";
+
+const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
+const MDLINK = /(!?)\[([^\]\n]*)\]\(\s*(<[^>\n]+>|[^)\s]+)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)/g;
+const INLINE_CODE = /(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g;
+
+export interface MoveRewrite {
+  /** The note holding the links, where it is now and where it will be (they differ only for the moved note itself). */
+  oldSource: string;
+  newSource: string;
+  from: string;
+  to: string;
+  /** Resolution as the index does it, before the move. */
+  resolve(link: LinkRef, source: string): string | null;
+  /** Aliases of the moved note: links through an alias keep working and are left alone. */
+  aliases: string[];
+  /** True when no other note shares the destination's name, so [[Name]] stays unambiguous. */
+  nameUnique: boolean;
+}
+
+const stripMd = (p: string) => p.replace(/\.md$/i, "");
+const dirOf = (p: string) => {
+  const d = posix.dirname(p);
+  return d === "." ? "" : d;
+};
+
+function encodeUrlPath(p: string): string {
+  return p.replace(/[\s%()<>\[\]]/g, (c) => (c === "(" ? "%28" : c === ")" ? "%29" : encodeURIComponent(c)));
+}
+
+function newWikiTarget(target: string, r: MoveRewrite): string | null {
+  const lc = target.toLowerCase();
+  if (r.aliases.some((a) => a.toLowerCase() === lc) && stripMd(lc) !== noteName(r.from).toLowerCase()) return null;
+  const md = /\.md$/i.test(target) ? ".md" : "";
+  const next = target.includes("/") || !r.nameUnique ? stripMd(r.to) + md : noteName(r.to) + md;
+  return next === target ? null : next;
+}
+
+function rewriteWikilink(inner: string, r: MoveRewrite): string | null {
+  const pipe = inner.search(/\\?\|/);
+  const hash = inner.indexOf("#");
+  const cut = [pipe, hash].filter((i) => i !== -1).reduce((a, b) => Math.min(a, b), inner.length);
+  const target = inner.slice(0, cut).trim();
+  if (!target) return null; // [[#Heading]] points into its own note
+  if (r.resolve({ target, kind: "wikilink" }, r.oldSource) !== r.from) return null;
+  const next = newWikiTarget(target, r);
+  return next === null ? null : next + inner.slice(cut);
+}
+
+function rewriteUrl(url: string, r: MoveRewrite): string | null {
+  const angle = url.startsWith("<");
+  const raw = angle ? url.slice(1, -1) : url;
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(raw) || raw.startsWith("//") || raw.startsWith("#")) return null;
+  const h = raw.indexOf("#");
+  const pathPart = h === -1 ? raw : raw.slice(0, h);
+  const frag = h === -1 ? "" : raw.slice(h);
+  let decoded = pathPart;
+  try {
+    decoded = decodeURIComponent(pathPart);
+  } catch {
+    /* as written */
+  }
+  const resolved = r.resolve({ target: decoded, kind: "markdown" }, r.oldSource);
+  if (resolved === null) return null;
+  const moved = resolved === r.from;
+  const sourceMoved = r.oldSource !== r.newSource;
+  if (!moved && !sourceMoved) return null;
+  const dest = moved ? r.to : resolved;
+  const rel = posix.normalize(posix.join(dirOf(r.oldSource), decoded)).toLowerCase();
+  const relative = !decoded.startsWith("/") && (rel === resolved.toLowerCase() || rel + ".md" === resolved.toLowerCase());
+  if (!relative && !moved) return null; // a vault-absolute link to an unmoved note still works
+  let next = relative ? posix.relative("/" + dirOf(r.newSource), "/" + dest) : (decoded.startsWith("/") ? "/" : "") + dest;
+  if (!/\.md$/i.test(decoded)) next = stripMd(next);
+  const out = angle ? `<${next}${frag}>` : encodeUrlPath(next) + frag;
+  return out === url ? null : out;
+}
+
+/** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
+export function rewriteLinksForMove(text: string, r: MoveRewrite): { text: string; count: number } {
+  const linkLines = new Set(parseNote(r.oldSource, text).links.map((l) => l.line - 1));
+  if (!linkLines.size) return { text, count: 0 };
+  const lines = splitLines(text);
+  let count = 0;
+  for (const i of linkLines) {
+    const line = lines[i];
+    if (line === undefined) continue;
+    // Links inside inline code are text, not links: find matches on a copy with code blanked.
+    const masked = line.replace(INLINE_CODE, (m) => " ".repeat(m.length));
+    const edits: { start: number; end: number; text: string }[] = [];
+    for (const m of masked.matchAll(WIKILINK)) {
+      const start = m.index! + m[1]!.length + 2;
+      const inner = line.slice(start, start + m[2]!.length);
+      const next = rewriteWikilink(inner, r);
+      if (next !== null) edits.push({ start, end: start + inner.length, text: next });
+    }
+    for (const m of masked.matchAll(MDLINK)) {
+      const urlStart = m.index! + m[0].indexOf(m[3]!, m[0].indexOf("](") + 2);
+      const url = line.slice(urlStart, urlStart + m[3]!.length);
+      const next = rewriteUrl(url, r);
+      if (next !== null) edits.push({ start: urlStart, end: urlStart + url.length, text: next });
+    }
+    if (!edits.length) continue;
+    let out = line;
+    for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+    lines[i] = out;
+    count += edits.length;
+  }
+  return { text: lines.join(""), count };
+}

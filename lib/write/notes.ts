@@ -1,0 +1,161 @@
+// What every write operation needs before it plans a change: a safe,
+// canonical path for the note, its current bytes and hash, and the rules
+// (immutable prefixes, expected hashes, size) checked the same way each time.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { ToolError } from "../errors";
+import { findNote } from "../retrieval/notes";
+import type { VaultContext } from "../vault-context";
+import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
+import { mimeTypeOf } from "../vault/mime";
+import { hashBytes, readBytes } from "./atomic";
+import { maxNoteBytes } from "./limits";
+
+export interface NoteState {
+  path: string;
+  abs: string;
+  bytes: Buffer | null;
+  hash: string | null;
+}
+
+export function readState(vault: VaultContext, path: string): NoteState {
+  const abs = join(vault.root, ...path.split("/"));
+  const bytes = readBytes(abs);
+  return { path, abs, bytes, hash: bytes === null ? null : hashBytes(bytes) };
+}
+
+function refuseHidden(rel: string, input: string): void {
+  if (isIgnoredPath(rel)) {
+    throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: agents may not write into hidden folders (.trash, .obsidian, .git, …)`);
+  }
+}
+
+/** Add ".md" to a path without it; refuse paths that name some other kind of file. */
+function asNotePath(rel: string, input: string): string {
+  if (/\.md$/i.test(rel)) return rel;
+  if (mimeTypeOf(rel) !== "application/octet-stream") {
+    throw new ToolError("not-a-note", `Not a note: ${JSON.stringify(input)} is not a Markdown file; write tools only change .md notes`);
+  }
+  return rel + ".md";
+}
+
+/**
+ * An existing note named by an agent: the exact path on disk, else the index's
+ * forgiving lookup (case-insensitive, ".md" optional). note-not-found otherwise.
+ */
+export function resolveExisting(vault: VaultContext, input: string): NoteState {
+  const rel = normalizeVaultPath(input);
+  refuseHidden(rel, input);
+  safeAbsPath(vault.root, rel);
+  if (/\.md$/i.test(rel)) {
+    const st = readState(vault, rel);
+    if (st.bytes !== null) return st;
+  }
+  const row = findNote(vault.indexDb, vault.root, rel);
+  const st = readState(vault, row.path);
+  if (st.bytes === null) throw new ToolError("note-not-found", `Note not found: ${rel}`);
+  return st;
+}
+
+/**
+ * A path an agent wants to create (or replace). When the vault already has
+ * the note under another letter case, that note is meant: creating a
+ * case-twin would break on macOS and Windows and in sync tools.
+ */
+export function resolveTarget(vault: VaultContext, input: string, opts: { caseTwin?: boolean } = {}): NoteState {
+  const rel = asNotePath(normalizeVaultPath(input), input);
+  refuseHidden(rel, input);
+  const abs = safeAbsPath(vault.root, rel);
+  try {
+    if (statSync(abs).isDirectory()) throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: it is a folder`);
+  } catch (e) {
+    if (e instanceof ToolError) throw e;
+  }
+  const st = readState(vault, rel);
+  if (st.bytes !== null || opts.caseTwin === false) return st;
+  const twin = vault.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get(rel) as { path: string } | null;
+  if (twin && twin.path !== rel) {
+    const t = readState(vault, twin.path);
+    if (t.bytes !== null) return t;
+  }
+  return st;
+}
+
+/** True when agents may create `path` but never change, move or delete it. */
+export function isImmutable(vault: VaultContext, path: string): boolean {
+  const p = path.toLowerCase();
+  for (const raw of vault.immutablePaths) {
+    const prefix = raw.replace(/^\/+/, "").toLowerCase();
+    if (!prefix) continue;
+    if (p === prefix || p === prefix.replace(/\/+$/, "") || p.startsWith(prefix.endsWith("/") ? prefix : prefix + "/")) return true;
+  }
+  return false;
+}
+
+export function refuseImmutable(vault: VaultContext, path: string, what: string): void {
+  if (isImmutable(vault, path)) {
+    throw new ToolError("immutable-path", `${path} is under an immutable prefix (${vault.immutablePaths.join(", ")}): notes there can be created once, never ${what}`, {
+      immutablePaths: vault.immutablePaths,
+    });
+  }
+}
+
+/**
+ * Check a note against what the caller believes it holds. `expected` is a
+ * hash, or null for "must not exist"; undefined means no expectation.
+ */
+export function checkExpected(st: NoteState, expected: string | null | undefined): void {
+  if (expected === undefined) return;
+  if (st.hash === expected) return;
+  const now = st.hash === null ? "it no longer exists" : `its hash is now ${st.hash}`;
+  const was = expected === null ? "absent" : expected;
+  throw new ToolError("conflict", `${st.path} changed since you read it (expected ${was}; ${now}). Read it again and redo the edit.`, {
+    path: st.path,
+    expectedHash: expected,
+    currentHash: st.hash,
+  });
+}
+
+export function checkSize(path: string, bytes: Uint8Array): void {
+  const max = maxNoteBytes();
+  if (bytes.length > max) {
+    throw new ToolError("too-large", `${path} would be ${bytes.length} bytes; the limit is ${max} bytes per note`, { size: bytes.length, limit: max });
+  }
+}
+
+export interface NoteText {
+  /** The text with CRLF turned into LF when the whole file uses CRLF, and without a BOM. */
+  text: string;
+  crlf: boolean;
+  bom: boolean;
+}
+
+/**
+ * Decode a note for editing. Edits work on LF text; a file that uses CRLF
+ * throughout gets CRLF back (encodeText), so its untouched lines keep their
+ * bytes. A file with mixed endings is edited as it is.
+ */
+export function decodeText(path: string, bytes: Uint8Array): NoteText {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  let text = buf.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(buf)) {
+    throw new ToolError("unsupported-encoding", `${path} is not valid UTF-8; Lettuce will not rewrite it in part (replace it whole with write_note)`);
+  }
+  const bom = text.startsWith("\uFEFF");
+  if (bom) text = text.slice(1);
+  const lf = (text.match(/\n/g) ?? []).length;
+  const crlf = lf > 0 && (text.match(/\r\n/g) ?? []).length === lf;
+  if (crlf) text = text.replace(/\r\n/g, "\n");
+  return { text, crlf, bom };
+}
+
+export function encodeText(t: NoteText, text: string): Buffer {
+  let out = t.crlf ? text.replace(/\r?\n/g, "\r\n") : text;
+  if (t.bom) out = "\uFEFF" + out;
+  return Buffer.from(out, "utf8");
+}
+
+/** Agent text meant for a note: CRLF folded to LF when the note is edited as LF (encodeText restores it). */
+export function agentText(t: NoteText, s: string): string {
+  return t.crlf ? s.replace(/\r\n/g, "\n") : s;
+}

@@ -1,0 +1,151 @@
+// move_note and delete_note: operations that change where a note lives.
+// A move rewrites the links that point at the note; a delete moves the note
+// to .trash/ so that it can be restored.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ToolError } from "../errors";
+import type { VaultContext } from "../vault-context";
+import { noteName } from "../vault/parse";
+import type { FileChange } from "./commit";
+import { rewriteLinksForMove } from "./links";
+import { checkExpected, decodeText, encodeText, isImmutable, readState, refuseImmutable, resolveExisting, resolveTarget } from "./notes";
+import { expectationFor, guessPath, type WriteOp } from "./plan";
+
+/** Notes with at least one link that resolves to `path` (the index's view; a note a moment old may be missing). */
+export function backlinkSources(vault: VaultContext, path: string): string[] {
+  const rows = vault.indexDb
+    .query("SELECT DISTINCT n.path AS path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND n.path != ? ORDER BY n.path")
+    .all(path, path) as { path: string }[];
+  return rows.map((r) => r.path);
+}
+
+export interface MoveNoteArgs {
+  from: string;
+  to: string;
+  updateLinks?: boolean;
+  expectedHash?: string;
+}
+
+function existingPath(vault: VaultContext, input: string): string | null {
+  try {
+    return resolveExisting(vault, input).path;
+  } catch {
+    return null;
+  }
+}
+
+export const moveNoteOp: WriteOp<MoveNoteArgs> = {
+  name: "move_note",
+  lockPaths(vault, a) {
+    const src = existingPath(vault, a.from);
+    const links = src && a.updateLinks !== false ? backlinkSources(vault, src) : [];
+    return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(a.to), ...links];
+  },
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    const src = resolveExisting(vault, a.from);
+    refuseImmutable(vault, src.path, "moved");
+    checkExpected(src, expectationFor(base, src.path, a.expectedHash));
+    const dst = resolveTarget(vault, a.to, { caseTwin: false });
+    if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
+    const caseOnly = dst.path.toLowerCase() === src.path.toLowerCase();
+    if (!caseOnly) {
+      const clash = dst.bytes !== null || vault.indexDb.query("SELECT 1 FROM notes WHERE path = ? COLLATE NOCASE").get(dst.path) !== null;
+      if (clash) {
+        if (base) checkExpected(dst, null);
+        throw new ToolError("already-exists", `${dst.path} already exists; pick another destination or delete that note first`, { path: dst.path });
+      }
+    }
+
+    const changes: FileChange[] = [{ action: "move", from: src.path, path: dst.path, before: src.bytes, after: src.bytes }];
+    const updated: string[] = [];
+    const skipped: { path: string; reason: string }[] = [];
+    let linkCount = 0;
+    if (a.updateLinks !== false) {
+      const resolver = vault.indexer.resolver;
+      const others = vault.indexDb
+        .query("SELECT count(*) AS n FROM notes WHERE name = ? COLLATE NOCASE AND path != ?")
+        .get(noteName(dst.path), src.path) as { n: number };
+      const common = {
+        from: src.path,
+        to: dst.path,
+        resolve: resolver.resolve.bind(resolver),
+        aliases: resolver.aliasesFor(src.path),
+        nameUnique: others.n === 0,
+      };
+      // The moved note's own relative links and self-links.
+      try {
+        const t = decodeText(src.path, src.bytes!);
+        const own = rewriteLinksForMove(t.text, { ...common, oldSource: src.path, newSource: dst.path });
+        if (own.count) {
+          changes.push({ action: "write", path: dst.path, before: src.bytes, after: encodeText(t, own.text) });
+          linkCount += own.count;
+        }
+      } catch (e) {
+        if (!(e instanceof ToolError)) throw e;
+      }
+      for (const path of backlinkSources(vault, src.path)) {
+        if (isImmutable(vault, path)) {
+          skipped.push({ path, reason: "immutable-path" });
+          continue;
+        }
+        const st = readState(vault, path);
+        if (st.bytes === null) continue;
+        let t;
+        try {
+          t = decodeText(path, st.bytes);
+        } catch {
+          skipped.push({ path, reason: "unsupported-encoding" });
+          continue;
+        }
+        const res = rewriteLinksForMove(t.text, { ...common, oldSource: path, newSource: path });
+        if (!res.count) continue;
+        changes.push({ action: "write", path, before: st.bytes, after: encodeText(t, res.text) });
+        updated.push(path);
+        linkCount += res.count;
+      }
+    }
+    return {
+      changes,
+      base: { [src.path]: src.hash, [dst.path]: null },
+      primary: dst.path,
+      summary: `Move ${src.path} to ${dst.path}${updated.length ? ` and update links in ${updated.length} note${updated.length === 1 ? "" : "s"}` : ""}`,
+      result: { from: src.path, linksUpdated: linkCount, notesUpdated: updated, notesNotUpdated: skipped },
+    };
+  },
+};
+
+export interface DeleteNoteArgs {
+  path: string;
+  expectedHash?: string;
+}
+
+/** A free path under .trash/ that keeps the note's folders, numbered when the name is taken. */
+export function trashPathFor(root: string, path: string): string {
+  const base = `.trash/${path}`;
+  if (!existsSync(join(root, base))) return base;
+  const stem = base.replace(/\.md$/i, "");
+  for (let n = 2; ; n++) {
+    const p = `${stem} (${n}).md`;
+    if (!existsSync(join(root, p))) return p;
+  }
+}
+
+export const deleteNoteOp: WriteOp<DeleteNoteArgs> = {
+  name: "delete_note",
+  lockPaths: (_v, a) => guessPath(a.path),
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    const st = resolveExisting(vault, a.path);
+    refuseImmutable(vault, st.path, "deleted");
+    checkExpected(st, expectationFor(base, st.path, a.expectedHash));
+    const trash = trashPathFor(vault.root, st.path);
+    return {
+      changes: [{ action: "delete", path: st.path, trash, before: st.bytes, after: null }],
+      base: { [st.path]: st.hash },
+      primary: null,
+      summary: `Delete ${st.path} (to ${trash})`,
+      result: { trashPath: trash, brokenBacklinks: backlinkSources(vault, st.path) },
+    };
+  },
+};

@@ -1,0 +1,290 @@
+// The content-changing write operations: each reads the note(s), checks the
+// rules (immutable prefixes, expected hashes, limits) and plans the change.
+// Moves and deletes live in ops-move.ts.
+import { readdirSync } from "node:fs";
+import { stringify as toYaml } from "yaml";
+import { ToolError } from "../errors";
+import type { VaultContext } from "../vault-context";
+import { noteName } from "../vault/parse";
+import { MAX_EDITS_PER_CALL } from "./limits";
+import {
+  agentText,
+  checkExpected,
+  checkSize,
+  decodeText,
+  encodeText,
+  readState,
+  refuseImmutable,
+  resolveExisting,
+  resolveTarget,
+  type NoteState,
+  type NoteText,
+} from "./notes";
+import { expectationFor, guessPath, type Base, type Plan, type WriteOp } from "./plan";
+import { appendLogText, applyEditsToText, completeDirectiveText, localDate, patchSectionText, type Edit, type SectionMode } from "./text";
+
+/** Plan a rewrite of one existing note's text: the shared path of apply_edits, patch_section and complete_directive. */
+function planTextEdit(
+  vault: VaultContext,
+  pathArg: string,
+  expectedHash: string | undefined,
+  base: Base | undefined,
+  transform: (t: NoteText, path: string) => string,
+  summary: (path: string) => string,
+): Plan {
+  const st = resolveExisting(vault, pathArg);
+  refuseImmutable(vault, st.path, "changed");
+  checkExpected(st, expectationFor(base, st.path, expectedHash));
+  const t = decodeText(st.path, st.bytes!);
+  const out = encodeText(t, transform(t, st.path));
+  checkSize(st.path, out);
+  const same = out.equals(st.bytes!);
+  return {
+    changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
+    base: { [st.path]: st.hash },
+    primary: st.path,
+    summary: summary(st.path),
+    result: same ? { unchanged: true } : {},
+  };
+}
+
+export interface WriteNoteArgs {
+  path: string;
+  content: string;
+  overwrite?: boolean;
+  expectedHash?: string;
+}
+
+export const writeNoteOp: WriteOp<WriteNoteArgs> = {
+  name: "write_note",
+  lockPaths: (_v, a) => guessPath(a.path),
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    const st = resolveTarget(vault, a.path);
+    const expected = expectationFor(base, st.path, a.expectedHash);
+    if (st.bytes !== null) {
+      if (expected === undefined && !a.overwrite) {
+        throw new ToolError("already-exists", `${st.path} already exists; pass overwrite: true or the expectedHash from read_note to replace it`, {
+          path: st.path,
+          currentHash: st.hash,
+        });
+      }
+      refuseImmutable(vault, st.path, "changed");
+    }
+    checkExpected(st, expected);
+    let out: Buffer;
+    if (st.bytes !== null) {
+      let style: NoteText = { text: "", crlf: false, bom: false };
+      try {
+        style = decodeText(st.path, st.bytes);
+      } catch {
+        /* not UTF-8: replaced whole, no line-ending style to keep */
+      }
+      out = encodeText(style, agentText(style, a.content.replace(/^\uFEFF/, "")));
+    } else out = Buffer.from(a.content, "utf8");
+    checkSize(st.path, out);
+    const same = st.bytes !== null && out.equals(st.bytes);
+    return {
+      changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
+      base: { [st.path]: st.hash },
+      primary: st.path,
+      summary: `${st.bytes === null ? "Create" : "Replace"} ${st.path}`,
+      result: { created: st.bytes === null, ...(same ? { unchanged: true } : {}) },
+    };
+  },
+};
+
+export interface ApplyEditsArgs {
+  path: string;
+  edits: Edit[];
+  expectedHash?: string;
+}
+
+export const applyEditsOp: WriteOp<ApplyEditsArgs> = {
+  name: "apply_edits",
+  lockPaths: (_v, a) => guessPath(a.path),
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    if (a.edits.length > MAX_EDITS_PER_CALL) {
+      throw new ToolError("too-many-edits", `${a.edits.length} edits in one call; the limit is ${MAX_EDITS_PER_CALL}. Split them over several calls.`, {
+        limit: MAX_EDITS_PER_CALL,
+      });
+    }
+    return planTextEdit(
+      vault,
+      a.path,
+      a.expectedHash,
+      base,
+      (t) => applyEditsToText(t.text, a.edits.map((e) => ({ find: agentText(t, e.find), replace: agentText(t, e.replace) }))),
+      (p) => `Edit ${p} (${a.edits.length} change${a.edits.length === 1 ? "" : "s"})`,
+    );
+  },
+};
+
+export interface PatchSectionArgs {
+  path: string;
+  heading: string;
+  mode: SectionMode;
+  content: string;
+  expectedHash?: string;
+}
+
+export const patchSectionOp: WriteOp<PatchSectionArgs> = {
+  name: "patch_section",
+  lockPaths: (_v, a) => guessPath(a.path),
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    return planTextEdit(
+      vault,
+      a.path,
+      a.expectedHash,
+      base,
+      (t, path) => patchSectionText(path, t.text, a.heading, a.mode, agentText(t, a.content)),
+      (p) => `${a.mode[0]!.toUpperCase()}${a.mode.slice(1)} section "${a.heading}" of ${p}`,
+    );
+  },
+};
+
+export interface CompleteDirectiveArgs {
+  path: string;
+  line: number;
+  answer?: string;
+  expectedHash?: string;
+}
+
+export const completeDirectiveOp: WriteOp<CompleteDirectiveArgs> = {
+  name: "complete_directive",
+  lockPaths: (_v, a) => guessPath(a.path),
+  pinned: (a) => a.expectedHash !== undefined,
+  plan(vault, a, base) {
+    const plan = planTextEdit(
+      vault,
+      a.path,
+      a.expectedHash,
+      base,
+      (t, path) => completeDirectiveText(path, t.text, a.line, a.answer === undefined ? undefined : agentText(t, a.answer)),
+      (p) => `Complete the directive on line ${a.line} of ${p}`,
+    );
+    plan.result.line = a.line;
+    return plan;
+  },
+};
+
+/** log.md at the vault root, in whatever letter case the vault uses. */
+export function logPath(vault: VaultContext): string {
+  try {
+    const hit = readdirSync(vault.root, { withFileTypes: true }).find((d) => d.isFile() && d.name.toLowerCase() === "log.md");
+    if (hit) return hit.name;
+  } catch {
+    /* unreadable root: fall through to the default */
+  }
+  return "log.md";
+}
+
+export interface LogArgs {
+  op: string;
+  title: string;
+  body?: string;
+  date?: string;
+}
+
+/** The log.md change for one ledger entry; appends commute, so the log is never pinned to a hash. */
+function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after: Buffer } {
+  const st = readState(vault, logPath(vault));
+  if (st.bytes !== null) refuseImmutable(vault, st.path, "changed");
+  const entry = { date: e.date ?? localDate(), op: e.op, title: e.title, body: e.body };
+  let after: Buffer;
+  if (st.bytes === null) after = Buffer.from(appendLogText(null, entry), "utf8");
+  else {
+    const t = decodeText(st.path, st.bytes);
+    after = encodeText(t, appendLogText(t.text, { ...entry, title: agentText(t, entry.title), body: entry.body && agentText(t, entry.body) }));
+  }
+  checkSize(st.path, after);
+  return { st, after };
+}
+
+export const appendLogOp: WriteOp<LogArgs> = {
+  name: "append_log",
+  lockPaths: (vault) => [logPath(vault)],
+  pinned: () => false,
+  plan(vault, a) {
+    const { st, after } = planLogAppend(vault, a);
+    return {
+      changes: [{ action: "write", path: st.path, before: st.bytes, after }],
+      base: {},
+      primary: st.path,
+      summary: `Log "${a.op} | ${a.title}"`,
+      result: { entry: `## [${a.date ?? localDate()}] ${a.op} | ${a.title}` },
+    };
+  },
+};
+
+export interface FilePageArgs {
+  path: string;
+  title: string;
+  content: string;
+  citations: string[];
+  tags?: string[];
+  op?: string;
+}
+
+const stripMd = (p: string) => p.replace(/\.md$/i, "");
+
+/** A cited note, named by path, name, alias or [[wikilink]]. */
+function resolveCitation(vault: VaultContext, raw: string, from: string, index: number): string {
+  const target = raw.trim().replace(/^!?\[\[/, "").replace(/\]\]$/, "").split(/\\?\|/)[0]!.split("#")[0]!.trim();
+  try {
+    return resolveExisting(vault, target).path;
+  } catch (e) {
+    if (e instanceof ToolError && e.kind === "path-invalid") throw e;
+  }
+  const hit = target ? vault.indexer.resolver.resolve({ target, kind: "wikilink" }, from) : null;
+  if (!hit || !/\.md$/i.test(hit)) {
+    throw new ToolError("note-not-found", `citations[${index}] (${JSON.stringify(raw)}) names no note in the vault`, { citation: index });
+  }
+  return hit;
+}
+
+/** The shortest wikilink that reaches `path` from `from`: the bare name when it is unambiguous. */
+function wikilinkTo(vault: VaultContext, path: string, from: string): string {
+  const name = noteName(path);
+  if (vault.indexer.resolver.resolve({ target: name, kind: "wikilink" }, from) === path) return `[[${name}]]`;
+  return `[[${stripMd(path)}|${name}]]`;
+}
+
+export const filePageOp: WriteOp<FilePageArgs> = {
+  name: "file_page",
+  lockPaths: (vault, a) => [...guessPath(a.path), logPath(vault)],
+  pinned: () => false,
+  plan(vault, a, base) {
+    const page = resolveTarget(vault, a.path);
+    const expected = expectationFor(base, page.path, undefined);
+    if (expected !== undefined) checkExpected(page, expected);
+    if (page.bytes !== null) {
+      throw new ToolError("already-exists", `${page.path} already exists; file_page only creates new pages (use write_note or patch_section to change one)`, {
+        path: page.path,
+      });
+    }
+    const cited = [...new Set(a.citations.map((c, i) => resolveCitation(vault, c, page.path, i)))];
+    const links = cited.map((p) => wikilinkTo(vault, p, page.path));
+    const fm: Record<string, unknown> = { title: a.title };
+    if (a.tags?.length) fm.tags = a.tags;
+    const body = a.content.replace(/^\uFEFF/, "").trim();
+    const h1 = /^#[ \t]/.test(body) ? "" : `# ${a.title}\n\n`;
+    const text = `---\n${toYaml(fm).trimEnd()}\n---\n\n${h1}${body}\n\n## Sources\n\n${links.map((l) => `- ${l}`).join("\n")}\n`;
+    const after = Buffer.from(text, "utf8");
+    checkSize(page.path, after);
+    const self = `[[${stripMd(page.path)}|${a.title.replace(/[\[\]|]/g, "")}]]`;
+    const log = planLogAppend(vault, { op: a.op ?? "query", title: a.title, body: `Filed ${self}, citing ${links.join(", ")}.` });
+    return {
+      changes: [
+        { action: "write", path: page.path, before: null, after },
+        { action: "write", path: log.st.path, before: log.st.bytes, after: log.after },
+      ],
+      base: { [page.path]: null },
+      primary: page.path,
+      summary: `File page ${page.path} citing ${cited.length} note${cited.length === 1 ? "" : "s"}`,
+      result: { citations: cited, logPath: log.st.path },
+    };
+  },
+};

@@ -1,0 +1,59 @@
+// A write operation is planned before it is committed: the plan names every
+// file change with the bytes it was computed from. A write token commits the
+// plan at once; a propose token stores the operation as a proposal and
+// re-plans it on approval against the notes as they are then.
+import type { VaultContext } from "../vault-context";
+import { normalizeVaultPath } from "../vault/paths";
+import type { FileChange } from "./commit";
+
+/** Notes an operation must find unchanged: path -> hash (null: must not exist). */
+export type Base = Record<string, string | null>;
+
+export interface Plan {
+  changes: FileChange[];
+  /** The notes this plan rests on and their hashes when planned; stored with a proposal. */
+  base: Base;
+  /** The note the result's `hash` describes; null when the operation leaves no note (delete). */
+  primary: string | null;
+  /** One line for people: timelines, proposal lists. */
+  summary: string;
+  /** Extra fields for the tool's result. */
+  result: Record<string, unknown>;
+}
+
+export interface WriteOp<A = any> {
+  name: string;
+  /** Paths to lock before planning; a best guess from the arguments (the service re-locks if the plan names more). */
+  lockPaths(vault: VaultContext, args: A): string[];
+  /** Read the notes, check the rules and compute the change. `base` pins notes to the hashes a proposal saw. */
+  plan(vault: VaultContext, args: A, base?: Base): Plan;
+  /** True when the caller pinned a version (expectedHash): a concurrent change is then a conflict, not a retry. */
+  pinned(args: A): boolean;
+}
+
+/** The expectation for one note: a proposal's base wins over the agent's expectedHash. */
+export function expectationFor(base: Base | undefined, path: string, expectedHash: string | undefined): string | null | undefined {
+  if (base) return Object.prototype.hasOwnProperty.call(base, path) ? base[path] : undefined;
+  return expectedHash;
+}
+
+/** A lock key from a raw path argument (".md" added the way the resolvers add it); [] when it is not a valid path. */
+export function guessPath(input: string | undefined): string[] {
+  if (!input) return [];
+  try {
+    const rel = normalizeVaultPath(input);
+    return [/\.md$/i.test(rel) ? rel : rel + ".md"];
+  } catch {
+    return [];
+  }
+}
+
+export function planPaths(plan: Plan): string[] {
+  const out: string[] = [];
+  for (const c of plan.changes) {
+    out.push(c.path);
+    if (c.from) out.push(c.from);
+    if (c.trash) out.push(c.trash);
+  }
+  return out;
+}

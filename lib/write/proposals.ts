@@ -1,0 +1,193 @@
+// Proposals: what a propose token's write calls become. The operation is
+// planned (so it is validated exactly as a real write would be) and stored
+// with the hashes of the notes it was planned against and a unified diff. A
+// person approves it (re-planned against the notes as they are now, through
+// the same write path; a note that changed since is a conflict), rejects it,
+// or the agent withdraws it.
+import type { Database } from "bun:sqlite";
+import { createTwoFilesPatch } from "diff";
+import { ToolError } from "../errors";
+import type { VaultContext } from "../vault-context";
+import type { FileChange } from "./commit";
+import { MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS } from "./limits";
+import type { Base, Plan, WriteOp } from "./plan";
+import { WRITE_OPS } from "./registry";
+import { writeService, type WriteOutcome } from "./service";
+
+export type ProposalStatus = "pending" | "approved" | "rejected" | "withdrawn";
+export const PROPOSAL_STATUSES: readonly ProposalStatus[] = ["pending", "approved", "rejected", "withdrawn"];
+
+export interface Proposal {
+  id: number;
+  createdAt: string;
+  token: string;
+  agent: string;
+  tool: string;
+  path: string;
+  args: Record<string, unknown>;
+  base: Base;
+  summary: string;
+  diff: string;
+  status: ProposalStatus;
+  decidedAt: string | null;
+  reason: string | null;
+  editId: number | null;
+}
+
+function toProposal(r: Record<string, unknown>): Proposal {
+  return {
+    id: r.id as number,
+    createdAt: r.created_at as string,
+    token: r.token as string,
+    agent: r.agent as string,
+    tool: r.tool as string,
+    path: r.path as string,
+    args: JSON.parse(r.args as string),
+    base: JSON.parse(r.base as string),
+    summary: r.summary as string,
+    diff: r.diff as string,
+    status: r.status as ProposalStatus,
+    decidedAt: (r.decided_at as string | null) ?? null,
+    reason: (r.reason as string | null) ?? null,
+    editId: (r.edit_id as number | null) ?? null,
+  };
+}
+
+const text = (b: Uint8Array | null) => (b === null ? "" : Buffer.from(b).toString("utf8"));
+
+function changeDiff(c: FileChange): string {
+  const strip = (s: string) => s.replace(/^=+\n/, "");
+  if (c.action === "move") return `rename from ${c.from}\nrename to ${c.path}\n`;
+  if (c.action === "delete") return `delete ${c.path} (moved to ${c.trash})\n` + strip(createTwoFilesPatch(`a/${c.path}`, "/dev/null", text(c.before), ""));
+  const oldName = c.before === null ? "/dev/null" : `a/${c.path}`;
+  return strip(createTwoFilesPatch(oldName, `b/${c.path}`, text(c.before), text(c.after)));
+}
+
+/** A unified diff of everything the plan would change, cut at MAX_DIFF_CHARS. */
+export function planDiff(plan: Plan): string {
+  const out = plan.changes.map(changeDiff).join("");
+  return out.length > MAX_DIFF_CHARS ? out.slice(0, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : out;
+}
+
+export interface ProposalReceipt {
+  proposalId: number;
+  status: "pending";
+  path: string | null;
+  summary: string;
+  diff: string;
+}
+
+/** Validate and queue a write from a propose token; the vault is not touched. */
+export function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { agent: string; token: string }): ProposalReceipt {
+  const db = vault.stateDb;
+  const pending = (db.query("SELECT count(*) AS n FROM proposals WHERE token = ? AND status = 'pending'").get(who.token) as { n: number }).n;
+  if (pending >= MAX_PENDING_PROPOSALS) {
+    throw new ToolError("too-many-proposals", `This token already has ${pending} pending proposals (the limit is ${MAX_PENDING_PROPOSALS}); wait for a review or withdraw some`, {
+      limit: MAX_PENDING_PROPOSALS,
+    });
+  }
+  const plan = op.plan(vault, args);
+  if (!plan.changes.length) {
+    throw new ToolError("no-change", "The proposed edit would not change anything; nothing was queued");
+  }
+  const path = plan.primary ?? plan.changes[0]!.path;
+  const diff = planDiff(plan);
+  const row = db
+    .query(
+      `INSERT INTO proposals(created_at, token, agent, tool, path, args, base, summary, diff, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id`,
+    )
+    .get(new Date().toISOString(), who.token, who.agent, op.name, path, JSON.stringify(args), JSON.stringify(plan.base), plan.summary, diff) as {
+    id: number;
+  };
+  return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff };
+}
+
+export function getProposal(db: Database, id: number): Proposal | null {
+  const r = db.query("SELECT * FROM proposals WHERE id = ?").get(id) as Record<string, unknown> | null;
+  return r ? toProposal(r) : null;
+}
+
+export function listProposals(db: Database, opts: { token?: string; status?: ProposalStatus; limit?: number; offset?: number } = {}): { items: Proposal[]; total: number } {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (opts.token !== undefined) {
+    where.push("token = ?");
+    params.push(opts.token);
+  }
+  if (opts.status) {
+    where.push("status = ?");
+    params.push(opts.status);
+  }
+  const w = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const total = (db.query(`SELECT count(*) AS n FROM proposals ${w}`).get(...params) as { n: number }).n;
+  const rows = db.query(`SELECT * FROM proposals ${w} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...params, opts.limit ?? 50, opts.offset ?? 0);
+  return { items: (rows as Record<string, unknown>[]).map(toProposal), total };
+}
+
+function requirePending(db: Database, id: number, token?: string): Proposal {
+  const p = getProposal(db, id);
+  if (!p || (token !== undefined && p.token !== token)) throw new ToolError("proposal-not-found", `No proposal ${id}${token !== undefined ? " of yours" : ""}`, { id });
+  if (p.status !== "pending") throw new ToolError("proposal-not-pending", `Proposal ${id} is already ${p.status}`, { id, status: p.status });
+  return p;
+}
+
+function decide(db: Database, id: number, status: ProposalStatus, reason: string | null, editId: number | null): void {
+  db.query("UPDATE proposals SET status = ?, decided_at = ?, reason = ?, edit_id = ? WHERE id = ? AND status = 'pending'").run(
+    status,
+    new Date().toISOString(),
+    reason,
+    editId,
+    id,
+  );
+}
+
+/** The agent takes back its own pending proposal. */
+export function withdrawProposal(db: Database, id: number, token: string): Proposal {
+  requirePending(db, id, token);
+  decide(db, id, "withdrawn", null, null);
+  return getProposal(db, id)!;
+}
+
+export function rejectProposal(db: Database, id: number, reason: string | null): Proposal {
+  requirePending(db, id);
+  decide(db, id, "rejected", reason, null);
+  return getProposal(db, id)!;
+}
+
+function opOf(p: Proposal): WriteOp {
+  const op = WRITE_OPS[p.tool];
+  if (!op) throw new ToolError("internal", `Proposal ${p.id} names an unknown tool ${p.tool}`);
+  return op;
+}
+
+/**
+ * What approving would change now: the plan against the current notes, or
+ * the conflict that approving would report.
+ */
+export function previewProposal(vault: VaultContext, p: Proposal): { diff: string } | { error: ToolError } {
+  try {
+    return { diff: planDiff(opOf(p).plan(vault, p.args, p.base)) };
+  } catch (e) {
+    if (e instanceof ToolError) return { error: e };
+    throw e;
+  }
+}
+
+/** Apply a pending proposal through the write path, pinned to the notes it was made against. */
+export async function approveProposal(vault: VaultContext, id: number, opts: { reindex?: boolean } = {}): Promise<WriteOutcome> {
+  const db = vault.stateDb;
+  const p = requirePending(db, id);
+  // Claim it first, so that two reviewers (or a withdraw racing an approve) cannot both act on it.
+  const claimed = db.query("UPDATE proposals SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending'").run(new Date().toISOString(), id);
+  if (claimed.changes === 0) requirePending(db, id);
+  let outcome: WriteOutcome;
+  try {
+    outcome = await writeService(vault, opts).execute(opOf(p), p.args, { tool: p.tool, agent: p.agent, token: p.token, proposalId: p.id }, p.base);
+  } catch (e) {
+    db.query("UPDATE proposals SET status = 'pending', decided_at = NULL WHERE id = ?").run(id);
+    throw e;
+  }
+  db.query("UPDATE proposals SET edit_id = ? WHERE id = ?").run(outcome.editId, id);
+  return outcome;
+}

@@ -1,0 +1,99 @@
+// Reverting a timeline entry: put back the before-state of every file change
+// the call made (a move moves back, a delete comes back from .trash/, a
+// create goes to .trash/), refusing when a note changed since, unless forced.
+// The revert is itself recorded, so it can be reverted too.
+import { join } from "node:path";
+import { ToolError } from "../errors";
+import type { VaultContext } from "../vault-context";
+import { hashBytes, readBytes } from "./atomic";
+import { commitChanges, StaleError, type FileChange } from "./commit";
+import { editGroup, type EditRow } from "./edits";
+import { trashPathFor } from "./ops-move";
+import { writeService } from "./service";
+
+export interface RevertResult {
+  editId: number;
+  reverted: number[];
+  touched: string[];
+}
+
+/** Builds the inverse changes against a simulated disk, since one call may touch a path twice. */
+class Overlay {
+  private state = new Map<string, Buffer | null>();
+  constructor(private root: string) {}
+  get(path: string): Buffer | null {
+    const k = path.toLowerCase();
+    if (!this.state.has(k)) this.state.set(k, readBytes(join(this.root, ...path.split("/"))));
+    return this.state.get(k)!;
+  }
+  set(path: string, b: Buffer | null): void {
+    this.state.set(path.toLowerCase(), b);
+  }
+}
+
+function hashOf(b: Buffer | null): string | null {
+  return b === null ? null : hashBytes(b);
+}
+
+function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): FileChange[] {
+  const refuse = (path: string, why: string): never => {
+    throw new ToolError("conflict", `Cannot revert edit ${row.id}: ${path} ${why}`, { path, edit: row.id });
+  };
+  if (row.action === "write") {
+    const cur = disk.get(row.path);
+    if (hashOf(cur) !== row.afterHash && !force) refuse(row.path, "changed since (pass --force to revert anyway; the current text is kept in the timeline)");
+    if (row.before === null) {
+      if (cur === null) return [];
+      const trash = trashPathFor(root, row.path);
+      disk.set(row.path, null);
+      return [{ action: "delete", path: row.path, trash, before: cur, after: null }];
+    }
+    const before = Buffer.from(row.before);
+    disk.set(row.path, before);
+    return [{ action: "write", path: row.path, before: cur, after: before }];
+  }
+  if (row.action === "move") {
+    const cur = disk.get(row.path);
+    if (cur === null) refuse(row.path, "is gone");
+    if (hashOf(cur) !== row.afterHash && !force) refuse(row.path, "changed since (pass --force to move it back anyway)");
+    if (row.fromPath!.toLowerCase() !== row.path.toLowerCase() && disk.get(row.fromPath!) !== null) refuse(row.fromPath!, "exists again; move or delete it first");
+    disk.set(row.path, null);
+    disk.set(row.fromPath!, cur);
+    return [{ action: "move", from: row.path, path: row.fromPath!, before: cur, after: cur }];
+  }
+  // A delete: bring the note back from .trash/, or from the timeline's copy when the trash was emptied.
+  if (disk.get(row.path) !== null) refuse(row.path, "exists again; move or delete it first");
+  const trashed = row.trashPath ? disk.get(row.trashPath) : null;
+  if (trashed !== null && row.trashPath) {
+    disk.set(row.trashPath, null);
+    disk.set(row.path, trashed);
+    return [{ action: "move", from: row.trashPath, path: row.path, before: trashed, after: trashed }];
+  }
+  const before = Buffer.from(row.before ?? new Uint8Array());
+  disk.set(row.path, before);
+  return [{ action: "write", path: row.path, before: null, after: before }];
+}
+
+/** Revert the call that timeline entry `id` belongs to (all of its file changes, newest first). */
+export async function revertEdit(vault: VaultContext, id: number, opts: { force?: boolean; reindex?: boolean; agent?: string } = {}): Promise<RevertResult> {
+  const service = writeService(vault, { reindex: opts.reindex });
+  const rows = editGroup(vault.stateDb, id);
+  if (!rows.length) throw new ToolError("edit-not-found", `No edit ${id} in the timeline (lettuce edits lists them)`);
+  const paths = rows.flatMap((r) => [r.path, r.fromPath, r.trashPath].filter((p): p is string => !!p));
+  const release = await service.locks.acquire(paths);
+  let res;
+  let changes: FileChange[];
+  try {
+    const disk = new Overlay(vault.root);
+    changes = [...rows].reverse().flatMap((r) => inverse(r, disk, vault.root, !!opts.force));
+    if (!changes.length) throw new ToolError("no-change", `Edit ${id} is already undone; nothing to revert`);
+    res = await commitChanges({ root: vault.root, timelineDb: service.db }, changes, { tool: "revert", agent: opts.agent ?? "person", token: "cli", reverts: rows[0]!.id });
+  } catch (e) {
+    if (e instanceof StaleError) throw new ToolError("conflict", `${e.path} changed while reverting; run the revert again`, { path: e.path });
+    throw e;
+  } finally {
+    release();
+  }
+  if (opts.reindex) await vault.indexer.update(res.touched);
+  return { editId: res.editId, reverted: rows.map((r) => r.id), touched: res.touched };
+}

@@ -1,0 +1,46 @@
+// state.db tables of the write path: the agent-edits timeline and proposals.
+// One entry of STATE_MIGRATIONS (lib/store/state-db.ts); never edit it once shipped.
+export const WRITE_TABLES_SQL = `
+  CREATE TABLE agent_edits (
+    id INTEGER PRIMARY KEY,
+    group_id INTEGER,            -- the first edit of the same call; NULL on that first edit
+    time TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('write', 'move', 'delete')),
+    path TEXT NOT NULL,          -- write: the note; move: the destination; delete: the note it was
+    from_path TEXT,              -- move: the source
+    trash_path TEXT,             -- delete: where the note went under .trash/
+    before BLOB,                 -- NULL when the edit created the note
+    after BLOB,                  -- NULL when the edit deleted the note
+    before_hash TEXT,
+    after_hash TEXT,
+    agent TEXT NOT NULL,
+    token TEXT NOT NULL,
+    proposal_id INTEGER,
+    reverts INTEGER,             -- the edit this one reverted
+    state TEXT NOT NULL CHECK (state IN ('pending', 'applied')),
+    tmp TEXT,                    -- pending writes: the temp file being renamed into place
+    owner_pid INTEGER            -- pending rows: the process doing the edit (crash recovery skips live ones)
+  );
+  CREATE INDEX agent_edits_path ON agent_edits(path);
+  CREATE INDEX agent_edits_group ON agent_edits(group_id);
+  CREATE INDEX agent_edits_pending ON agent_edits(state) WHERE state = 'pending';
+  CREATE TABLE proposals (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    token TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    path TEXT NOT NULL,
+    args TEXT NOT NULL,          -- the validated tool arguments (JSON)
+    base TEXT NOT NULL,          -- JSON {path: hash or null}: the notes as the proposal saw them
+    summary TEXT NOT NULL,
+    diff TEXT NOT NULL,          -- unified diff at proposal time
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'withdrawn')),
+    decided_at TEXT,
+    reason TEXT,
+    edit_id INTEGER
+  );
+  CREATE INDEX proposals_token ON proposals(token, status);
+  CREATE INDEX proposals_status ON proposals(status);
+`;

@@ -1,0 +1,119 @@
+// One write service per open vault: the per-note locks, and execute(), which
+// plans an operation under those locks, commits it, re-indexes and reports.
+import type { Database } from "bun:sqlite";
+import { ToolError } from "../errors";
+import type { VaultContext } from "../vault-context";
+import { hashBytes, KeyedLock } from "./atomic";
+import { commitChanges, StaleError, type CommitMeta } from "./commit";
+import { openTimelineDb, recoverTimeline } from "./edits";
+import { emitWrite } from "./events";
+import { readState } from "./notes";
+import { planPaths, type Base, type Plan, type WriteOp } from "./plan";
+
+// How often an unpinned write re-reads and retries when a person's editor
+// saved the note between our read and our rename.
+const MAX_ATTEMPTS = 5;
+
+export interface WriteOutcome {
+  path: string | null;
+  hash: string | null;
+  editId: number | null;
+  [k: string]: unknown;
+}
+
+function hashOfPrimary(plan: Plan): string | null {
+  if (plan.primary === null) return null;
+  for (let i = plan.changes.length - 1; i >= 0; i--) {
+    const c = plan.changes[i]!;
+    if (c.action !== "delete" && c.path === plan.primary && c.after) return hashBytes(c.after);
+  }
+  return null;
+}
+
+export class WriteService {
+  readonly locks = new KeyedLock();
+  /** state.db through the timeline's own connection (see openTimelineDb). */
+  readonly db: Database;
+
+  constructor(
+    readonly vault: VaultContext,
+    /** Re-index before returning (the server). The CLI leaves it to the running server's watcher or the next scan. */
+    private reindex: boolean,
+  ) {
+    this.db = openTimelineDb(vault.root);
+    vault.onClose(() => this.db.close());
+    recoverTimeline(vault.root, this.db);
+  }
+
+  /**
+   * Plan and commit `op` under the locks of every note it touches. A change
+   * made on disk between the plan and the rename is retried when the caller
+   * pinned nothing, and is a conflict when it did (expectedHash, or a
+   * proposal's base).
+   */
+  async execute<A>(op: WriteOp<A>, args: A, meta: CommitMeta, base?: Base): Promise<WriteOutcome> {
+    const keys = new Set(op.lockPaths(this.vault, args).map((k) => k.toLowerCase()));
+    let done: { plan: Plan; editId: number | null; touched: string[] } | null = null;
+    for (let attempt = 1; !done; attempt++) {
+      const release = await this.locks.acquire(keys);
+      try {
+        const plan = op.plan(this.vault, args, base);
+        const missing = planPaths(plan).filter((p) => !keys.has(p.toLowerCase()));
+        if (missing.length) {
+          // The plan reaches notes we did not lock (a backlink added meanwhile): lock them too and plan again.
+          for (const p of missing) keys.add(p.toLowerCase());
+          if (attempt >= MAX_ATTEMPTS) throw busy(plan.primary ?? missing[0]!);
+          continue;
+        }
+        if (!plan.changes.length) {
+          done = { plan, editId: null, touched: [] };
+          break;
+        }
+        const res = await commitChanges({ root: this.vault.root, timelineDb: this.db }, plan.changes, meta);
+        done = { plan, editId: res.editId, touched: res.touched };
+      } catch (e) {
+        if (!(e instanceof StaleError)) throw e;
+        if (base || op.pinned(args)) {
+          throw new ToolError("conflict", `${e.path} changed while the edit was being made; read it again and redo the edit`, { path: e.path });
+        }
+        if (attempt >= MAX_ATTEMPTS) throw busy(e.path);
+      } finally {
+        release();
+      }
+    }
+    const { plan, editId, touched } = done;
+    if (this.reindex && touched.length) await this.vault.indexer.update(touched);
+    const hash = editId === null ? (plan.primary ? readState(this.vault, plan.primary).hash : null) : hashOfPrimary(plan);
+    const outcome: WriteOutcome = { path: plan.primary, hash, editId, ...plan.result };
+    if (editId !== null) {
+      emitWrite({
+        vault: this.vault,
+        tool: meta.tool,
+        editId,
+        touched,
+        path: plan.primary,
+        result: outcome,
+        agent: meta.agent,
+        token: meta.token,
+        proposalId: meta.proposalId ?? null,
+      });
+    }
+    return outcome;
+  }
+}
+
+function busy(path: string): ToolError {
+  return new ToolError("conflict", `${path} kept changing on disk while Lettuce tried to edit it; try again in a moment`, { path });
+}
+
+const services = new WeakMap<VaultContext, WriteService>();
+
+/** The vault's write service, created (and the timeline recovered) on first use. */
+export function writeService(vault: VaultContext, opts: { reindex?: boolean } = {}): WriteService {
+  let s = services.get(vault);
+  if (!s) {
+    s = new WriteService(vault, opts.reindex ?? true);
+    services.set(vault, s);
+  }
+  return s;
+}

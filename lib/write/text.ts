@@ -1,0 +1,179 @@
+// Pure text transforms behind the surgical write tools. They work on the LF
+// text from decodeText() and touch only the lines they must, so everything
+// else in the note (frontmatter included) keeps its bytes.
+import { ToolError } from "../errors";
+import { parseNote, type ParsedHeading } from "../vault/parse";
+
+/** Lines with their terminators (\n, \r\n or a lone \r), as the parser counts them. */
+export function splitLines(text: string): string[] {
+  const out: string[] = [];
+  const re = /[^\r\n]*(?:\r\n|\r|\n|$)/g;
+  for (let m = re.exec(text); m && m[0] !== ""; m = re.exec(text)) out.push(m[0]);
+  return out;
+}
+
+const hasEol = (line: string) => /[\r\n]$/.test(line);
+const withEol = (line: string) => (hasEol(line) ? line : line + "\n");
+const isBlank = (line: string) => line.trim() === "";
+
+export interface Edit {
+  find: string;
+  replace: string;
+}
+
+function countAll(text: string, find: string): number {
+  let n = 0;
+  for (let i = text.indexOf(find); i !== -1; i = text.indexOf(find, i + 1)) n++;
+  return n;
+}
+
+/**
+ * Apply find/replace pairs in order; each `find` must occur exactly once in
+ * the text as the previous edits left it. Any miss refuses the whole call.
+ */
+export function applyEditsToText(text: string, edits: Edit[]): string {
+  let out = text;
+  edits.forEach((e, i) => {
+    const count = countAll(out, e.find);
+    if (count !== 1) {
+      const kind = count === 0 ? "edit-no-match" : "edit-ambiguous";
+      const why = count === 0 ? "does not occur" : `occurs ${count} times; add surrounding text so it matches once`;
+      throw new ToolError(kind, `edits[${i}].find ${why} in the current text; nothing was written`, { edit: i, matches: count });
+    }
+    const first = out.indexOf(e.find);
+    out = out.slice(0, first) + e.replace + out.slice(first + e.find.length);
+  });
+  return out;
+}
+
+export type SectionMode = "replace" | "append" | "prepend";
+
+/** Find a heading by slug id, else by title (case-insensitive); refuse when none or several match. */
+export function findHeading(headings: ParsedHeading[], wanted: string, path: string): ParsedHeading {
+  const w = wanted.replace(/^\s*#+\s*/, "").trim();
+  const byId = headings.filter((h) => h.id === w);
+  if (byId.length === 1) return byId[0]!;
+  const byTitle = headings.filter((h) => h.title.toLowerCase() === w.toLowerCase());
+  if (byTitle.length === 1) return byTitle[0]!;
+  if (byTitle.length > 1) {
+    throw new ToolError("heading-ambiguous", `${byTitle.length} headings in ${path} are titled ${JSON.stringify(w)}; pass one's id instead`, {
+      candidates: byTitle.map((h) => ({ level: h.level, title: h.title, id: h.id, line: h.line })),
+    });
+  }
+  throw new ToolError("heading-not-found", `No heading ${JSON.stringify(w)} in ${path}; read_outline lists its headings`, {
+    headings: headings.map((h) => ({ level: h.level, title: h.title, id: h.id })),
+  });
+}
+
+// Lines that continue a block without a blank line between them: list items, table rows, quotes.
+const CONTINUOUS = /^[ \t]*(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|\||>)/;
+
+function needsBlankBetween(above: string, below: string): boolean {
+  return !(CONTINUOUS.test(above) && CONTINUOUS.test(below));
+}
+
+function contentLines(content: string): string[] {
+  const trimmed = content.replace(/^(?:[ \t]*\n)+/, "").replace(/\s+$/, "");
+  return trimmed === "" ? [] : splitLines(trimmed + "\n");
+}
+
+/**
+ * Replace, append to or prepend to the body under a heading: the lines after
+ * it up to the next heading of the same or a higher level (deeper headings
+ * belong to the section). append/prepend keep lists, tables and quotes
+ * continuous and put a blank line between paragraphs.
+ */
+export function patchSectionText(path: string, text: string, heading: string, mode: SectionMode, content: string): string {
+  const { headings } = parseNote(path, text);
+  const h = findHeading(headings, heading, path);
+  const lines = splitLines(text);
+  const hIdx = h.line - 1;
+  let bodyStart = hIdx + 1;
+  // A setext heading (Title + ==== / ----) owns its underline.
+  if (!/^ {0,3}#/.test(lines[hIdx] ?? "") && /^ {0,3}(?:=+|-+)[ \t]*[\r\n]*$/.test(lines[hIdx + 1] ?? "")) bodyStart = hIdx + 2;
+  const next = headings.find((o) => o.line > h.line && o.level <= h.level);
+  const end = next ? next.line - 1 : lines.length;
+  const body = lines.slice(bodyStart, end);
+  const add = contentLines(content);
+  const nonBlank = body.map((l, i) => (isBlank(l) ? -1 : i)).filter((i) => i !== -1);
+  let newBody: string[];
+
+  if (mode === "replace" || nonBlank.length === 0) {
+    newBody = add.length ? ["\n", ...add] : [];
+    if (next) newBody.push("\n");
+  } else if (mode === "append") {
+    const last = nonBlank[nonBlank.length - 1]!;
+    const gap = add.length && needsBlankBetween(body[last]!, add[0]!) ? ["\n"] : [];
+    newBody = [...body.slice(0, last), withEol(body[last]!), ...gap, ...add, ...body.slice(last + 1)];
+  } else {
+    const firstIdx = nonBlank[0]!;
+    const gap = add.length && needsBlankBetween(add[add.length - 1]!, body[firstIdx]!) ? ["\n"] : [];
+    const lead = firstIdx === 0 ? ["\n"] : body.slice(0, firstIdx);
+    newBody = [...lead, ...add, ...gap, ...body.slice(firstIdx)];
+  }
+  const head = lines.slice(0, bodyStart);
+  if (head.length && newBody.length) head[head.length - 1] = withEol(head[head.length - 1]!);
+  return [...head, ...newBody, ...lines.slice(end)].join("");
+}
+
+const OPEN_DIRECTIVE = /^([ \t]*(?:>[ \t]*)+)\[!ai\]/i;
+const DONE_DIRECTIVE = /^[ \t]*(?:>[ \t]*)+\[!ai-done\]/i;
+
+/**
+ * Flip the `> [!ai]` callout on `line` (1-based) to `> [!ai-done]`, and add
+ * the agent's answer to the callout's body when one is given.
+ */
+export function completeDirectiveText(path: string, text: string, line: number, answer?: string): string {
+  const lines = splitLines(text);
+  const idx = line - 1;
+  const cur = lines[idx];
+  if (cur === undefined || !OPEN_DIRECTIVE.test(cur)) {
+    if (cur !== undefined && DONE_DIRECTIVE.test(cur)) {
+      throw new ToolError("directive-done", `The directive on line ${line} of ${path} is already done`, { path, line });
+    }
+    throw new ToolError("not-a-directive", `Line ${line} of ${path} holds no open > [!ai] directive; call pending_directives for current line numbers`, {
+      path,
+      line,
+    });
+  }
+  const prefix = OPEN_DIRECTIVE.exec(cur)![1]!;
+  lines[idx] = cur.replace(/\[!ai\]/i, "[!ai-done]");
+  if (answer && answer.trim()) {
+    const depth = (prefix.match(/>/g) ?? []).length;
+    const quote = "> ".repeat(depth);
+    const inBlock = new RegExp(`^[ \\t]*(?:>[ \\t]*){${depth}}`);
+    let last = idx;
+    while (last + 1 < lines.length && inBlock.test(lines[last + 1]!)) last++;
+    const answerLines = answer.replace(/\s+$/, "").split(/\r?\n/).map((l) => (l.trim() ? `${quote}${l}\n` : `${quote.trimEnd()}\n`));
+    lines[last] = withEol(lines[last]!);
+    lines.splice(last + 1, 0, `${quote.trimEnd()}\n`, ...answerLines);
+  }
+  return lines.join("");
+}
+
+export interface LogEntry {
+  date: string;
+  op: string;
+  title: string;
+  body?: string;
+}
+
+/** The `## [YYYY-MM-DD] op | Title` ledger heading and its body. */
+export function formatLogEntry(e: LogEntry): string {
+  const body = e.body?.replace(/\s+$/, "");
+  return `## [${e.date}] ${e.op} | ${e.title}\n` + (body ? `\n${body}\n` : "");
+}
+
+/** Append an entry at the bottom of log.md (newest last), or start the log. */
+export function appendLogText(text: string | null, e: LogEntry): string {
+  if (text === null || text.trim() === "") return `# Log\n\n${formatLogEntry(e)}`;
+  let t = text;
+  if (!t.endsWith("\n")) t += "\n";
+  if (!t.endsWith("\n\n")) t += "\n";
+  return t + formatLogEntry(e);
+}
+
+/** Today's date where the server runs (the person's calendar day), as YYYY-MM-DD. */
+export function localDate(d = new Date()): string {
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+}

@@ -1,0 +1,140 @@
+// The person's side, through the real CLI (`bun main.ts …`) next to a running
+// server: `lettuce edits`, `lettuce revert`, `lettuce proposals`.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runLettuce } from "./helpers/cli";
+import { startTestServer, waitFor, type TestServer } from "./helpers/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ watch: true });
+});
+afterAll(() => s.close());
+
+const file = (p: string) => readFileSync(join(s.root, p), "utf8");
+const edits = async (...extra: string[]) => {
+  const r = await runLettuce(["edits", s.root, "--json", ...extra]);
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as any[];
+};
+
+describe("lettuce edits and revert", () => {
+  test("edits lists what agents did, newest first, and filters by path", async () => {
+    await s.call("write_note", { path: "Inbox/cli.md", content: "# CLI\n\nfirst version\n" });
+    const e2 = await s.call("apply_edits", { path: "Inbox/cli.md", edits: [{ find: "first version", replace: "second version" }] });
+    await s.call("append_log", { op: "query", title: "CLI test" });
+    const all = await edits();
+    expect(all[0].tool).toBe("append_log");
+    const mine = await edits("--path", "Inbox/cli.md");
+    expect(mine.map((e) => e.tool)).toEqual(["apply_edits", "write_note"]);
+    expect(mine[0].id).toBe(e2.editId);
+    expect(mine[0].agent).toBe("lettuce-tests");
+    const text = await runLettuce(["edits", s.root, "--path", "Inbox/cli.md"]);
+    expect(text.stdout).toContain(`#${e2.editId}`);
+    expect(text.stdout).toContain("apply_edits");
+  });
+
+  test("revert restores the before-state and is itself on the timeline", async () => {
+    const [edit] = await edits("--path", "Inbox/cli.md");
+    const r = await runLettuce(["revert", s.root, String(edit.id)]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Reverted edit #${edit.id}`);
+    expect(file("Inbox/cli.md")).toBe("# CLI\n\nfirst version\n");
+    const [rev] = await edits("--path", "Inbox/cli.md");
+    expect(rev.tool).toBe("revert");
+    expect(rev.reverts).toBe(edit.id);
+    // The running server's watcher re-indexes the reverted note.
+    await waitFor(async () => (await s.call("search", { query: "first version" })).items.some((h: any) => h.path === "Inbox/cli.md"), { what: "reindex" });
+  });
+
+  test("revert refuses when the note changed since, unless --force (and the person's text stays recoverable)", async () => {
+    const e = await s.call("apply_edits", { path: "Inbox/cli.md", edits: [{ find: "first version", replace: "agent version" }] });
+    writeFileSync(join(s.root, "Inbox/cli.md"), "# CLI\n\nagent version\n\nA person added this.\n");
+    const refused = await runLettuce(["revert", s.root, String(e.editId)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("changed since");
+    expect(file("Inbox/cli.md")).toContain("A person added this.");
+    const forced = await runLettuce(["revert", s.root, String(e.editId), "--force"]);
+    expect(forced.code).toBe(0);
+    expect(file("Inbox/cli.md")).toBe("# CLI\n\nfirst version\n");
+    const [rev] = await edits("--path", "Inbox/cli.md");
+    const undo = await runLettuce(["revert", s.root, String(rev.id)]);
+    expect(undo.code).toBe(0);
+    expect(file("Inbox/cli.md")).toContain("A person added this.");
+  });
+
+  test("reverting a move moves it back and undoes the link rewrites; reverting a delete restores from .trash", async () => {
+    const before = file("index.md");
+    const m = await s.call("move_note", { from: "Recipes/Lettuce Soup.md", to: "Kitchen/Soup.md" });
+    expect(file("index.md")).not.toBe(before);
+    const r = await runLettuce(["revert", s.root, String(m.editId)]);
+    expect(r.code).toBe(0);
+    expect(existsSync(join(s.root, "Recipes/Lettuce Soup.md"))).toBe(true);
+    expect(existsSync(join(s.root, "Kitchen/Soup.md"))).toBe(false);
+    expect(file("index.md")).toBe(before);
+
+    const content = file("Garden/Compost.md");
+    const d = await s.call("delete_note", { path: "Garden/Compost.md" });
+    expect(existsSync(join(s.root, "Garden/Compost.md"))).toBe(false);
+    expect((await runLettuce(["revert", s.root, String(d.editId)])).code).toBe(0);
+    expect(file("Garden/Compost.md")).toBe(content);
+    expect(existsSync(join(s.root, d.trashPath))).toBe(false);
+  });
+
+  test("an unknown id and a bad id are clear errors", async () => {
+    const r = await runLettuce(["revert", s.root, "99999"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("No edit 99999");
+    const bad = await runLettuce(["revert", s.root, "abc"]);
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe("lettuce proposals", () => {
+  test("list, show with a unified diff, approve (the server re-indexes it), reject", async () => {
+    const p = await s.call("apply_edits", { path: "Recipes/Menemen.md", edits: [{ find: "# Menemen", replace: "# Menemen with peppers" }] }, "propose");
+    const q = await s.call("write_note", { path: "Inbox/unwanted.md", content: "no\n" }, "propose");
+    const list = await runLettuce(["proposals", s.root, "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`#${p.proposalId}`);
+    expect(list.stdout).toContain(`#${q.proposalId}`);
+
+    const show = await runLettuce(["proposals", s.root, "show", String(p.proposalId)]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("--- a/Recipes/Menemen.md");
+    expect(show.stdout).toContain("+++ b/Recipes/Menemen.md");
+    expect(show.stdout).toContain("@@");
+    expect(show.stdout).toContain("-# Menemen\n");
+    expect(show.stdout).toContain("+# Menemen with peppers\n");
+
+    const ok = await runLettuce(["proposals", s.root, "approve", String(p.proposalId)]);
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(file("Recipes/Menemen.md")).toContain("# Menemen with peppers\n");
+    await waitFor(async () => (await s.call("read_note", { path: "Recipes/Menemen.md" })).title !== undefined && (await s.call("read_outline", { path: "Recipes/Menemen.md" }))[0].title === "Menemen with peppers", { what: "reindex" });
+    const [edit] = await edits("--path", "Recipes/Menemen.md");
+    expect(edit.proposalId).toBe(p.proposalId);
+
+    const no = await runLettuce(["proposals", s.root, "reject", String(q.proposalId), "--reason", "not needed"]);
+    expect(no.code).toBe(0);
+    const rejected = JSON.parse((await runLettuce(["proposals", s.root, "list", "--status", "rejected", "--json"])).stdout);
+    expect(rejected.map((x: any) => [x.id, x.reason])).toContainEqual([q.proposalId, "not needed"]);
+    expect(existsSync(join(s.root, "Inbox/unwanted.md"))).toBe(false);
+    const again = await runLettuce(["proposals", s.root, "approve", String(q.proposalId)]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("already rejected");
+  });
+
+  test("a stale proposal: show warns, approve refuses as a conflict", async () => {
+    const p = await s.call("apply_edits", { path: "Recipes/Caesar Salad.md", edits: [{ find: "# Caesar Salad", replace: "# Caesar" }] }, "propose");
+    writeFileSync(join(s.root, "Recipes/Caesar Salad.md"), file("Recipes/Caesar Salad.md") + "\nEdited by hand.\n");
+    const show = await runLettuce(["proposals", s.root, "show", String(p.proposalId)]);
+    expect(show.stdout).toContain("Approving now would fail (conflict)");
+    const r = await runLettuce(["proposals", s.root, "approve", String(p.proposalId)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("changed since");
+    expect(file("Recipes/Caesar Salad.md")).toContain("# Caesar Salad");
+  });
+});

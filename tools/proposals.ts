@@ -1,0 +1,55 @@
+// The agent's side of proposals: what it queued and what became of it.
+// The person's side is `lettuce proposals` (lib/cli/proposals.ts).
+import { z } from "zod";
+import { listProposals, PROPOSAL_STATUSES, withdrawProposal, type Proposal } from "../lib/write/proposals";
+import type { Scope } from "../lib/store/tokens";
+import { defineTool, limitField, offsetField, READ_ONLY } from "./types";
+
+const SCOPES: readonly Scope[] = ["propose", "write"];
+
+function summaryOf(p: Proposal, withDiff: boolean) {
+  return {
+    proposalId: p.id,
+    tool: p.tool,
+    path: p.path,
+    summary: p.summary,
+    status: p.status,
+    createdAt: p.createdAt,
+    decidedAt: p.decidedAt,
+    reason: p.reason,
+    editId: p.editId,
+    ...(withDiff ? { diff: p.diff } : {}),
+  };
+}
+
+export const listMyProposals = defineTool({
+  name: "list_my_proposals",
+  description:
+    "Your token's proposals, newest first, paginated: {items: [{proposalId, tool, path, summary, status, createdAt, decidedAt, reason, editId}], total, offset, limit}. status is pending, approved (editId is its timeline entry), rejected (reason says why) or withdrawn. Filter with `status`; `includeDiff` adds each proposal's unified diff.",
+  scopes: SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    status: z.enum(PROPOSAL_STATUSES as [string, ...string[]]).optional().describe("Only proposals in this state (default: all)"),
+    includeDiff: z.boolean().default(false).describe("Include each proposal's diff (default false)"),
+    limit: limitField(50, 500),
+    offset: offsetField,
+  }),
+  handler({ status, includeDiff, limit, offset }, { vault, token }) {
+    const { items, total } = listProposals(vault.stateDb, { token: token.name, status: status as Proposal["status"] | undefined, limit, offset });
+    return { items: items.map((p) => summaryOf(p, includeDiff)), total, offset, limit };
+  },
+});
+
+export const withdrawProposalTool = defineTool({
+  name: "withdraw_proposal",
+  description:
+    "Take back one of your pending proposals (it will not be applied). Returns the proposal with status withdrawn. Errors: proposal-not-found (no such proposal of yours), proposal-not-pending (already approved, rejected or withdrawn).",
+  scopes: SCOPES,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  input: z.object({ proposalId: z.number().int().min(1).describe("The proposalId a write call returned") }),
+  handler({ proposalId }, { vault, token }) {
+    return summaryOf(withdrawProposal(vault.stateDb, proposalId, token.name), false);
+  },
+});
+
+export const proposalTools = [listMyProposals, withdrawProposalTool];

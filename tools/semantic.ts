@@ -1,0 +1,121 @@
+// The semantic tools: meaning-based search, related notes, duplicates, topics,
+// the embedding reconcile, and retrieval evaluation. The work lives in lib/semantic/.
+import { z } from "zod";
+import { findNote } from "../lib/retrieval/notes";
+import { vecVersion } from "../lib/store/index-db";
+import { runEval } from "../lib/semantic/eval";
+import { relatedNotes } from "../lib/semantic/related";
+import { RECENCY_HALF_LIFE_DAYS } from "../lib/semantic/fusion";
+import { semanticSearch } from "../lib/semantic/search";
+import { SemanticService } from "../lib/semantic/service";
+import { findDuplicates, topicMap } from "../lib/semantic/topics";
+import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY, type ToolContext } from "./types";
+import { contributeVaultInfo } from "./vault-info";
+
+/** The vault's semantic service, after the per-token rate limit for model-spending calls. */
+function service(ctx: ToolContext, tool: string): SemanticService {
+  const svc = SemanticService.for(ctx.vault);
+  svc.limiter.take(ctx.token.name, tool);
+  return svc;
+}
+
+const NEEDS =
+  "Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it fails with kind index-not-ready and retry_after_ms.";
+
+export const semanticSearchTool = defineTool({
+  name: "semantic_search",
+  description: `Search notes by meaning, not just keyword overlap: embeds the query and ranks notes by the cosine similarity of their best passage. Use search for exact terms, this for "notes about X". hybrid fuses the vector ranking with BM25 over any of the query's words (a weighted combination of the two normalised scores) and is usually best; prefer_recent gently favours recently edited notes (a note's score loses up to a quarter with age, half of that after ${RECENCY_HALF_LIFE_DAYS} days); expand adds LLM query expansion (a hypothetical answer and paraphrases; needs an LLM provider). Returns {items: [{path, title, snippet, score}], total, offset, limit}, best first; the snippet is the best-matching passage; score is the cosine similarity, or the fused score with hybrid (higher = better). ${NEEDS}`,
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    query: z.string().min(1).max(2000).describe("What you are looking for, in words or as a question"),
+    hybrid: z.boolean().default(false).describe("Fuse vector and keyword (BM25) rankings; usually the best results"),
+    prefer_recent: z.boolean().default(false).describe("Down-weight notes not edited for a while"),
+    expand: z.boolean().default(false).describe("LLM query expansion (HyDE + paraphrases) for recall; needs an LLM provider"),
+    limit: limitField(20, 100),
+    offset: offsetField,
+  }),
+  async handler({ query, hybrid, prefer_recent, expand, limit, offset }, ctx) {
+    const svc = service(ctx, "semantic_search");
+    const { items, total } = await semanticSearch(svc, { query, hybrid, preferRecent: prefer_recent, expand, limit, offset, signal: ctx.signal });
+    return { items, total, offset, limit };
+  },
+});
+
+export const relatedNotesTool = defineTool({
+  name: "related_notes",
+  description: `Notes nearest in meaning to a given note that it is not already linked with (in either direction): candidates to link, to thread a page into the graph (suggest_links finds literal name mentions instead). Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is the cosine similarity of the notes' vectors; the snippet is the neighbour's passage closest to the note. ${NEEDS}`,
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ path: notePathField, limit: limitField(5, 100), offset: offsetField }),
+  async handler({ path, limit, offset }, ctx) {
+    const note = findNote(ctx.vault.indexDb, ctx.vault.root, path);
+    const svc = service(ctx, "related_notes");
+    const { items, total } = await relatedNotes(svc, note, limit, offset);
+    return { items, total, offset, limit };
+  },
+});
+
+export const findDuplicatesTool = defineTool({
+  name: "find_duplicates",
+  description: `Near-duplicate notes: every pair whose note vectors have a cosine similarity of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. ${NEEDS}`,
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    threshold: z.number().min(0.5).max(1).default(0.9).describe("Cosine similarity cutoff, 0.5-1 (default 0.9)"),
+    limit: limitField(200, 5000),
+  }),
+  async handler({ threshold, limit }, ctx) {
+    return findDuplicates(service(ctx, "find_duplicates"), threshold, limit);
+  },
+});
+
+export const topicMapTool = defineTool({
+  name: "topic_map",
+  description: `Cluster the vault into topics by embedding similarity (notes joined when their cosine similarity reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. ${NEEDS}`,
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    threshold: z.number().min(0.5).max(1).default(0.85).describe("Cosine cutoff for the same topic (default 0.85)"),
+    min_size: z.number().int().min(2).max(1000).default(2).describe("Smallest cluster to report (default 2)"),
+  }),
+  async handler({ threshold, min_size }, ctx) {
+    return topicMap(service(ctx, "topic_map"), threshold, min_size);
+  },
+});
+
+export const reindexEmbeddingsTool = defineTool({
+  name: "reindex_embeddings",
+  description:
+    "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
+  scopes: ALL_SCOPES,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  input: z.object({}),
+  async handler(_args, ctx) {
+    const svc = service(ctx, "reindex_embeddings");
+    await ctx.vault.settle();
+    return svc.reindex();
+  },
+});
+
+export const evalTool = defineTool({
+  name: "eval",
+  description:
+    'Score retrieval against the vault\'s question set, eval/questions.jsonl (one JSON object per line: {"question": "…", "expected_paths": ["Note.md"], "must_contain": ["phrase"]}), to tell whether a change helped. Retrieval is hybrid semantic + keyword with an embeddings provider, keyword (BM25) otherwise. Returns {k, count, recallAtK, precisionAtK, mrr, hitRate, faithfulnessRate, perQuestion}. With an LLM provider it also answers each question from the retrieved notes and scores faithfulness (cites only retrieved notes and contains every must_contain span); without one faithfulnessRate is null.',
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ k: z.number().int().min(1).max(100).default(6).describe("Top-k cutoff (default 6)") }),
+  async handler({ k }, ctx) {
+    return runEval(service(ctx, "eval"), k);
+  },
+});
+
+contributeVaultInfo(async (info, { vault }) => {
+  const svc = SemanticService.for(vault);
+  const embeddings = vecVersion(vault.indexDb) !== null && (await svc.hasEmbedder());
+  info.capabilities.embeddings = embeddings;
+  info.capabilities.llm = await svc.hasChat();
+  info.liveness.embeddingIndexStale = embeddings ? svc.isStale(await svc.embedder()) : false;
+});
+
+export const semanticTools = [semanticSearchTool, relatedNotesTool, findDuplicatesTool, topicMapTool, reindexEmbeddingsTool, evalTool];
