@@ -261,7 +261,8 @@ export class Indexer {
       for (const e of todo) {
         if (!known.has(e.path)) {
           this.resolver.addNote(e.path, []);
-          affectedKeys.add(targetKeyOf(e.path));
+          // On a cold start no older link can point at the new name: only aliases need a second pass.
+          if (!coldStart) affectedKeys.add(targetKeyOf(e.path));
         }
       }
       const requests: ParseRequest[] = todo.map((entry) => ({ entry, knownHash: known.get(entry.path)?.hash ?? null }));

@@ -5,6 +5,7 @@ import type { LinkResolver } from "./resolver";
 // Below this many files a worker's start-up costs more than it saves.
 const INLINE_LIMIT = 256;
 const BATCH = 48;
+const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own
@@ -64,9 +65,9 @@ export async function parseAll(
       };
       w.onerror = (e) => reject(new Error(`parse worker failed: ${e.message}`));
     }
-    // Two batches in flight per worker keep it busy while the main thread inserts.
-    for (const w of workers) feed(w);
-    for (const w of workers) feed(w);
+    // Several batches queued per worker keep it busy while the main thread, busy
+    // inserting, has not yet read its earlier results.
+    for (let i = 0; i < IN_FLIGHT; i++) for (const w of workers) feed(w);
   }).finally(() => {
     for (const w of workers) w.terminate();
   });
