@@ -138,3 +138,24 @@ describe("lettuce proposals", () => {
     expect(file("Recipes/Caesar Salad.md")).toContain("# Caesar Salad");
   });
 });
+
+describe("lettuce config", () => {
+  test("immutablePaths: shown, changed while the server runs, refused when malformed", async () => {
+    expect((await runLettuce(["config", s.root])).stdout).toBe("immutablePaths=sources/\n");
+    const set = await runLettuce(["config", s.root, "immutablePaths", "sources, raw/clips/"]);
+    expect(set).toMatchObject({ code: 0, stdout: "immutablePaths=sources/,raw/clips/\n" });
+    expect((await s.call("get_vault_info", {}, "read")).immutablePaths).toEqual(["sources/", "raw/clips/"]);
+    // Created once under the new prefix, then never changed.
+    await s.call("write_note", { path: "raw/clips/Clip.md", content: "# Clip\n\nas clipped\n" });
+    const again = await s.callRaw("apply_edits", { path: "raw/clips/Clip.md", edits: [{ find: "as clipped", replace: "edited" }] });
+    expect(again).toMatchObject({ isError: true, kind: "immutable-path" });
+    const bad = await runLettuce(["config", s.root, "immutablePaths", "../outside"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("'..' is not allowed");
+    expect((await runLettuce(["config", s.root, "nope"])).code).toBe(2);
+    // "" turns the rule off.
+    expect((await runLettuce(["config", s.root, "immutablePaths", ""])).stdout).toBe('immutablePaths=""\n');
+    await s.call("apply_edits", { path: "raw/clips/Clip.md", edits: [{ find: "as clipped", replace: "edited" }] });
+    await runLettuce(["config", s.root, "immutablePaths", "sources/"]);
+  });
+});

@@ -1,6 +1,7 @@
 import { VaultError } from "../vault-context";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
+import { configCommand } from "./config";
 import { editsCommand, revertCommand } from "./edits";
 import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
@@ -9,7 +10,7 @@ import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -1,0 +1,58 @@
+import { openStateDb, setSetting, getSetting } from "../store/state-db";
+import { checkVaultDir, DEFAULT_IMMUTABLE_PATHS } from "../vault-context";
+import { normalizeVaultPath } from "../vault/paths";
+import { parse, UsageError, type Command } from "./command";
+
+/** Vault settings a person may change; each knows how to check and show its value. */
+const SETTINGS: Record<string, { help: string; parse(v: string): string; show(raw: string | null): string }> = {
+  immutablePaths: {
+    help: "comma-separated folder prefixes agents may create notes under but never change, move or delete (default: sources/); \"\" for none",
+    parse(v) {
+      const list = v
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map((p) => {
+          try {
+            return normalizeVaultPath(p) + "/";
+          } catch (e) {
+            throw new UsageError((e as Error).message);
+          }
+        });
+      return JSON.stringify([...new Set(list)]);
+    },
+    show: (raw) => (raw ? (JSON.parse(raw) as string[]) : DEFAULT_IMMUTABLE_PATHS).join(",") || '""',
+  },
+};
+
+export const configCommand: Command = {
+  name: "config",
+  summary: "Show or change a vault's settings (immutable paths)",
+  usage: [
+    "lettuce config <vault>                 show every setting",
+    "lettuce config <vault> KEY             show one",
+    "lettuce config <vault> KEY VALUE       change one (a running server sees it at once)",
+    "",
+    "Settings:",
+    ...Object.entries(SETTINGS).map(([k, s]) => `  ${k}: ${s.help}`),
+  ].join("\n"),
+  async run(argv) {
+    const { positionals } = parse(argv, {});
+    const [dir, key, value] = positionals;
+    const root = checkVaultDir(dir);
+    if (key !== undefined && !SETTINGS[key]) throw new UsageError(`unknown setting ${JSON.stringify(key)}; known: ${Object.keys(SETTINGS).join(", ")}`);
+    if (positionals.length > 3) throw new UsageError("config takes a vault, a key and a value");
+    const db = openStateDb(root);
+    try {
+      if (key !== undefined && value !== undefined) {
+        setSetting(db, key, SETTINGS[key]!.parse(value));
+      }
+      for (const [k, s] of Object.entries(SETTINGS)) {
+        if (key === undefined || key === k) console.log(`${k}=${s.show(getSetting(db, k))}`);
+      }
+      return 0;
+    } finally {
+      db.close();
+    }
+  },
+};
