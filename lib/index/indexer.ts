@@ -1,12 +1,14 @@
 import type { Database, Statement } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { mimeTypeOf } from "../vault/mime";
 import { noteName, targetKeyOf } from "../vault/parse";
 import { isIgnoredPath } from "../vault/paths";
 import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
+import { FtsSink } from "./fts-sink";
 import { parseAll } from "./parse-pool";
 import { LinkResolver } from "./resolver";
 
@@ -31,8 +33,10 @@ interface KnownNote {
   hash: string;
 }
 
-// A cold scan of at least this many notes drops secondary indexes and rebuilds them at the end.
-const BULK_THRESHOLD = 2000;
+// A cold scan of at least this many notes is a bulk load: secondary indexes
+// are dropped and rebuilt at the end, and the full-text rows go to a writer
+// thread. (An environment override lets the tests take this path on small vaults.)
+const bulkThreshold = () => Number(process.env.LETTUCE_BULK_THRESHOLD) || 2000;
 // Commit at least this often during a long scan so that a crash keeps most of the work.
 const COMMIT_EVERY = 2000;
 
@@ -42,6 +46,8 @@ export class Indexer {
   private queue: Promise<unknown> = Promise.resolve();
   private listeners = new Set<(c: IndexChange) => void>();
   private st: Record<string, Statement>;
+  private ftsSink: FtsSink | null = null;
+  private generations = 0;
 
   constructor(
     readonly root: string,
@@ -235,7 +241,10 @@ export class Indexer {
     const batchPaths = new Set(todo.map((e) => e.path));
     const changed: string[] = [];
 
-    const bulk = coldStart && todo.length >= BULK_THRESHOLD;
+    const bulk = coldStart && todo.length >= bulkThreshold();
+    // A big cold scan writes the full-text rows from a second thread into fts.db.
+    this.ftsSink = bulk ? new FtsSink(this.root) : null;
+    let committed = false;
     db.exec("BEGIN");
     try {
       if (bulk) for (const name of Object.keys(BULK_LOAD_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
@@ -274,6 +283,7 @@ export class Indexer {
         }
         sinceCommit += results.length;
         if (!bulk && sinceCommit >= COMMIT_EVERY) {
+          this.stampGeneration();
           db.exec("COMMIT");
           db.exec("BEGIN");
           sinceCommit = 0;
@@ -282,12 +292,20 @@ export class Indexer {
       });
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       this.reresolve(affectedKeys, coldStart ? batchPaths : new Set());
+      const gen = this.stampGeneration();
       db.exec("COMMIT");
+      committed = true;
+      // fts.db commits on its own thread meanwhile. A crash (or a failure) between
+      // the two commits leaves the generations apart, and the next open rebuilds.
+      await this.ftsSink?.finish(gen);
     } catch (e) {
-      db.exec("ROLLBACK");
+      await this.ftsSink?.abort();
+      if (!committed) db.exec("ROLLBACK");
       // Memory may now disagree with the database: rebuild the resolver from what was committed.
       this.resetResolver();
       throw e;
+    } finally {
+      this.ftsSink = null;
     }
     const change: IndexChange = { changed, deleted, attachments: [...attachments.map((a) => a.path), ...goneFiles] };
     if (changed.length || deleted.length || change.attachments.length) {
@@ -300,6 +318,17 @@ export class Indexer {
       }
     }
     return change;
+  }
+
+  /**
+   * Write a new generation into both index files in the open transaction (the
+   * full-text writer thread stamps fts.db itself); openIndexDb compares them.
+   */
+  private stampGeneration(): string {
+    const gen = `${Date.now().toString(36)}.${(++this.generations).toString(36)}`;
+    setMeta(this.db, "gen", gen);
+    if (!this.ftsSink) setFtsGeneration(this.db, gen);
+    return gen;
   }
 
   private resetResolver(): void {
@@ -358,7 +387,8 @@ export class Indexer {
     for (const d of p.directives) this.st.insertDirective!.run(id, ord++, d.line, d.title, d.body, d.done ? 1 : 0);
     for (const m of p.mentions) this.st.insertMention!.run(id, m.line, m.handle, m.handle.toLowerCase(), m.context);
     const titleField = p.aliases.length ? `${p.title} ${p.aliases.join(" ")}` : p.title;
-    this.st.insertFts!.run(id, titleField, p.body);
+    if (this.ftsSink) this.ftsSink.push(id, titleField, p.body);
+    else this.st.insertFts!.run(id, titleField, p.body);
     known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, hash: r.hash });
     return true;
   }

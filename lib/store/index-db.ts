@@ -1,13 +1,14 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { attachFts, FTS_FILE, ftsGeneration } from "./fts-db";
 import { migrate } from "./migrate";
 import { loadSqliteVec } from "./sqlite-vec";
 
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
-export const INDEX_FORMAT = "3";
+export const INDEX_FORMAT = "4";
 
 const MIGRATIONS = [
   `
@@ -49,9 +50,7 @@ const MIGRATIONS = [
   CREATE TABLE headings (note_id INTEGER NOT NULL, ord INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, slug TEXT NOT NULL, line INTEGER NOT NULL);
   CREATE INDEX headings_note ON headings(note_id, ord);
   CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime REAL NOT NULL, mime TEXT NOT NULL);
-  CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
-  -- Title matches weigh ten times body matches; stored in the table so ORDER BY rank uses it.
-  INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0)');
+  -- The full-text table is in fts.db, attached as ftsdb (lib/store/fts-db.ts).
   `,
   // Work left for agents: > [!ai] callouts (done = [!ai-done]) and @handle mentions.
   `
@@ -97,33 +96,41 @@ function applyPragmas(db: Database): void {
   db.exec("PRAGMA temp_store = MEMORY");
 }
 
+function removeIndexFiles(dir: string): void {
+  for (const name of ["index.db", FTS_FILE]) for (const suffix of ["", "-wal", "-shm"]) rmSync(join(dir, name + suffix), { force: true });
+}
+
+/** Open (or create) the index: index.db with fts.db attached. Anything unusable is rebuilt from the vault. */
 export function openIndexDb(root: string): Database {
   const dir = lettuceDir(root);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.db");
-  let db = new Database(file, { create: true, strict: true });
-  let format: string | undefined;
-  try {
-    // Inside the try: on a damaged file the first statement (a pragma) already throws SQLITE_NOTADB.
-    applyPragmas(db);
-    migrate(db, MIGRATIONS, "index.db");
-    format = (db.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | null)?.value;
-  } catch {
-    format = "broken";
+  for (let attempt = 0; ; attempt++) {
+    let db = new Database(file, { create: true, strict: true });
+    let usable = false;
+    try {
+      // Inside the try: on a damaged file the first statement (a pragma) already throws SQLITE_NOTADB.
+      applyPragmas(db);
+      migrate(db, MIGRATIONS, "index.db");
+      const format = (db.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | null)?.value;
+      attachFts(db, root);
+      // Another format, or a crash between the two files' commits: derived data, so start again.
+      usable = (format === undefined || format === INDEX_FORMAT) && getMeta(db, "gen") === ftsGeneration(db);
+    } catch {
+      usable = false;
+    }
+    if (!usable) {
+      db.close();
+      if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
+      removeIndexFiles(dir);
+      continue;
+    }
+    db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
+    // A bulk load interrupted by a crash leaves its indexes dropped; put them back.
+    for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
+    vecVersions.set(db, loadSqliteVec.load(db));
+    return db;
   }
-  if (format !== undefined && format !== INDEX_FORMAT) {
-    // Derived data from another format (or a damaged file): rebuild from the vault.
-    db.close();
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
-    db = new Database(file, { create: true, strict: true });
-    applyPragmas(db);
-    migrate(db, MIGRATIONS, "index.db");
-  }
-  db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
-  // A bulk load interrupted by a crash leaves its indexes dropped; put them back.
-  for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
-  vecVersions.set(db, loadSqliteVec.load(db));
-  return db;
 }
 
 export function getMeta(db: Database, key: string): string | null {

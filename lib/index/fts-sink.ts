@@ -1,0 +1,70 @@
+import { ftsPath } from "../store/fts-db";
+
+// Rows sent per message: large enough that messaging costs nothing, small
+// enough that the writer thread never waits long for work.
+const ROWS_PER_MESSAGE = 64;
+
+function spawn(): Worker {
+  // See parse-pool.ts: in a compiled binary embedded entry points live under /$bunfs/root/<source path>.
+  const inBinary = import.meta.url.includes("$bunfs");
+  return new Worker(inBinary ? "/$bunfs/root/lib/index/fts-writer.ts" : new URL("./fts-writer.ts", import.meta.url).href);
+}
+
+/**
+ * The main thread's end of the full-text writer thread used by cold scans:
+ * push rows, then finish() commits them (with the index generation) before
+ * the main thread commits index.db. Errors surface at finish().
+ */
+export class FtsSink {
+  private worker = spawn();
+  private buffer: [number, string, string][] = [];
+  private failure: string | null = null;
+  private settled: ((m: { done?: true; error?: string }) => void) | null = null;
+  private ended = false;
+
+  constructor(root: string) {
+    this.worker.onmessage = (ev: MessageEvent<{ done?: true; error?: string }>) => {
+      if (ev.data.error) this.failure ??= ev.data.error;
+      if (this.settled) this.settled(ev.data);
+    };
+    this.worker.onerror = (e) => {
+      this.failure ??= e.message;
+      this.settled?.({ error: e.message });
+    };
+    this.worker.postMessage({ open: ftsPath(root) });
+  }
+
+  push(id: number, title: string, body: string): void {
+    this.buffer.push([id, title, body]);
+    if (this.buffer.length >= ROWS_PER_MESSAGE) this.flush();
+  }
+
+  private flush(): void {
+    if (this.buffer.length) this.worker.postMessage({ rows: this.buffer });
+    this.buffer = [];
+  }
+
+  private end(msg: unknown): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.ended = true;
+    return new Promise<void>((resolve, reject) => {
+      this.settled = (m) => {
+        this.worker.terminate();
+        if (m.error || this.failure) reject(new Error(`full-text writer failed: ${m.error ?? this.failure}`));
+        else resolve();
+      };
+      this.worker.postMessage(msg);
+    });
+  }
+
+  /** Commit everything pushed, stamped with the index generation. */
+  finish(gen: string): Promise<void> {
+    this.flush();
+    return this.end({ finish: gen });
+  }
+
+  abort(): Promise<void> {
+    this.buffer = [];
+    return this.end({ abort: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,44 @@
+import type { Database } from "bun:sqlite";
+import { join } from "node:path";
+
+// The full-text index lives in its own file, .lettuce/fts.db, attached to the
+// index connection as `ftsdb`: queries name `fts` unqualified as before. Its
+// own file lets a cold scan write it from a second thread, in parallel with
+// the notes, links and tags going into index.db (one SQLite file takes one
+// writer at a time). A generation number, written in both files by every
+// index transaction, tells at open whether a crash left them out of step.
+
+export const FTS_FILE = "fts.db";
+
+export function ftsPath(root: string): string {
+  return join(root, ".lettuce", FTS_FILE);
+}
+
+/** The schema, for a connection where the FTS file is `schema` ("main" in the writer thread). */
+export function ftsSchemaSql(schema: string): string {
+  return `
+  CREATE TABLE IF NOT EXISTS ${schema}.fts_meta (key TEXT PRIMARY KEY, value TEXT);
+  CREATE VIRTUAL TABLE IF NOT EXISTS ${schema}.fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+  `;
+}
+
+// Title (and alias) matches weigh ten times body matches; stored in the table so ORDER BY rank uses it.
+export const FTS_RANK = "INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0)')";
+
+/** Attach fts.db (creating it) to an open index connection. */
+export function attachFts(db: Database, root: string): void {
+  db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
+  db.exec("PRAGMA ftsdb.journal_mode = WAL");
+  db.exec("PRAGMA ftsdb.synchronous = NORMAL");
+  const fresh = db.query("SELECT 1 FROM ftsdb.sqlite_master WHERE name = 'fts'").get() === null;
+  db.exec(ftsSchemaSql("ftsdb"));
+  if (fresh) db.exec(FTS_RANK);
+}
+
+export function ftsGeneration(db: Database, schema = "ftsdb"): string | null {
+  return (db.query(`SELECT value FROM ${schema}.fts_meta WHERE key = 'gen'`).get() as { value: string } | null)?.value ?? null;
+}
+
+export function setFtsGeneration(db: Database, gen: string, schema = "ftsdb"): void {
+  db.query(`INSERT OR REPLACE INTO ${schema}.fts_meta(key, value) VALUES ('gen', ?)`).run(gen);
+}
