@@ -18,7 +18,7 @@ const WORD = /^\p{L}{3,}$/u;
 export function makeQueries(db: Database, n: number, seed = 7): BenchQuery[] {
   const rand = rng(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.bench_vocab USING fts5vocab(main, fts, row)");
+  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.bench_vocab USING fts5vocab(ftsdb, fts, row)");
   const notes = (db.query("SELECT count(*) AS n FROM fts").get() as { n: number }).n;
   const terms = (db.query("SELECT term, doc FROM temp.bench_vocab ORDER BY doc DESC").all() as { term: string; doc: number }[]).filter((t) =>
     WORD.test(t.term),

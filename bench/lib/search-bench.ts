@@ -3,6 +3,7 @@
 // search tool's own function (searchNotes), which tells transport cost apart
 // from the tool's extra work.
 import { Database } from "bun:sqlite";
+import { ftsPath } from "../../lib/store/fts-db";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { toFtsQuery } from "../../lib/retrieval/fts-query";
@@ -129,6 +130,8 @@ function lat(xs: number[]): Latency {
 export async function benchSearch(vault: string, nQueries: number, opts: { rounds: number; limit: number }): Promise<SearchFigures & { sample: BenchQuery[] }> {
   const dbPath = join(vault, ".lettuce", "index.db");
   const db = new Database(dbPath, { readonly: true });
+  // The full-text table lives in fts.db, attached as the server attaches it.
+  db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(vault));
   const queries = makeQueries(db, nQueries);
   const created = lastJson<{ token: string }>(
     (await runChild([BUN, MAIN, "token", "create", vault, "--scope", "read", "--name", `bench-${Date.now()}`, "--json"])).stdout,
