@@ -189,25 +189,18 @@ export class Indexer {
           return;
         }
         const entry = statEntry(this.root, rel);
-        if (isNotePath(rel)) {
-          if (entry) {
-            const k = known.get(rel);
-            if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
-          } else if (known.has(rel)) deleted.push(rel);
-          else {
-            // A vanished folder: everything indexed under it is gone too.
-            for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
-            for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
-              if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
-            }
-          }
-        } else if (entry) attachments.push(entry);
-        else {
-          goneFiles.push(rel);
-          for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
-          for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
-            if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
-          }
+        if (entry) {
+          const k = known.get(rel);
+          if (!isNotePath(rel)) attachments.push(entry);
+          else if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+          return;
+        }
+        if (known.has(rel)) deleted.push(rel);
+        else if (!isNotePath(rel)) goneFiles.push(rel);
+        // Gone, and perhaps a folder: everything indexed under it is gone too.
+        for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
+        for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
+          if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
         }
       };
       for (const p of paths) consider(p);
