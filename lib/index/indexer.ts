@@ -1,14 +1,14 @@
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
-import { mimeTypeOf } from "../vault/mime";
-import { noteName, targetKeyOf } from "../vault/parse";
+import { targetKeyOf } from "../vault/parse";
 import { isIgnoredPath } from "../vault/paths";
 import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { FtsSink } from "./fts-sink";
+import { NoteRows } from "./note-rows";
 import { parseAll } from "./parse-pool";
 import { LinkResolver } from "./resolver";
 
@@ -45,7 +45,7 @@ export class Indexer {
   status: IndexStatus = { state: "starting", total: 0, done: 0, indexedAt: null };
   private queue: Promise<unknown> = Promise.resolve();
   private listeners = new Set<(c: IndexChange) => void>();
-  private st: Record<string, Statement>;
+  private rows: NoteRows;
   private ftsSink: FtsSink | null = null;
   private generations = 0;
 
@@ -53,32 +53,7 @@ export class Indexer {
     readonly root: string,
     readonly db: Database,
   ) {
-    const q = (sql: string) => db.prepare(sql);
-    this.st = {
-      insertNote: q(`INSERT INTO notes(path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ? WHERE id = ?`),
-      touchNote: q(`UPDATE notes SET size = ?, mtime = ? WHERE id = ?`),
-      deleteNote: q(`DELETE FROM notes WHERE id = ?`),
-      insertLink: q(`INSERT INTO links(note_id, ord, target, target_key, display, kind, heading, block, embed, line, resolved)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      deleteLinks: q(`DELETE FROM links WHERE note_id = ?`),
-      insertTag: q(`INSERT INTO tags(note_id, tag, tag_lc) VALUES (?, ?, ?)`),
-      deleteTags: q(`DELETE FROM tags WHERE note_id = ?`),
-      insertHeading: q(`INSERT INTO headings(note_id, ord, level, title, slug, line) VALUES (?, ?, ?, ?, ?, ?)`),
-      deleteHeadings: q(`DELETE FROM headings WHERE note_id = ?`),
-      insertDirective: q(`INSERT INTO directives(note_id, ord, line, title, body, done) VALUES (?, ?, ?, ?, ?, ?)`),
-      deleteDirectives: q(`DELETE FROM directives WHERE note_id = ?`),
-      insertMention: q(`INSERT INTO mentions(note_id, line, handle, handle_lc, context) VALUES (?, ?, ?, ?, ?)`),
-      deleteMentions: q(`DELETE FROM mentions WHERE note_id = ?`),
-      insertFts: q(`INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`),
-      deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
-      upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
-      deleteFile: q(`DELETE FROM files WHERE path = ?`),
-      linksByKey: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
-                     FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ?`),
-      setResolved: q(`UPDATE links SET resolved = ? WHERE note_id = ? AND ord = ?`),
-    };
+    this.rows = new NoteRows(db);
     this.status.indexedAt = getMeta(db, "indexedAt");
     this.loadResolver();
   }
@@ -246,17 +221,16 @@ export class Indexer {
         for (const a of this.resolver.aliasesFor(path)) affectedKeys.add(a.toLowerCase());
         affectedKeys.add(targetKeyOf(path));
         this.resolver.removeNote(path);
-        this.removeRows(k.id);
-        this.st.deleteNote!.run(k.id);
+        this.rows.delete(k.id);
       }
       for (const path of goneFiles) {
         this.resolver.removeFile(path);
-        this.st.deleteFile!.run(path);
+        this.rows.deleteFile(path);
         affectedKeys.add(targetKeyOf(path));
       }
       for (const a of attachments) {
         if (!this.resolver.hasNote(a.path)) this.resolver.addFile(a.path);
-        this.st.upsertFile!.run(a.path, a.size, a.mtimeMs, mimeTypeOf(a.path));
+        this.rows.upsertFile(a);
         affectedKeys.add(targetKeyOf(a.path));
       }
       // Every new name is known before any link is resolved, so name resolution is right first time.
@@ -329,59 +303,24 @@ export class Indexer {
     this.loadResolver();
   }
 
-  private removeRows(id: number): void {
-    this.st.deleteLinks!.run(id);
-    this.st.deleteTags!.run(id);
-    this.st.deleteHeadings!.run(id);
-    this.st.deleteDirectives!.run(id);
-    this.st.deleteMentions!.run(id);
-    this.st.deleteFts!.run(id);
-  }
-
   /** Store one parse result; returns true when the note's content changed. */
   private writeResult(r: ParseResult, known: Map<string, KnownNote>, affectedKeys: Set<string>): boolean {
     const { entry } = r;
     const k = known.get(entry.path);
     if (r.missing) return false; // deleted between scan and read: the watcher reports it next
     if (!r.parsed) {
-      if (k) this.st.touchNote!.run(entry.size, entry.mtimeMs, k.id);
+      if (k) this.rows.touch(k.id, entry);
       return false;
     }
     const p = r.parsed;
-    const fm = JSON.stringify(p.frontmatter);
-    const tags = JSON.stringify(p.tags);
-    const aliases = JSON.stringify(p.aliases);
-    let id: number;
-    if (k) {
-      id = k.id;
-      this.removeRows(id);
-      this.st.updateNote!.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, r.hash, fm, tags, aliases, id);
-    } else {
-      const slash = entry.path.lastIndexOf("/");
-      const folder = slash === -1 ? "" : entry.path.slice(0, slash);
-      // run() + lastInsertRowid: bun:sqlite's get() on INSERT … RETURNING costs ~0.3 ms a row here.
-      id = Number(this.st.insertNote!.run(entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, r.hash, fm, tags, aliases).lastInsertRowid);
-    }
     const oldAliases = this.resolver.aliasesFor(entry.path);
     if (oldAliases.length || p.aliases.length) {
       for (const a of oldAliases) affectedKeys.add(a.toLowerCase());
       for (const a of p.aliases) affectedKeys.add(a.toLowerCase());
       this.resolver.setAliases(entry.path, p.aliases);
     }
-    let ord = 0;
-    for (const [i, l] of p.links.entries()) {
-      const resolved = r.resolved ? (r.resolved[i] ?? null) : this.resolver.resolve(l, entry.path);
-      this.st.insertLink!.run(id, ord++, l.target, l.targetKey, l.display, l.kind, l.heading, l.block, l.embed ? 1 : 0, l.line, resolved);
-    }
-    for (const t of p.tags) this.st.insertTag!.run(id, t, t.toLowerCase());
-    ord = 0;
-    for (const h of p.headings) this.st.insertHeading!.run(id, ord++, h.level, h.title, h.id, h.line);
-    ord = 0;
-    for (const d of p.directives) this.st.insertDirective!.run(id, ord++, d.line, d.title, d.body, d.done ? 1 : 0);
-    for (const m of p.mentions) this.st.insertMention!.run(id, m.line, m.handle, m.handle.toLowerCase(), m.context);
-    const titleField = p.aliases.length ? `${p.title} ${p.aliases.join(" ")}` : p.title;
-    if (this.ftsSink) this.ftsSink.push(id, titleField, p.body);
-    else this.st.insertFts!.run(id, titleField, p.body);
+    const resolved = r.resolved ?? p.links.map((l) => this.resolver.resolve(l, entry.path));
+    const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink);
     known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, hash: r.hash });
     return true;
   }
@@ -393,11 +332,10 @@ export class Indexer {
    */
   private reresolve(keys: Set<string>, freshlyResolved: Set<string>): void {
     for (const key of keys) {
-      type Row = { noteId: number; ord: number; target: string; kind: "wikilink" | "markdown"; resolved: string | null; source: string };
-      for (const row of this.st.linksByKey!.all(key) as Row[]) {
+      for (const row of this.rows.linksWithKey(key)) {
         if (freshlyResolved.has(row.source) && row.resolved !== null) continue;
         const r = this.resolver.resolve(row, row.source);
-        if (r !== row.resolved) this.st.setResolved!.run(r, row.noteId, row.ord);
+        if (r !== row.resolved) this.rows.setResolved(row, r);
       }
     }
   }
