@@ -146,6 +146,21 @@ describe("index and search", () => {
     expect(second.stdout).toMatch(/Indexed 21 notes \(0 new or changed, 0 removed\)/);
   });
 
+  test("on a terminal, index shows a progress bar (a pseudo-terminal from script(1)); in a pipe it does not", async () => {
+    const fresh = copyVault();
+    try {
+      const proc = Bun.spawn(["script", "-qec", `${BUN} ${MAIN} index '${fresh}'`, "/dev/null"], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+      const out = await new Response(proc.stdout).text();
+      expect(await proc.exited).toBe(0);
+      expect(out).toMatch(/Indexing \[.*\] 21\/21 notes/);
+      expect(out).toContain("Indexed 21 notes");
+      const piped = await runLettuce(["index", fresh]);
+      expect(piped.stdout + piped.stderr).not.toContain("Indexing [");
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
   test("search --json and plain", async () => {
     const json = await runLettuce(["search", vault, "cozum", "--json"]);
     expect(json.code).toBe(0);
