@@ -1,3 +1,4 @@
+import type { IndexChange } from "../index/indexer";
 import { searchNotes } from "../retrieval/search";
 import { liveServer } from "../store/presence";
 import { VaultContext } from "../vault-context";
@@ -8,18 +9,22 @@ import { semanticSearchCli } from "./semantic";
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
  * When `lettuce serve` is running on the vault its watcher keeps the index
- * current, and a scan from here would go behind its back: read as it is.
+ * current, and a scan from here would go behind its back: read as it is
+ * (`change` is then null).
  */
-export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
+async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null }> {
   const vault = VaultContext.open(dir as string);
-  if (liveServer(vault.root)) return vault;
+  if (liveServer(vault.root)) return { vault, change: null };
   const bar = quiet ? null : indexProgress("Indexing");
   try {
-    await vault.indexer.fullScan((s) => bar?.update(s));
+    return { vault, change: await vault.indexer.fullScan((s) => bar?.update(s)) };
   } finally {
     bar?.stop();
   }
-  return vault;
+}
+
+export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
+  return (await openAndScan(dir, quiet)).vault;
 }
 
 export const indexCommand: Command = {
@@ -30,16 +35,13 @@ export const indexCommand: Command = {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("index takes exactly one vault path");
     const t0 = performance.now();
-    const vault = VaultContext.open(positionals[0]!);
-    const server = liveServer(vault.root);
-    if (server) {
+    const { vault, change } = await openAndScan(positionals[0], false);
+    if (!change) {
+      const server = liveServer(vault.root)!;
       vault.close();
       console.log(`A Lettuce server (pid ${server.pid}, ${server.url}) is serving this vault and keeps its index current.`);
       return 0;
     }
-    const bar = indexProgress("Indexing");
-    const change = await vault.indexer.fullScan((s) => bar.update(s));
-    bar.stop();
     const notes = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
     const summary = { notes, changed: change.changed.length, deleted: change.deleted.length, ms: Math.round(performance.now() - t0) };
     vault.close();

@@ -38,7 +38,8 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     if (origin) {
       let ok = false;
       try {
-        ok = allowed.has(new URL(origin).hostname.toLowerCase()) || allowed.has(`[${new URL(origin).hostname.toLowerCase()}]`);
+        const name = new URL(origin).hostname.toLowerCase();
+        ok = allowed.has(name) || allowed.has(`[${name}]`);
       } catch {
         ok = false;
       }

@@ -114,8 +114,8 @@ function blank(s: string): string {
 const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*[-=*_:| \t]+$|[ \t>]*<)/;
 const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
 
-function skeleton(body: string): string {
-  const lines = body.split("\n");
+function skeleton(bodyLines: string[]): string {
+  const lines = bodyLines.slice();
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     // A '>' may close an HTML block (-->, ?>, ]]>, </pre>): such lines keep their text too.
@@ -175,12 +175,12 @@ function simpleBlocks(lines: string[]): Block[] | null {
 }
 
 /** Top-level blocks of the body, with line spans (marked's raws add up to the source). */
-function blocks(body: string): Block[] {
-  const simple = simpleBlocks(body.split("\n"));
+function blocks(lines: string[]): Block[] {
+  const simple = simpleBlocks(lines);
   if (simple) return simple;
   let tokens: Token[];
   try {
-    tokens = new Lexer({ gfm: true }).blockTokens(skeleton(body), []) as Token[];
+    tokens = new Lexer({ gfm: true }).blockTokens(skeleton(lines), []) as Token[];
   } catch {
     return [];
   }
@@ -204,8 +204,8 @@ function countNewlines(s: string): number {
  * Replace code (fenced, indented, inline) with spaces of the same length so that
  * tags and links inside code are not seen, while offsets and line numbers stay true.
  */
-function maskCode(body: string, bl: Block[]): string {
-  const lines = body.split("\n");
+function maskCode(bodyLines: string[], bl: Block[]): string {
+  const lines = bodyLines.slice();
   for (const b of bl) {
     if (b.type === "code") {
       for (let i = b.startLine; i < b.startLine + b.lineCount && i < lines.length; i++) lines[i] = blank(lines[i]!);
@@ -304,12 +304,13 @@ export function parseNote(path: string, content: string): ParsedNote {
   const bodyLineOffset = fm.raw ? lineStarts(fm.raw).length - 1 : 0;
   const starts = lineStarts(body);
 
-  const bl = blocks(body);
-  const masked = maskCode(body, bl);
+  // Split once: the block scan, the code mask and the heading texts all work by line.
+  const bodyLines = body.split("\n");
+  const bl = blocks(bodyLines);
+  const masked = maskCode(bodyLines, bl);
 
   const headings: ParsedHeading[] = [];
   const slugger = new GithubSlugger();
-  const bodyLines = body.split("\n");
   for (const b of bl) {
     if (b.type !== "heading") continue;
     // The skeleton kept ATX heading lines whole; a setext heading's text is the line(s) above its underline.
@@ -395,5 +396,6 @@ export function proseOf(content: string): { body: string; masked: string; bodyLi
   const text = content.includes("\r") ? content.replace(/\r\n?/g, "\n") : content;
   const fm = splitFrontmatter(text);
   const body = fm.body;
-  return { body, masked: maskCode(body, blocks(body)), bodyLineOffset: fm.raw ? lineStarts(fm.raw).length - 1 : 0 };
+  const lines = body.split("\n");
+  return { body, masked: maskCode(lines, blocks(lines)), bodyLineOffset: fm.raw ? lineStarts(fm.raw).length - 1 : 0 };
 }

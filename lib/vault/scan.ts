@@ -25,9 +25,10 @@ function entryOf(rel: string, st: Stats): FileEntry {
 
 /**
  * Walk the vault once. Symlinks are not followed: a link that points outside
- * the vault must not pull foreign files into the index.
+ * the vault must not pull foreign files into the index. With `foldersOnly`
+ * no file is stat'ed (list_folders wants the tree, not the files).
  */
-export function scanVault(root: string): VaultListing {
+export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): VaultListing {
   const out: VaultListing = { notes: [], attachments: [], folders: [] };
   const walk = (dirRel: string) => {
     let entries;
@@ -42,7 +43,7 @@ export function scanVault(root: string): VaultListing {
       if (d.isDirectory()) {
         out.folders.push(rel);
         walk(rel);
-      } else if (d.isFile()) {
+      } else if (d.isFile() && !opts.foldersOnly) {
         let st: Stats;
         try {
           st = statSync(join(root, rel));
