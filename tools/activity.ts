@@ -22,7 +22,10 @@ export const recentActivity = defineTool({
   handler({ since, op, limit }, { vault }) {
     let entries = newestFirst(readLedger(vault.indexDb, vault.root));
     if (since) entries = entries.filter((e) => e.date >= since);
-    if (op) entries = entries.filter((e) => e.op === op.trim().toLowerCase());
+    if (op) {
+      const want = op.trim().toLowerCase();
+      entries = entries.filter((e) => e.op === want);
+    }
     return { entries: entries.slice(0, limit), uncompiledSources: uncompiledSources(vault.indexDb) };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { healthFrom } from "../lib/hygiene/health";
+import { wikiHealth } from "../lib/hygiene/health";
 import { lintVault } from "../lib/hygiene/lint";
 import { RULES } from "../lib/hygiene/lint-config";
 import { normalizeVaultPath } from "../lib/vault/paths";
@@ -35,7 +35,7 @@ export const wikiHealthTool = defineTool({
   annotations: READ_ONLY,
   input: z.object({}),
   handler(_args, { vault }) {
-    return healthFrom(lintVault(vault.indexDb));
+    return wikiHealth(vault.indexDb);
   },
 });
 

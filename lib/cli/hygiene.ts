@@ -1,8 +1,18 @@
 import { healthFrom } from "../hygiene/health";
-import { lintVault, type Finding } from "../hygiene/lint";
+import { lintVault, type Finding, type LintReport } from "../hygiene/lint";
 import { RULES } from "../hygiene/lint-config";
 import { parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
+
+/** Open the vault (indexing it unless a server keeps it current), lint it, close it. */
+async function lintAt(dir: string | undefined, quiet: boolean | undefined): Promise<LintReport> {
+  const vault = await openIndexed(dir, quiet);
+  try {
+    return lintVault(vault.indexDb);
+  } finally {
+    vault.close();
+  }
+}
 
 function printFindings(findings: Finding[]): void {
   for (const f of findings) {
@@ -28,13 +38,7 @@ export const lintCommand: Command = {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, rule: { type: "string" } });
     if (positionals.length !== 1) throw new UsageError("lint takes exactly one vault path");
     if (values.rule !== undefined && !(RULES as readonly string[]).includes(values.rule)) throw new UsageError(`unknown rule ${JSON.stringify(values.rule)}`);
-    const vault = await openIndexed(positionals[0], values.json);
-    let findings: Finding[];
-    try {
-      findings = lintVault(vault.indexDb).findings;
-    } finally {
-      vault.close();
-    }
+    let { findings } = await lintAt(positionals[0], values.json);
     if (values.rule) findings = findings.filter((f) => f.rule === values.rule);
     const count = (s: string) => findings.filter((f) => f.severity === s).length;
     if (values.json) console.log(JSON.stringify(findings));
@@ -59,13 +63,7 @@ export const healthCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("health takes exactly one vault path");
-    const vault = await openIndexed(positionals[0], values.json);
-    let h;
-    try {
-      h = healthFrom(lintVault(vault.indexDb));
-    } finally {
-      vault.close();
-    }
+    const h = healthFrom(await lintAt(positionals[0], values.json));
     if (values.json) console.log(JSON.stringify(h));
     else {
       console.log(`Wiki health: ${h.score}/100 (${h.noteCount} notes)`);

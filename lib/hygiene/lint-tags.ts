@@ -3,10 +3,9 @@
 // most one diagnosis, the most specific: deprecated, then unknown, then typo,
 // then used-once.
 import { boundedDistance, typoBudget } from "./fuzzy";
-import { matchesAny, underAny, type LintConfig, type Rule } from "./lint-config";
+import type { Add } from "./lint";
+import { matchesAny, underAny, type LintConfig } from "./lint-config";
 import { isMetaNote, type NoteInfo } from "./wiki-layout";
-
-type Add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => void;
 
 interface TagStat {
   tag: string; // as first written

@@ -57,19 +57,25 @@ function linkText(name: string, path: string, uniqueName: boolean): string {
 
 export function lintVault(db: Database): LintReport {
   const { cfg, indexPath } = loadConfig(db);
-  const notes = db.query("SELECT id, path, name, folder FROM notes ORDER BY path").all() as Omit<NoteInfo, "tags">[];
-  const byId = new Map<number, NoteInfo>();
-  for (const n of notes) byId.set(n.id, { ...n, tags: [] });
+  const notes = (db.query("SELECT id, path, name, folder FROM notes ORDER BY path").all() as Omit<NoteInfo, "tags">[]).map(
+    (n): NoteInfo => ({ ...n, tags: [] }),
+  );
+  const byId = new Map(notes.map((n) => [n.id, n]));
   for (const t of db.query("SELECT note_id, tag, tag_lc FROM tags").all() as { note_id: number; tag: string; tag_lc: string }[]) {
     byId.get(t.note_id)?.tags.push({ tag: t.tag, lc: t.tag_lc });
   }
   const nameCount = new Map<string, number>();
-  for (const n of notes) nameCount.set(n.name.toLowerCase(), (nameCount.get(n.name.toLowerCase()) ?? 0) + 1);
+  for (const n of notes) {
+    const lc = n.name.toLowerCase();
+    nameCount.set(lc, (nameCount.get(lc) ?? 0) + 1);
+  }
   const link = (n: { name: string; path: string }) => linkText(n.name, n.path, nameCount.get(n.name.toLowerCase()) === 1);
 
   const findings: Finding[] = [];
-  const add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => {
-    findings.push(line === undefined ? { rule, severity: SEVERITY[rule], path, message, suggestion } : { rule, severity: SEVERITY[rule], path, message, suggestion, line });
+  const add: Add = (rule, path, message, suggestion, line) => {
+    const f: Finding = { rule, severity: SEVERITY[rule], path, message, suggestion };
+    if (line !== undefined) f.line = line;
+    findings.push(f);
   };
   for (const e of cfg.errors) add("lint-config", indexPath ?? "index.md", `index.md lint block: ${e}`, "Fix the lint: block in index.md's frontmatter (format: docs/hygiene.md)");
 
@@ -97,10 +103,10 @@ export function lintVault(db: Database): LintReport {
     }
   }
 
-  tagFindings([...byId.values()], cfg, add);
+  tagFindings(notes, cfg, add);
 
-  const untagged = [...byId.values()].filter((n) => n.tags.length === 0);
-  const folders = untagged.length ? folderTallies(byId) : new Map<string, TagTally>();
+  const untagged = notes.filter((n) => n.tags.length === 0);
+  const folders = untagged.length ? folderTallies(notes) : new Map<string, TagTally>();
   for (const n of untagged) add("untagged-note", n.path, `"${n.name}" has no tags`, untaggedSuggestion(n, byId, firstOut, folders));
 
   const order = new Map(RULES.map((r, i) => [r, i]));
@@ -113,13 +119,12 @@ export function lintVault(db: Database): LintReport {
       (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) ||
       (a.line ?? 0) - (b.line ?? 0),
   );
-  const taggedCount = [...byId.values()].filter((n) => n.tags.length > 0).length;
-  return { findings: kept, noteCount: notes.length, taggedCount };
+  return { findings: kept, noteCount: notes.length, taggedCount: notes.length - untagged.length };
 }
 
-type Add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => void;
+export type Add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => void;
 
-function unresolvedLinks(db: Database, notes: Omit<NoteInfo, "tags">[], link: (n: { name: string; path: string }) => string, add: Add): void {
+function unresolvedLinks(db: Database, notes: NoteInfo[], link: (n: { name: string; path: string }) => string, add: Add): void {
   const rows = db
     .query(
       `SELECT n.path AS path, l.target AS target, l.kind AS kind, max(l.embed) AS embed, min(l.line) AS line, count(*) AS n
@@ -141,6 +146,7 @@ function unresolvedLinks(db: Database, notes: Omit<NoteInfo, "tags">[], link: (n
   let fileMatcher: NameMatcher<string> | null = null;
   for (const r of rows) {
     const base = r.target.slice(r.target.lastIndexOf("/") + 1);
+    const stem = base.replace(/\.md$/i, "");
     const isFile = /\.[A-Za-z0-9]{1,8}$/.test(base) && !/\.md$/i.test(base);
     const written = r.kind === "markdown" ? `(${r.target})` : `${r.embed ? "!" : ""}[[${r.target}]]`;
     const times = r.n > 1 ? ` (${r.n} times)` : "";
@@ -155,10 +161,8 @@ function unresolvedLinks(db: Database, notes: Omit<NoteInfo, "tags">[], link: (n
       const hit = fileMatcher.closest(base);
       suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${base} to the vault, or remove the link`;
     } else {
-      const hit = noteMatcher.closest(base.replace(/\.md$/i, ""));
-      suggestion = hit
-        ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it`
-        : `Create the note "${base.replace(/\.md$/i, "")}.md", or remove the link`;
+      const hit = noteMatcher.closest(stem);
+      suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${stem}.md", or remove the link`;
     }
     add("unresolved-link", r.path, `Unresolved link ${written} on line ${r.line}${times}: no note or file by that name`, suggestion, r.line);
   }
@@ -175,9 +179,9 @@ function tally(into: TagTally, o: NoteInfo): void {
 }
 
 /** Tag counts per folder, built once per lint (an untagged note adds nothing to its own folder's count). */
-function folderTallies(byId: Map<number, NoteInfo>): Map<string, TagTally> {
+function folderTallies(notes: NoteInfo[]): Map<string, TagTally> {
   const m = new Map<string, TagTally>();
-  for (const o of byId.values()) {
+  for (const o of notes) {
     let t = m.get(o.folder);
     if (!t) m.set(o.folder, (t = new Map()));
     tally(t, o);

@@ -55,7 +55,8 @@ export function extractDirectives(body: string, masked: string, bodyLineOffset: 
     const bodyLines: string[] = [];
     let j = i + 1;
     for (; j < lines.length; j++) {
-      if (CALLOUT.test(mlines[j]!) && quoteDepth(CALLOUT.exec(mlines[j]!)![1]!) === depth) break;
+      const next = CALLOUT.exec(mlines[j]!);
+      if (next && quoteDepth(next[1]!) === depth) break;
       const inner = stripQuote(lines[j]!, depth);
       if (inner === null) break;
       bodyLines.push(inner.replace(/[ \t]+$/, ""));
