@@ -29,13 +29,13 @@ export const listMyProposals = defineTool({
   scopes: SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    status: z.enum(PROPOSAL_STATUSES as [string, ...string[]]).optional().describe("Only proposals in this state (default: all)"),
+    status: z.enum(PROPOSAL_STATUSES).optional().describe("Only proposals in this state (default: all)"),
     includeDiff: z.boolean().default(false).describe("Include each proposal's diff (default false)"),
     limit: limitField(50, 500),
     offset: offsetField,
   }),
   handler({ status, includeDiff, limit, offset }, { vault, token }) {
-    const { items, total } = listProposals(vault.stateDb, { token: token.name, status: status as Proposal["status"] | undefined, limit, offset });
+    const { items, total } = listProposals(vault.stateDb, { token: token.name, status, limit, offset });
     return { items: items.map((p) => summaryOf(p, includeDiff)), total, offset, limit };
   },
 });

@@ -4,10 +4,14 @@
 import { mkdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { contentHash } from "../index/parse-job";
 
-/** Content hash of a note: sha256 of its bytes, hex (the index and read_note use the same). */
-export function hashBytes(bytes: Uint8Array | string): string {
-  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+/** Content hash of a note: the index's own hash (read_note reports it), so an expectedHash always compares like with like. */
+export const hashBytes = contentHash;
+
+/** Absolute path of a vault-relative one. No safety checks: for paths the write path already validated or recorded. */
+export function absOf(root: string, rel: string): string {
+  return join(root, ...rel.split("/"));
 }
 
 /** The file's bytes, or null when there is no regular file there. */

@@ -4,8 +4,8 @@
 // change in the agent-edits timeline.
 import type { Database } from "bun:sqlite";
 import { mkdirSync, renameSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { diskHash, fsyncDir, hashBytes, removeQuietly, tempPathFor, writeTemp } from "./atomic";
+import { dirname, relative } from "node:path";
+import { absOf, diskHash, fsyncDir, hashBytes, removeQuietly, tempPathFor, writeTemp } from "./atomic";
 import { dropPending, insertPending, markApplied, type NewEdit } from "./edits";
 
 export interface FileChange {
@@ -34,6 +34,8 @@ export interface CommitResult {
   /** The timeline id of the call (its first change). */
   editId: number;
   ids: number[];
+  /** Per change, in order: the hash of its `after` bytes (null for a delete). */
+  afterHashes: (string | null)[];
   /** Every vault path whose file appeared, changed or vanished. */
   touched: string[];
 }
@@ -50,8 +52,6 @@ export interface WriteTarget {
   /** The timeline connection (openTimelineDb). */
   timelineDb: Database;
 }
-
-const absOf = (root: string, rel: string) => join(root, ...rel.split("/"));
 
 /** Where a change moves bytes from and to, for the checks below. */
 function endpoints(c: FileChange): { src: string | null; dst: string } {
@@ -110,12 +110,12 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     return known.get(k)!;
   };
   try {
-    for (const c of changes) {
-      const beforeHash = c.before === null ? null : hashBytes(c.before);
+    changes.forEach((c, i) => {
+      const { beforeHash, afterHash } = rows[i]!;
       const { src, dst } = endpoints(c);
       if (src === null) {
         if (current(dst) !== beforeHash) throw new StaleError(dst);
-        known.set(dst.toLowerCase(), hashBytes(c.after!));
+        known.set(dst.toLowerCase(), afterHash);
       } else {
         if (current(src) !== beforeHash) throw new StaleError(src);
         // A rename onto an existing file would silently replace it; a case-only rename is the one exception.
@@ -123,7 +123,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
         known.set(src.toLowerCase(), null);
         known.set(dst.toLowerCase(), beforeHash);
       }
-    }
+    });
   } catch (e) {
     abandon();
     throw e;
@@ -157,5 +157,5 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   markApplied(stateDb, ids);
   // Off the event loop, but before the caller hears "done": the renames must survive a power cut.
   await Promise.all([...dirs].map(fsyncDir));
-  return { editId: ids[0]!, ids, touched: [...new Set(touched)] };
+  return { editId: ids[0]!, ids, afterHashes: rows.map((r) => r.afterHash), touched: [...new Set(touched)] };
 }

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
-import { diskHash, removeQuietly } from "./atomic";
+import { absOf, diskHash, removeQuietly } from "./atomic";
 
 /**
  * A connection to state.db for timeline rows, with synchronous = NORMAL: in
@@ -186,7 +186,7 @@ export function recoverTimeline(root: string, db: Database): { applied: number; 
   }[];
   const applied: number[] = [];
   const dropped: number[] = [];
-  const abs = (rel: string) => join(root, ...rel.split("/"));
+  const abs = (rel: string) => absOf(root, rel);
   for (const r of rows) {
     if (r.owner_pid !== null && processAlive(r.owner_pid)) continue;
     let landed: boolean;

@@ -26,7 +26,7 @@ export interface MoveRewrite {
   nameUnique: boolean;
 }
 
-const stripMd = (p: string) => p.replace(/\.md$/i, "");
+export const stripMd = (p: string) => p.replace(/\.md$/i, "");
 const dirOf = (p: string) => {
   const d = posix.dirname(p);
   return d === "." ? "" : d;

@@ -2,14 +2,14 @@
 // canonical path for the note, its current bytes and hash, and the rules
 // (immutable prefixes, expected hashes, size) checked the same way each time.
 import { statSync } from "node:fs";
-import { join } from "node:path";
 import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { mimeTypeOf } from "../vault/mime";
-import { hashBytes, readBytes } from "./atomic";
+import { absOf, hashBytes, readBytes } from "./atomic";
 import { maxNoteBytes } from "./limits";
+import { expectationFor, type Base } from "./plan";
 
 export interface NoteState {
   path: string;
@@ -19,7 +19,7 @@ export interface NoteState {
 }
 
 export function readState(vault: VaultContext, path: string): NoteState {
-  const abs = join(vault.root, ...path.split("/"));
+  const abs = absOf(vault.root, path);
   const bytes = readBytes(abs);
   return { path, abs, bytes, hash: bytes === null ? null : hashBytes(bytes) };
 }
@@ -98,6 +98,17 @@ export function refuseImmutable(vault: VaultContext, path: string, what: string)
       immutablePaths: vault.immutablePaths,
     });
   }
+}
+
+/**
+ * An existing note an operation will change, move or delete (`what`): resolved,
+ * outside the immutable prefixes, and as the caller (or the proposal's base) saw it.
+ */
+export function resolveForChange(vault: VaultContext, input: string, what: string, base: Base | undefined, expectedHash: string | undefined): NoteState {
+  const st = resolveExisting(vault, input);
+  refuseImmutable(vault, st.path, what);
+  checkExpected(st, expectationFor(base, st.path, expectedHash));
+  return st;
 }
 
 /**

@@ -2,14 +2,14 @@
 // A move rewrites the links that point at the note; a delete moves the note
 // to .trash/ so that it can be restored.
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { noteName } from "../vault/parse";
+import { absOf } from "./atomic";
 import type { FileChange } from "./commit";
 import { rewriteLinksForMove } from "./links";
-import { checkExpected, decodeText, encodeText, isImmutable, readState, refuseImmutable, resolveExisting, resolveTarget } from "./notes";
-import { expectationFor, guessPath, type WriteOp } from "./plan";
+import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
+import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 
 /** Notes with at least one link that resolves to `path` (the index's view; a note a moment old may be missing). */
 export function backlinkSources(vault: VaultContext, path: string): string[] {
@@ -43,9 +43,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   },
   pinned: (a) => a.expectedHash !== undefined,
   plan(vault, a, base) {
-    const src = resolveExisting(vault, a.from);
-    refuseImmutable(vault, src.path, "moved");
-    checkExpected(src, expectationFor(base, src.path, a.expectedHash));
+    const src = resolveForChange(vault, a.from, "moved", base, a.expectedHash);
     const dst = resolveTarget(vault, a.to, { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
     const caseOnly = dst.path.toLowerCase() === src.path.toLowerCase();
@@ -123,29 +121,22 @@ export interface DeleteNoteArgs {
 /** A free path under .trash/ that keeps the note's folders, numbered when the name is taken. */
 export function trashPathFor(root: string, path: string): string {
   const base = `.trash/${path}`;
-  if (!existsSync(join(root, base))) return base;
+  if (!existsSync(absOf(root, base))) return base;
   const stem = base.replace(/\.md$/i, "");
   for (let n = 2; ; n++) {
     const p = `${stem} (${n}).md`;
-    if (!existsSync(join(root, p))) return p;
+    if (!existsSync(absOf(root, p))) return p;
   }
 }
 
-export const deleteNoteOp: WriteOp<DeleteNoteArgs> = {
-  name: "delete_note",
-  lockPaths: (_v, a) => guessPath(a.path),
-  pinned: (a) => a.expectedHash !== undefined,
-  plan(vault, a, base) {
-    const st = resolveExisting(vault, a.path);
-    refuseImmutable(vault, st.path, "deleted");
-    checkExpected(st, expectationFor(base, st.path, a.expectedHash));
-    const trash = trashPathFor(vault.root, st.path);
-    return {
-      changes: [{ action: "delete", path: st.path, trash, before: st.bytes, after: null }],
-      base: { [st.path]: st.hash },
-      primary: null,
-      summary: `Delete ${st.path} (to ${trash})`,
-      result: { trashPath: trash, brokenBacklinks: backlinkSources(vault, st.path) },
-    };
-  },
-};
+export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", (vault, a, base) => {
+  const st = resolveForChange(vault, a.path, "deleted", base, a.expectedHash);
+  const trash = trashPathFor(vault.root, st.path);
+  return {
+    changes: [{ action: "delete", path: st.path, trash, before: st.bytes, after: null }],
+    base: { [st.path]: st.hash },
+    primary: null,
+    summary: `Delete ${st.path} (to ${trash})`,
+    result: { trashPath: trash, brokenBacklinks: backlinkSources(vault, st.path) },
+  };
+});

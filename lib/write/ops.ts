@@ -16,25 +16,24 @@ import {
   readState,
   refuseImmutable,
   resolveExisting,
+  resolveForChange,
   resolveTarget,
   type NoteState,
   type NoteText,
 } from "./notes";
-import { expectationFor, guessPath, type Base, type Plan, type WriteOp } from "./plan";
-import { appendLogText, applyEditsToText, completeDirectiveText, localDate, patchSectionText, type Edit, type SectionMode } from "./text";
+import { stripMd } from "./links";
+import { expectationFor, guessPath, singleNoteOp, type Base, type Plan, type WriteOp } from "./plan";
+import { appendLogText, applyEditsToText, completeDirectiveText, localDate, logHeading, patchSectionText, type Edit, type SectionMode } from "./text";
 
 /** Plan a rewrite of one existing note's text: the shared path of apply_edits, patch_section and complete_directive. */
 function planTextEdit(
   vault: VaultContext,
-  pathArg: string,
-  expectedHash: string | undefined,
+  a: { path: string; expectedHash?: string },
   base: Base | undefined,
   transform: (t: NoteText, path: string) => string,
   summary: (path: string) => string,
 ): Plan {
-  const st = resolveExisting(vault, pathArg);
-  refuseImmutable(vault, st.path, "changed");
-  checkExpected(st, expectationFor(base, st.path, expectedHash));
+  const st = resolveForChange(vault, a.path, "changed", base, a.expectedHash);
   const t = decodeText(st.path, st.bytes!);
   const out = encodeText(t, transform(t, st.path));
   checkSize(st.path, out);
@@ -55,44 +54,39 @@ export interface WriteNoteArgs {
   expectedHash?: string;
 }
 
-export const writeNoteOp: WriteOp<WriteNoteArgs> = {
-  name: "write_note",
-  lockPaths: (_v, a) => guessPath(a.path),
-  pinned: (a) => a.expectedHash !== undefined,
-  plan(vault, a, base) {
-    const st = resolveTarget(vault, a.path);
-    const expected = expectationFor(base, st.path, a.expectedHash);
-    if (st.bytes !== null) {
-      if (expected === undefined && !a.overwrite) {
-        throw new ToolError("already-exists", `${st.path} already exists; pass overwrite: true or the expectedHash from read_note to replace it`, {
-          path: st.path,
-          currentHash: st.hash,
-        });
-      }
-      refuseImmutable(vault, st.path, "changed");
+export const writeNoteOp = singleNoteOp<WriteNoteArgs>("write_note", (vault, a, base) => {
+  const st = resolveTarget(vault, a.path);
+  const expected = expectationFor(base, st.path, a.expectedHash);
+  if (st.bytes !== null) {
+    if (expected === undefined && !a.overwrite) {
+      throw new ToolError("already-exists", `${st.path} already exists; pass overwrite: true or the expectedHash from read_note to replace it`, {
+        path: st.path,
+        currentHash: st.hash,
+      });
     }
-    checkExpected(st, expected);
-    let out: Buffer;
-    if (st.bytes !== null) {
-      let style: NoteText = { text: "", crlf: false, bom: false };
-      try {
-        style = decodeText(st.path, st.bytes);
-      } catch {
-        /* not UTF-8: replaced whole, no line-ending style to keep */
-      }
-      out = encodeText(style, agentText(style, a.content.replace(/^\uFEFF/, "")));
-    } else out = Buffer.from(a.content, "utf8");
-    checkSize(st.path, out);
-    const same = st.bytes !== null && out.equals(st.bytes);
-    return {
-      changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
-      base: { [st.path]: st.hash },
-      primary: st.path,
-      summary: `${st.bytes === null ? "Create" : "Replace"} ${st.path}`,
-      result: { created: st.bytes === null, ...(same ? { unchanged: true } : {}) },
-    };
-  },
-};
+    refuseImmutable(vault, st.path, "changed");
+  }
+  checkExpected(st, expected);
+  let out: Buffer;
+  if (st.bytes !== null) {
+    let style: NoteText = { text: "", crlf: false, bom: false };
+    try {
+      style = decodeText(st.path, st.bytes);
+    } catch {
+      /* not UTF-8: replaced whole, no line-ending style to keep */
+    }
+    out = encodeText(style, agentText(style, a.content.replace(/^\uFEFF/, "")));
+  } else out = Buffer.from(a.content, "utf8");
+  checkSize(st.path, out);
+  const same = st.bytes !== null && out.equals(st.bytes);
+  return {
+    changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
+    base: { [st.path]: st.hash },
+    primary: st.path,
+    summary: `${st.bytes === null ? "Create" : "Replace"} ${st.path}`,
+    result: { created: st.bytes === null, ...(same ? { unchanged: true } : {}) },
+  };
+});
 
 export interface ApplyEditsArgs {
   path: string;
@@ -100,26 +94,20 @@ export interface ApplyEditsArgs {
   expectedHash?: string;
 }
 
-export const applyEditsOp: WriteOp<ApplyEditsArgs> = {
-  name: "apply_edits",
-  lockPaths: (_v, a) => guessPath(a.path),
-  pinned: (a) => a.expectedHash !== undefined,
-  plan(vault, a, base) {
-    if (a.edits.length > MAX_EDITS_PER_CALL) {
-      throw new ToolError("too-many-edits", `${a.edits.length} edits in one call; the limit is ${MAX_EDITS_PER_CALL}. Split them over several calls.`, {
-        limit: MAX_EDITS_PER_CALL,
-      });
-    }
-    return planTextEdit(
-      vault,
-      a.path,
-      a.expectedHash,
-      base,
-      (t) => applyEditsToText(t.text, a.edits.map((e) => ({ find: agentText(t, e.find), replace: agentText(t, e.replace) }))),
-      (p) => `Edit ${p} (${a.edits.length} change${a.edits.length === 1 ? "" : "s"})`,
-    );
-  },
-};
+export const applyEditsOp = singleNoteOp<ApplyEditsArgs>("apply_edits", (vault, a, base) => {
+  if (a.edits.length > MAX_EDITS_PER_CALL) {
+    throw new ToolError("too-many-edits", `${a.edits.length} edits in one call; the limit is ${MAX_EDITS_PER_CALL}. Split them over several calls.`, {
+      limit: MAX_EDITS_PER_CALL,
+    });
+  }
+  return planTextEdit(
+    vault,
+    a,
+    base,
+    (t) => applyEditsToText(t.text, a.edits.map((e) => ({ find: agentText(t, e.find), replace: agentText(t, e.replace) }))),
+    (p) => `Edit ${p} (${a.edits.length} change${a.edits.length === 1 ? "" : "s"})`,
+  );
+});
 
 export interface PatchSectionArgs {
   path: string;
@@ -129,21 +117,15 @@ export interface PatchSectionArgs {
   expectedHash?: string;
 }
 
-export const patchSectionOp: WriteOp<PatchSectionArgs> = {
-  name: "patch_section",
-  lockPaths: (_v, a) => guessPath(a.path),
-  pinned: (a) => a.expectedHash !== undefined,
-  plan(vault, a, base) {
-    return planTextEdit(
-      vault,
-      a.path,
-      a.expectedHash,
-      base,
-      (t, path) => patchSectionText(path, t.text, a.heading, a.mode, agentText(t, a.content)),
-      (p) => `${a.mode[0]!.toUpperCase()}${a.mode.slice(1)} section "${a.heading}" of ${p}`,
-    );
-  },
-};
+export const patchSectionOp = singleNoteOp<PatchSectionArgs>("patch_section", (vault, a, base) =>
+  planTextEdit(
+    vault,
+    a,
+    base,
+    (t, path) => patchSectionText(path, t.text, a.heading, a.mode, agentText(t, a.content)),
+    (p) => `${a.mode[0]!.toUpperCase()}${a.mode.slice(1)} section "${a.heading}" of ${p}`,
+  ),
+);
 
 export interface CompleteDirectiveArgs {
   path: string;
@@ -152,23 +134,17 @@ export interface CompleteDirectiveArgs {
   expectedHash?: string;
 }
 
-export const completeDirectiveOp: WriteOp<CompleteDirectiveArgs> = {
-  name: "complete_directive",
-  lockPaths: (_v, a) => guessPath(a.path),
-  pinned: (a) => a.expectedHash !== undefined,
-  plan(vault, a, base) {
-    const plan = planTextEdit(
-      vault,
-      a.path,
-      a.expectedHash,
-      base,
-      (t, path) => completeDirectiveText(path, t.text, a.line, a.answer === undefined ? undefined : agentText(t, a.answer)),
-      (p) => `Complete the directive on line ${a.line} of ${p}`,
-    );
-    plan.result.line = a.line;
-    return plan;
-  },
-};
+export const completeDirectiveOp = singleNoteOp<CompleteDirectiveArgs>("complete_directive", (vault, a, base) => {
+  const plan = planTextEdit(
+    vault,
+    a,
+    base,
+    (t, path) => completeDirectiveText(path, t.text, a.line, a.answer === undefined ? undefined : agentText(t, a.answer)),
+    (p) => `Complete the directive on line ${a.line} of ${p}`,
+  );
+  plan.result.line = a.line;
+  return plan;
+});
 
 /** log.md at the vault root, in whatever letter case the vault uses. */
 export function logPath(vault: VaultContext): string {
@@ -188,8 +164,8 @@ export interface LogArgs {
   date?: string;
 }
 
-/** The log.md change for one ledger entry; appends commute, so the log is never pinned to a hash. */
-function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after: Buffer } {
+/** The log.md change for one ledger entry, and its heading; appends commute, so the log is never pinned to a hash. */
+function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after: Buffer; heading: string } {
   const st = readState(vault, logPath(vault));
   if (st.bytes !== null) refuseImmutable(vault, st.path, "changed");
   const entry = { date: e.date ?? localDate(), op: e.op, title: e.title, body: e.body };
@@ -200,7 +176,7 @@ function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after:
     after = encodeText(t, appendLogText(t.text, { ...entry, title: agentText(t, entry.title), body: entry.body && agentText(t, entry.body) }));
   }
   checkSize(st.path, after);
-  return { st, after };
+  return { st, after, heading: logHeading(entry) };
 }
 
 export const appendLogOp: WriteOp<LogArgs> = {
@@ -208,13 +184,13 @@ export const appendLogOp: WriteOp<LogArgs> = {
   lockPaths: (vault) => [logPath(vault)],
   pinned: () => false,
   plan(vault, a) {
-    const { st, after } = planLogAppend(vault, a);
+    const { st, after, heading } = planLogAppend(vault, a);
     return {
       changes: [{ action: "write", path: st.path, before: st.bytes, after }],
       base: {},
       primary: st.path,
       summary: `Log "${a.op} | ${a.title}"`,
-      result: { entry: `## [${a.date ?? localDate()}] ${a.op} | ${a.title}` },
+      result: { entry: heading },
     };
   },
 };
@@ -227,8 +203,6 @@ export interface FilePageArgs {
   tags?: string[];
   op?: string;
 }
-
-const stripMd = (p: string) => p.replace(/\.md$/i, "");
 
 /** A cited note, named by path, name, alias or [[wikilink]]. */
 function resolveCitation(vault: VaultContext, raw: string, from: string, index: number): string {
@@ -258,8 +232,7 @@ export const filePageOp: WriteOp<FilePageArgs> = {
   pinned: () => false,
   plan(vault, a, base) {
     const page = resolveTarget(vault, a.path);
-    const expected = expectationFor(base, page.path, undefined);
-    if (expected !== undefined) checkExpected(page, expected);
+    checkExpected(page, expectationFor(base, page.path, undefined));
     if (page.bytes !== null) {
       throw new ToolError("already-exists", `${page.path} already exists; file_page only creates new pages (use write_note or patch_section to change one)`, {
         path: page.path,

@@ -37,6 +37,11 @@ export function expectationFor(base: Base | undefined, path: string, expectedHas
   return expectedHash;
 }
 
+/** An operation on the one note its `path` names, pinned when the caller passed expectedHash. */
+export function singleNoteOp<A extends { path: string; expectedHash?: string }>(name: string, plan: WriteOp<A>["plan"]): WriteOp<A> {
+  return { name, lockPaths: (_v, a) => guessPath(a.path), pinned: (a) => a.expectedHash !== undefined, plan };
+}
+
 /** A lock key from a raw path argument (".md" added the way the resolvers add it); [] when it is not a valid path. */
 export function guessPath(input: string | undefined): string[] {
   if (!input) return [];

@@ -14,8 +14,8 @@ import type { Base, Plan, WriteOp } from "./plan";
 import { WRITE_OPS } from "./registry";
 import { writeService, type WriteOutcome } from "./service";
 
-export type ProposalStatus = "pending" | "approved" | "rejected" | "withdrawn";
-export const PROPOSAL_STATUSES: readonly ProposalStatus[] = ["pending", "approved", "rejected", "withdrawn"];
+export const PROPOSAL_STATUSES = ["pending", "approved", "rejected", "withdrawn"] as const;
+export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
 
 export interface Proposal {
   id: number;

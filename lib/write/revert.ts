@@ -2,10 +2,9 @@
 // the call made (a move moves back, a delete comes back from .trash/, a
 // create goes to .trash/), refusing when a note changed since, unless forced.
 // The revert is itself recorded, so it can be reverted too.
-import { join } from "node:path";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { hashBytes, readBytes } from "./atomic";
+import { absOf, hashBytes, readBytes } from "./atomic";
 import { commitChanges, StaleError, type FileChange } from "./commit";
 import { editGroup, type EditRow } from "./edits";
 import { trashPathFor } from "./ops-move";
@@ -23,7 +22,7 @@ class Overlay {
   constructor(private root: string) {}
   get(path: string): Buffer | null {
     const k = path.toLowerCase();
-    if (!this.state.has(k)) this.state.set(k, readBytes(join(this.root, ...path.split("/"))));
+    if (!this.state.has(k)) this.state.set(k, readBytes(absOf(this.root, path)));
     return this.state.get(k)!;
   }
   set(path: string, b: Buffer | null): void {

@@ -3,8 +3,8 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { hashBytes, KeyedLock } from "./atomic";
-import { commitChanges, StaleError, type CommitMeta } from "./commit";
+import { KeyedLock } from "./atomic";
+import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
 import { openTimelineDb, recoverTimeline } from "./edits";
 import { emitWrite } from "./events";
 import { readState } from "./notes";
@@ -21,11 +21,12 @@ export interface WriteOutcome {
   [k: string]: unknown;
 }
 
-function hashOfPrimary(plan: Plan): string | null {
+/** The primary note's hash after the commit: that of the last change that wrote it (the commit hashed every change). */
+function hashOfPrimary(plan: Plan, { afterHashes }: CommitResult): string | null {
   if (plan.primary === null) return null;
   for (let i = plan.changes.length - 1; i >= 0; i--) {
     const c = plan.changes[i]!;
-    if (c.action !== "delete" && c.path === plan.primary && c.after) return hashBytes(c.after);
+    if (c.action !== "delete" && c.path === plan.primary && c.after) return afterHashes[i]!;
   }
   return null;
 }
@@ -53,7 +54,8 @@ export class WriteService {
    */
   async execute<A>(op: WriteOp<A>, args: A, meta: CommitMeta, base?: Base): Promise<WriteOutcome> {
     const keys = new Set(op.lockPaths(this.vault, args).map((k) => k.toLowerCase()));
-    let done: { plan: Plan; editId: number | null; touched: string[] } | null = null;
+    // commit: null when the plan changed nothing.
+    let done: { plan: Plan; commit: CommitResult | null } | null = null;
     for (let attempt = 1; !done; attempt++) {
       const release = await this.locks.acquire(keys);
       try {
@@ -66,11 +68,10 @@ export class WriteService {
           continue;
         }
         if (!plan.changes.length) {
-          done = { plan, editId: null, touched: [] };
+          done = { plan, commit: null };
           break;
         }
-        const res = await commitChanges({ root: this.vault.root, timelineDb: this.db }, plan.changes, meta);
-        done = { plan, editId: res.editId, touched: res.touched };
+        done = { plan, commit: await commitChanges({ root: this.vault.root, timelineDb: this.db }, plan.changes, meta) };
       } catch (e) {
         if (!(e instanceof StaleError)) throw e;
         if (base || op.pinned(args)) {
@@ -81,16 +82,16 @@ export class WriteService {
         release();
       }
     }
-    const { plan, editId, touched } = done;
-    if (this.reindex && touched.length) await this.vault.indexer.update(touched);
-    const hash = editId === null ? (plan.primary ? readState(this.vault, plan.primary).hash : null) : hashOfPrimary(plan);
-    const outcome: WriteOutcome = { path: plan.primary, hash, editId, ...plan.result };
-    if (editId !== null) {
+    const { plan, commit } = done;
+    if (this.reindex && commit?.touched.length) await this.vault.indexer.update(commit.touched);
+    const hash = commit === null ? (plan.primary ? readState(this.vault, plan.primary).hash : null) : hashOfPrimary(plan, commit);
+    const outcome: WriteOutcome = { path: plan.primary, hash, editId: commit?.editId ?? null, ...plan.result };
+    if (commit !== null) {
       emitWrite({
         vault: this.vault,
         tool: meta.tool,
-        editId,
-        touched,
+        editId: commit.editId,
+        touched: commit.touched,
         path: plan.primary,
         result: outcome,
         agent: meta.agent,

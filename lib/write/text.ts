@@ -158,10 +158,15 @@ export interface LogEntry {
   body?: string;
 }
 
-/** The `## [YYYY-MM-DD] op | Title` ledger heading and its body. */
+/** The `## [YYYY-MM-DD] op | Title` ledger heading. */
+export function logHeading(e: LogEntry): string {
+  return `## [${e.date}] ${e.op} | ${e.title}`;
+}
+
+/** The ledger heading and its body. */
 export function formatLogEntry(e: LogEntry): string {
   const body = e.body?.replace(/\s+$/, "");
-  return `## [${e.date}] ${e.op} | ${e.title}\n` + (body ? `\n${body}\n` : "");
+  return `${logHeading(e)}\n` + (body ? `\n${body}\n` : "");
 }
 
 /** Append an entry at the bottom of log.md (newest last), or start the log. */
