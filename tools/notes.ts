@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
+import { contentHash } from "../lib/index/parse-job";
 import { findNote, SUMMARY_COLUMNS, summarize, type NoteRow } from "../lib/retrieval/notes";
 import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
@@ -65,7 +66,7 @@ export const readNote = defineTool({
       frontmatter: JSON.parse(row.frontmatter),
       content: bytes.toString("utf8"),
       // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
-      hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+      hash: contentHash(bytes),
       outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolved })),
       stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
     };

@@ -1,5 +1,4 @@
 // `lettuce edits` lists the agent-edits timeline; `lettuce revert` undoes one call.
-import { ToolError } from "../errors";
 import { openStateDb } from "../store/state-db";
 import { checkVaultDir, VaultContext } from "../vault-context";
 import { listEdits, recoverTimeline, type EditRecord } from "../write/edits";
@@ -68,10 +67,6 @@ export const revertCommand: Command = {
       if (values.json) console.log(JSON.stringify(res));
       else console.log(`Reverted edit #${id}${res.reverted.length > 1 ? ` (${res.reverted.length} file changes)` : ""}: ${res.touched.join(", ")}. Recorded as edit #${res.editId}.`);
       return 0;
-    } catch (e) {
-      if (!(e instanceof ToolError)) throw e;
-      console.error(`lettuce revert: ${e.message}`);
-      return 1;
     } finally {
       vault.close();
     }

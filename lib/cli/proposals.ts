@@ -86,10 +86,6 @@ export const proposalsCommand: Command = {
       const p = rejectProposal(vault.stateDb, id, values.reason ?? null);
       console.log(`Rejected proposal #${p.id}${p.reason ? ` (${p.reason})` : ""}.`);
       return 0;
-    } catch (e) {
-      if (!(e instanceof ToolError)) throw e;
-      console.error(`lettuce proposals: ${e.message}`);
-      return 1;
     } finally {
       vault.close();
     }

@@ -1,3 +1,4 @@
+import { ToolError } from "../errors";
 import { VaultError } from "../vault-context";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
@@ -51,7 +52,8 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`lettuce ${cmd.name}: ${e.message}\n\n${cmd.usage}`);
       return 2;
     }
-    if (e instanceof VaultError) {
+    // A refusal from the engine (a conflict, an unknown id, no provider): its message is for people.
+    if (e instanceof VaultError || e instanceof ToolError) {
       console.error(`lettuce ${cmd.name}: ${e.message}`);
       return 1;
     }
