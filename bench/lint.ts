@@ -6,30 +6,21 @@
 // Each figure is the median of N runs (min beside it) after one warm-up, both
 // as a direct call on the index and as an MCP tools/call over HTTP (which adds
 // JSON encoding of every finding).
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { healthFrom } from "../lib/hygiene/health";
 import { lintVault } from "../lib/hygiene/lint";
 import { suggestLinks } from "../lib/hygiene/suggest-links";
-import { startHttpServer } from "../lib/server/serve";
-import { createToken } from "../lib/store/tokens";
-import { VaultContext } from "../lib/vault-context";
+import { serveVaultCopy } from "./lib/served-vault";
 import { loadavg, median } from "./lib/stats";
 
 const { values } = parseArgs({ options: { vault: { type: "string" }, runs: { type: "string" } } });
 const SRC = resolve(values.vault ?? join(import.meta.dir, "../../shared/corpora/obsidian-hub"));
 const RUNS = Number(values.runs ?? 7);
 
-const root = mkdtempSync(join(tmpdir(), "lettuce-lint-"));
-cpSync(SRC, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
-const vault = VaultContext.open(root);
-let t = performance.now();
-await vault.indexer.fullScan();
-const indexMs = performance.now() - t;
-const server = startHttpServer(vault, { port: 0, host: "127.0.0.1" });
-const token = createToken(vault.stateDb, "bench", "read").token;
+const served = await serveVaultCopy(SRC, "lint");
+const { root, vault, server, token, indexMs } = served;
 
 async function time(fn: () => unknown | Promise<unknown>): Promise<{ med: number; min: number }> {
   await fn();
@@ -71,9 +62,7 @@ rows[4]![1] = { med: rows[4]![1].med / largest.length, min: rows[4]![1].min / la
 const bytes = await callTool("lint");
 const health = healthFrom(report);
 
-await server.stop();
-vault.close();
-rmSync(root, { recursive: true, force: true });
+await served.close();
 
 console.log(`# Hygiene timings on ${SRC}\n`);
 console.log(`${report.noteCount} notes, indexed in ${(indexMs / 1000).toFixed(2)} s; ${RUNS} runs each; load ${loadavg()}\n`);

@@ -8,29 +8,19 @@
 //
 // The server runs in this process (real HTTP on 127.0.0.1, real watcher) so
 // the bench can see when a call is parked before it writes the file.
-import { cpSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { watch, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { startHttpServer } from "../lib/server/serve";
-import { createToken } from "../lib/store/tokens";
-import { VaultContext } from "../lib/vault-context";
 import { directiveHub } from "../lib/work/directive-hub";
+import { serveVaultCopy } from "./lib/served-vault";
 import { loadavg, median, percentile } from "./lib/stats";
 
 const { values } = parseArgs({ options: { vault: { type: "string" }, wakes: { type: "string" } } });
 const SRC = resolve(values.vault ?? join(import.meta.dir, "../examples/vault"));
 const WAKES = Number(values.wakes ?? 100);
 
-const root = mkdtempSync(join(tmpdir(), "lettuce-wake-"));
-cpSync(SRC, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
-const vault = VaultContext.open(root);
-const t0 = performance.now();
-await vault.indexer.fullScan();
-const indexMs = performance.now() - t0;
-vault.startWatching();
-const server = startHttpServer(vault, { port: 0, host: "127.0.0.1" });
-const token = createToken(vault.stateDb, "bench", "read").token;
+const served = await serveVaultCopy(SRC, "wake", { watch: true });
+const { root, vault, server, token, indexMs } = served;
 const hub = directiveHub(vault);
 
 async function poll(cursor: number, timeoutMs = 30_000): Promise<{ cursor: number; timedOut: boolean; directives: unknown[] }> {
@@ -84,9 +74,7 @@ await Promise.all(parked);
 const wakeAllMs = performance.now() - wakeAll0;
 
 probe.close();
-await server.stop();
-vault.close();
-rmSync(root, { recursive: true, force: true });
+await served.close();
 
 const f = (x: number) => `${x.toFixed(1)} ms`;
 console.log(`# await_directives wake latency (${WAKES} wakes, vault ${SRC}, indexed in ${indexMs.toFixed(0)} ms; load ${loadavg()})\n`);
