@@ -12,15 +12,19 @@ import { intOption, parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
 
-/** Bring the vectors up to date with a progress bar (at a terminal, waiting beats index-not-ready). */
-async function embedAll(vault: VaultContext, quiet = false) {
-  const svc = SemanticService.for(vault);
+/** Run an embedding pass with a progress bar (at a terminal, unless quiet). */
+async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number, total: number) => void) => Promise<T>): Promise<T> {
   const bar = quiet ? null : indexProgress("Embedding");
   try {
-    return await svc.reindex((done, total) => bar?.update({ state: "scanning", done, total, indexedAt: null }));
+    return await pass((done, total) => bar?.update({ state: "scanning", done, total, indexedAt: null }));
   } finally {
     bar?.stop();
   }
+}
+
+/** Bring the vectors up to date (at a terminal, waiting beats index-not-ready). */
+function embedAll(vault: VaultContext, quiet = false) {
+  return withProgress(quiet, (onProgress) => SemanticService.for(vault).reindex(onProgress));
 }
 
 /** Run a command body; a tool error (no provider, provider down) becomes a message and exit code 1. */
@@ -63,14 +67,7 @@ export const embedCommand: Command = {
       const svc = SemanticService.for(vault);
       const provider = await svc.embedder();
       const t0 = performance.now();
-      const bar = values.json ? null : indexProgress("Embedding");
-      const progress = (done: number, total: number) => bar?.update({ state: "scanning", done, total, indexedAt: null });
-      let r;
-      try {
-        r = values.rebuild ? { ...(await svc.rebuild(progress)), cachePruned: 0 } : await svc.reindex(progress);
-      } finally {
-        bar?.stop();
-      }
+      const r = await withProgress(!!values.json, async (onProgress) => (values.rebuild ? { ...(await svc.rebuild(onProgress)), cachePruned: 0 } : svc.reindex(onProgress)));
       const summary = { ...r, model: provider.id, ms: Math.round(performance.now() - t0) };
       if (values.json) console.log(JSON.stringify(summary));
       else {

@@ -145,7 +145,11 @@ export class BuiltinEmbedder implements EmbeddingProvider {
 
   private fail(message: string): void {
     this.broken = message;
-    const err = new ProviderError("provider-error", message);
+    this.rejectAllAndStop(new ProviderError("provider-error", message));
+  }
+
+  /** Fail every job, running or queued, and let the workers go. */
+  private rejectAllAndStop(err: ProviderError): void {
     for (const s of this.slots) if (s.job) s.job.reject(err);
     for (const j of [...this.urgent.splice(0), ...this.bulk.splice(0)]) j.reject(err);
     this.stopWorkers();
@@ -158,9 +162,6 @@ export class BuiltinEmbedder implements EmbeddingProvider {
 
   close(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    const err = new ProviderError("provider-unavailable", "The embedding provider was closed");
-    for (const s of this.slots) if (s.job) s.job.reject(err);
-    for (const j of [...this.urgent.splice(0), ...this.bulk.splice(0)]) j.reject(err);
-    this.stopWorkers();
+    this.rejectAllAndStop(new ProviderError("provider-unavailable", "The embedding provider was closed"));
   }
 }

@@ -1,7 +1,7 @@
 import { Ollama } from "ollama";
 import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
-import { checkVectors } from "./vectors";
+import { embedInBatches } from "./vectors";
 
 export const DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434";
 export const DEFAULT_OLLAMA_EMBED_MODEL = "nomic-embed-text";
@@ -77,43 +77,36 @@ export class OllamaEmbedder implements EmbeddingProvider {
   dimension: number | null = null;
   // Ollama's default context (2048 tokens) holds this comfortably; retrieval works best on passages of a few paragraphs.
   readonly passageChars = 1500;
-  private label: string;
+  readonly label: string;
   // nomic-embed-text was trained with task prefixes and ranks noticeably better with them.
   private prefixes: { query: string; document: string } | null;
 
   constructor(
     readonly host: string,
     readonly model: string,
-    private policy: RetryPolicy = defaultPolicy("embed"),
+    readonly policy: RetryPolicy = defaultPolicy("embed"),
   ) {
     this.id = `ollama:${model}`;
     this.label = `Ollama (${model})`;
     this.prefixes = /nomic-embed/i.test(model) ? { query: "search_query: ", document: "search_document: " } : null;
   }
 
-  async embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
     const prefix = this.prefixes ? this.prefixes[opts.purpose ?? "document"] : "";
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += BATCH) {
-      const batch = texts.slice(i, i + BATCH).map((t) => prefix + t);
-      const vectors = await withRetries(
-        this.policy,
-        async (signal, timedOut) => {
-          const c = client(this.host, signal);
-          let res;
-          try {
-            res = await c.api.embed({ model: this.model, input: batch, truncate: true });
-          } catch (e) {
-            throw classify(this.label, this.host, this.model, e, c.retryAfter(), timedOut(), this.policy.timeoutMs);
-          }
-          return checkVectors(this.label, res?.embeddings, batch.length, this.dimension);
-        },
-        opts.signal,
-      );
-      this.dimension = vectors[0]?.length ?? this.dimension;
-      out.push(...vectors);
-    }
-    return out;
+    return embedInBatches(
+      this,
+      texts.map((t) => prefix + t),
+      BATCH,
+      async (batch, signal, timedOut) => {
+        const c = client(this.host, signal);
+        try {
+          return (await c.api.embed({ model: this.model, input: batch, truncate: true }))?.embeddings;
+        } catch (e) {
+          throw classify(this.label, this.host, this.model, e, c.retryAfter(), timedOut(), this.policy.timeoutMs);
+        }
+      },
+      opts.signal,
+    );
   }
 
   close(): void {}

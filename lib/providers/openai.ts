@@ -1,6 +1,6 @@
 import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
-import { checkVectors } from "./vectors";
+import { embedInBatches } from "./vectors";
 
 export const DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small";
 export const DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini";
@@ -69,38 +69,32 @@ export class OpenAIEmbedder implements EmbeddingProvider {
   readonly id: string;
   dimension: number | null = null;
   readonly passageChars = 1500;
-  private label: string;
+  readonly label: string;
 
   constructor(
     readonly baseUrl: string,
     readonly model: string,
     private apiKey?: string,
-    private policy: RetryPolicy = defaultPolicy("embed"),
+    readonly policy: RetryPolicy = defaultPolicy("embed"),
   ) {
     this.id = `openai:${model}`;
     this.label = `The embeddings endpoint (${model})`;
   }
 
-  async embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += BATCH) {
-      const batch = texts.slice(i, i + BATCH);
-      const vectors = await withRetries(
-        this.policy,
-        async (signal, timedOut) => {
-          const j = (await postJson(this.label, `${this.baseUrl}/embeddings`, { model: this.model, input: batch, encoding_format: "float" }, this.apiKey, signal, timedOut, this.policy.timeoutMs)) as {
-            data?: { embedding?: unknown; index?: number }[];
-          };
-          if (!Array.isArray(j?.data)) throw new AttemptError("provider-error", `${this.label} answered without a data array`, false);
-          const data = [...j.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-          return checkVectors(this.label, data.map((d) => d.embedding), batch.length, this.dimension);
-        },
-        opts.signal,
-      );
-      this.dimension = vectors[0]?.length ?? this.dimension;
-      out.push(...vectors);
-    }
-    return out;
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
+    return embedInBatches(
+      this,
+      texts,
+      BATCH,
+      async (batch, signal, timedOut) => {
+        const j = (await postJson(this.label, `${this.baseUrl}/embeddings`, { model: this.model, input: batch, encoding_format: "float" }, this.apiKey, signal, timedOut, this.policy.timeoutMs)) as {
+          data?: { embedding?: unknown; index?: number }[];
+        };
+        if (!Array.isArray(j?.data)) throw new AttemptError("provider-error", `${this.label} answered without a data array`, false);
+        return [...j.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding);
+      },
+      opts.signal,
+    );
   }
 
   close(): void {}

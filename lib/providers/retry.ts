@@ -69,11 +69,16 @@ export function networkError(label: string, url: string, e: unknown, timedOut: b
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ProviderError("provider-unavailable", "The request was cancelled"));
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    // The signal may be long-lived (a vault's background embedding): leave no listener behind.
+    const onAbort = () => {
       clearTimeout(t);
       reject(new ProviderError("provider-unavailable", "The request was cancelled"));
-    });
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 

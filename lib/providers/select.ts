@@ -25,15 +25,18 @@ const setting = (env: Env, name: string) => {
 // Names of embedding-only models, so that `auto` does not pick one for chat.
 const EMBEDDING_MODEL = /embed|minilm|bge-|e5-|gte-|arctic-embed|paraphrase/i;
 
-const probes = new Map<string, Promise<string[] | null>>();
-function probe(host: string): Promise<string[] | null> {
-  let p = probes.get(host);
-  if (!p) {
-    p = probeOllama(host);
-    probes.set(host, p);
+/** The value of `key` in `cache`, made by `make` the first time it is asked for. */
+function once<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    cache.set(key, v);
   }
-  return p;
+  return v;
 }
+
+const probes = new Map<string, Promise<string[] | null>>();
+const probe = (host: string) => once(probes, host, () => probeOllama(host));
 
 let builtin: BuiltinEmbedder | null = null;
 /** The one built-in model of this process (its workers are shared by every vault). */
@@ -107,24 +110,12 @@ function configKey(env: Env): string {
 
 /** The embedding provider for this configuration (decided once; `auto` probes Ollama for up to 1.5 s). */
 export function selectEmbedder(env: Env = process.env): Promise<Selected<EmbeddingProvider>> {
-  const k = configKey(env);
-  let p = embedChoices.get(k);
-  if (!p) {
-    p = chooseEmbedder(env);
-    embedChoices.set(k, p);
-  }
-  return p;
+  return once(embedChoices, configKey(env), () => chooseEmbedder(env));
 }
 
 /** The chat provider for this configuration, or none (with the reason). */
 export function selectChat(env: Env = process.env): Promise<Selected<ChatProvider>> {
-  const k = configKey(env);
-  let p = chatChoices.get(k);
-  if (!p) {
-    p = chooseChat(env);
-    chatChoices.set(k, p);
-  }
-  return p;
+  return once(chatChoices, configKey(env), () => chooseChat(env));
 }
 
 /** A short human description of a provider, for logs and the CLI. */

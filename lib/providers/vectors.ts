@@ -1,4 +1,4 @@
-import { AttemptError } from "./retry";
+import { AttemptError, withRetries, type RetryPolicy } from "./retry";
 
 /**
  * Check a provider's answer: one finite vector per input, all of one length,
@@ -25,6 +25,32 @@ export function checkVectors(label: string, raw: unknown, expected: number, dime
     }
     dim = v.length;
     out.push(Float32Array.from(v));
+  }
+  return out;
+}
+
+/**
+ * A remote model's embed(): `texts` in batches of `size`, each one request
+ * under the retry policy, every answer checked by checkVectors against the
+ * dimension the provider has seen so far, which the first answer teaches it.
+ */
+export async function embedInBatches(
+  provider: { dimension: number | null; readonly label: string; readonly policy: RetryPolicy },
+  texts: string[],
+  size: number,
+  request: (batch: string[], signal: AbortSignal, timedOut: () => boolean) => Promise<unknown>,
+  signal?: AbortSignal,
+): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += size) {
+    const batch = texts.slice(i, i + size);
+    const vectors = await withRetries(
+      provider.policy,
+      async (sig, timedOut) => checkVectors(provider.label, await request(batch, sig, timedOut), batch.length, provider.dimension),
+      signal,
+    );
+    provider.dimension = vectors[0]?.length ?? provider.dimension;
+    out.push(...vectors);
   }
   return out;
 }

@@ -20,7 +20,6 @@ const CACHE_MIGRATIONS = [
   `,
 ];
 
-const CHUNK = 500;
 const DAY = 86_400;
 /** Unused vectors are kept this long, so that undoing an edit or switching a setting back is free. */
 export const KEEP_UNUSED_DAYS = 30;
@@ -45,20 +44,17 @@ export class EmbeddingCache {
 
   /** Cached vectors for these hashes (missing ones are simply absent). */
   get(model: string, hashes: string[]): Map<string, Float32Array> {
-    const out = new Map<string, Float32Array>();
-    const unique = [...new Set(hashes)];
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      const part = unique.slice(i, i + CHUNK);
-      const rows = this.db
-        .query(`SELECT hash, vec FROM vectors WHERE model = ? AND hash IN (${part.map(() => "?").join(",")})`)
-        .all(model, ...part) as { hash: string; vec: Uint8Array }[];
-      for (const r of rows) out.set(r.hash, blobToVector(r.vec));
-      // Mark what was used (at most once a day per vector, to keep this a read).
-      const t = now();
-      this.db
-        .query(`UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (${part.map(() => "?").join(",")})`)
-        .run(t, model, t - DAY, ...part);
-    }
+    if (!hashes.length) return new Map();
+    // The list is bound as one JSON parameter: one statement for any number of hashes.
+    const list = JSON.stringify([...new Set(hashes)]);
+    const rows = this.db.query("SELECT hash, vec FROM vectors WHERE model = ? AND hash IN (SELECT value FROM json_each(?))").all(model, list) as {
+      hash: string;
+      vec: Uint8Array;
+    }[];
+    const out = new Map(rows.map((r) => [r.hash, blobToVector(r.vec)]));
+    // Mark what was used (at most once a day per vector, to keep this a read).
+    const t = now();
+    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, list);
     return out;
   }
 

@@ -8,6 +8,7 @@ import { parseJsonObject } from "./expand";
 import { keywordRank } from "./keyword";
 import { semanticSearch } from "./search";
 import type { SemanticService } from "./service";
+import { notesByIds } from "./store";
 import { toToolError } from "./tool-error";
 
 export const EVAL_FILE = "eval/questions.jsonl";
@@ -76,11 +77,8 @@ async function retrieve(svc: SemanticService, question: string, k: number, hybri
   if (hybrid) return (await semanticSearch(svc, { query: question, hybrid: true, limit: k })).items.map((h) => h.path);
   await svc.syncKeywords();
   const ids = keywordRank(svc.vault.indexDb, question, k).map((h) => h.noteId);
-  if (!ids.length) return [];
-  const paths = new Map(
-    (svc.vault.indexDb.query(`SELECT id, path FROM notes WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; path: string }[]).map((r) => [r.id, r.path]),
-  );
-  return ids.map((id) => paths.get(id)).filter((p): p is string => !!p);
+  const notes = notesByIds(svc.vault.indexDb, ids);
+  return ids.map((id) => notes.get(id)?.path).filter((p): p is string => !!p);
 }
 
 /** Answer from the retrieved notes only, and check: cites only them, and says every must_contain span. */

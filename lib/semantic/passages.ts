@@ -3,7 +3,7 @@
 // boundaries. Each passage knows its heading and ordinal. The text is cleaned
 // of Markdown syntax (link targets, URLs, emphasis marks), which carries no
 // meaning for a sentence encoder and would waste its input window.
-import { createHash } from "node:crypto";
+import { contentHash } from "../index/parse-job";
 
 export interface Passage {
   ord: number;
@@ -173,7 +173,7 @@ function windows(parts: string[], max: number, overlap: number): string[] {
 }
 
 function hashOf(input: string): string {
-  return createHash("sha256").update(HASH_SALT).update("\0").update(input).digest("hex").slice(0, 32);
+  return contentHash(`${HASH_SALT}\0${input}`).slice(0, 32);
 }
 
 /**

@@ -76,6 +76,7 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       setMeta(db, "embed_chunker", chunkLayout(size));
     })();
   }
+  const hashNow = db.query("SELECT hash FROM notes WHERE id = ?");
   let done = 0;
   for (;;) {
     if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
@@ -128,7 +129,6 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       dim ??= firstVector?.length ?? provider.dimension ?? null;
       await whenIdle(db);
       // A note edited while its passages were being embedded is left stale; the next round takes it.
-      const hashNow = db.query("SELECT hash FROM notes WHERE id = ?");
       const stored: StoredNote[] = [];
       const seen = new Set<number>();
       for (const s of split) {

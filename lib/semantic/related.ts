@@ -1,9 +1,9 @@
 // related_notes: the notes nearest in meaning to one note that it is not
 // already linked with (either way).
 import type { Database } from "bun:sqlite";
-import { bestPassages, snippetOf, type SemanticHit } from "./search";
+import { snippetsFor, type SemanticHit } from "./search";
 import type { SemanticService } from "./service";
-import { noteVector, passagesByIds } from "./store";
+import { notesByIds, noteVector } from "./store";
 
 /** Paths linked from or to a note (resolved links only). */
 export function linkedPaths(db: Database, noteId: number, path: string): Set<string> {
@@ -23,28 +23,18 @@ export async function relatedNotes(svc: SemanticService, note: { id: number; pat
   const want = offset + limit;
   // Ask for enough neighbours to survive dropping the note itself and its linked notes.
   const hits = idx.notes.search(v, want + linked.size + 1).filter((h) => h.owner !== note.id);
-  const ids = hits.map((h) => h.owner);
-  const rows = ids.length
-    ? new Map(
-        (db.query(`SELECT id, path, title FROM notes WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; path: string; title: string }[]).map((r) => [r.id, r]),
-      )
-    : new Map<number, { id: number; path: string; title: string }>();
+  const rows = notesByIds(db, hits.map((h) => h.owner));
   const kept = hits.filter((h) => rows.has(h.owner) && !linked.has(rows.get(h.owner)!.path));
   const pageHits = kept.slice(offset, want);
-  const best = bestPassages(
+  const snippets = snippetsFor(
     db,
     idx.passages,
     pageHits.map((h) => h.owner),
     v,
   );
-  const texts = passagesByIds(
-    db,
-    [...best.values()].map((b) => b.passageId),
-  );
   const items = pageHits.map((h) => {
     const r = rows.get(h.owner)!;
-    const p = best.has(h.owner) ? texts.get(best.get(h.owner)!.passageId) : undefined;
-    return { path: r.path, title: r.title, snippet: p ? snippetOf(p.text) : "", score: Math.round(h.score * 1e6) / 1e6 };
+    return { path: r.path, title: r.title, snippet: snippets.get(h.owner) ?? "", score: Math.round(h.score * 1e6) / 1e6 };
   });
   return { items, total: kept.length };
 }

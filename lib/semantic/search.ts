@@ -6,7 +6,7 @@ import { expandQuery } from "./expand";
 import { notesFromPassages, recencyFactor, rrf, type NoteHit } from "./fusion";
 import { keywordRank } from "./keyword";
 import type { SemanticService } from "./service";
-import { passagesByIds } from "./store";
+import { inList, notesByIds, passagesByIds } from "./store";
 import type { VectorIndex } from "./vector-index";
 
 export interface SemanticQuery {
@@ -76,9 +76,7 @@ export function vectorRank(passages: VectorIndex, query: Float32Array, depth: nu
 export function bestPassages(db: Database, passages: VectorIndex, noteIds: number[], query: Float32Array): Map<number, { passageId: number; score: number }> {
   const out = new Map<number, { passageId: number; score: number }>();
   if (!noteIds.length) return out;
-  const rows = db
-    .query(`SELECT id, note_id AS noteId FROM passages WHERE note_id IN (${noteIds.map(() => "?").join(",")})`)
-    .all(...noteIds) as { id: number; noteId: number }[];
+  const rows = db.query(`SELECT id, note_id AS noteId FROM passages WHERE ${inList("note_id")}`).all(JSON.stringify(noteIds)) as { id: number; noteId: number }[];
   const scores = passages.scoreIds(
     rows.map((r) => r.id),
     query,
@@ -88,6 +86,32 @@ export function bestPassages(db: Database, passages: VectorIndex, noteIds: numbe
     if (s === undefined) continue;
     const cur = out.get(r.noteId);
     if (!cur || s > cur.score) out.set(r.noteId, { passageId: r.id, score: s });
+  }
+  return out;
+}
+
+/** Each note's snippet: from the passage `chosen` names for it, else from its passage nearest to `query`. */
+export function snippetsFor(
+  db: Database,
+  passages: VectorIndex | null,
+  noteIds: number[],
+  query: Float32Array,
+  chosen: (noteId: number) => number | undefined = () => undefined,
+): Map<number, string> {
+  const passageFor = new Map<number, number>();
+  for (const id of noteIds) {
+    const p = chosen(id);
+    if (p !== undefined) passageFor.set(id, p);
+  }
+  if (passages) {
+    const missing = noteIds.filter((id) => !passageFor.has(id));
+    for (const [noteId, b] of bestPassages(db, passages, missing, query)) passageFor.set(noteId, b.passageId);
+  }
+  const texts = passagesByIds(db, [...passageFor.values()]);
+  const out = new Map<number, string>();
+  for (const [noteId, passageId] of passageFor) {
+    const p = texts.get(passageId);
+    if (p) out.set(noteId, snippetOf(p.text));
   }
   return out;
 }
@@ -161,9 +185,7 @@ export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Pr
   }
   if (q.preferRecent && scored.length) {
     const ids = scored.map(([id]) => id);
-    const mtimes = new Map(
-      (db.query(`SELECT id, mtime FROM notes WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; mtime: number }[]).map((r) => [r.id, r.mtime]),
-    );
+    const mtimes = new Map((db.query(`SELECT id, mtime FROM notes WHERE ${inList("id")}`).all(JSON.stringify(ids)) as { id: number; mtime: number }[]).map((r) => [r.id, r.mtime]));
     const now = Date.now();
     scored = scored.map(([id, s]) => [id, s * recencyFactor(mtimes.get(id) ?? now, now)]);
   }
@@ -171,26 +193,14 @@ export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Pr
   const pageIds = scored.slice(offset, offset + q.limit);
   if (!pageIds.length) return { items: [], total: scored.length };
   const ids = pageIds.map(([id]) => id);
-  const notes = new Map(
-    (db.query(`SELECT id, path, title FROM notes WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as { id: number; path: string; title: string }[]).map((r) => [r.id, r]),
-  );
+  const notes = notesByIds(db, ids);
   // The snippet: the passage that matched the query itself best.
-  const passageFor = new Map<number, number>();
-  for (const id of ids) {
-    const p = vector[0]?.get(id)?.passageId;
-    if (p !== undefined) passageFor.set(id, p);
-  }
-  if (idx) {
-    const missing = ids.filter((id) => !passageFor.has(id));
-    for (const [noteId, b] of bestPassages(db, idx.passages, missing, queryVector)) passageFor.set(noteId, b.passageId);
-  }
-  const texts = passagesByIds(db, [...passageFor.values()]);
+  const snippets = snippetsFor(db, idx?.passages ?? null, ids, queryVector, (id) => vector[0]?.get(id)?.passageId);
   const items: SemanticHit[] = [];
   for (const [id, score] of pageIds) {
     const n = notes.get(id);
     if (!n) continue; // deleted between ranking and now
-    const p = passageFor.has(id) ? texts.get(passageFor.get(id)!) : undefined;
-    items.push({ path: n.path, title: n.title, snippet: p ? snippetOf(p.text) : "", score: Math.round(score * 1e6) / 1e6 });
+    items.push({ path: n.path, title: n.title, snippet: snippets.get(id) ?? "", score: Math.round(score * 1e6) / 1e6 });
   }
   return { items, total: scored.length };
 }

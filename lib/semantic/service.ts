@@ -100,11 +100,16 @@ export class SemanticService {
     return (this.db.query("PRAGMA data_version").get() as { data_version: number }).data_version;
   }
 
+  /** Are the stored vectors this provider's, of passages split as it splits them now? If not, every note is to embed again. */
+  private storedMatches(provider: EmbeddingProvider): boolean {
+    const m = embeddedModel(this.db);
+    return m !== null && m.id === provider.id && getMeta(this.db, "embed_chunker") === chunkLayout(passageCharsFor(provider));
+  }
+
   /** True when some note's current content is not what is embedded (as get_vault_info reports it). */
   isStale(provider: EmbeddingProvider): boolean {
-    const m = embeddedModel(this.db);
     const hasNotes = this.db.query("SELECT 1 FROM notes LIMIT 1").get() !== null;
-    if (!m || m.id !== provider.id || getMeta(this.db, "embed_chunker") !== chunkLayout(passageCharsFor(provider))) return hasNotes;
+    if (!this.storedMatches(provider)) return hasNotes;
     const stale = this.db.query("SELECT 1 FROM notes n LEFT JOIN embed_notes e ON e.note_id = n.id WHERE e.hash IS NULL OR e.hash <> n.hash LIMIT 1").get();
     return stale !== null || goneNoteIds(this.db).length > 0;
   }
@@ -207,11 +212,9 @@ export class SemanticService {
 
   /** Estimated passages still to embed (every note's, after a model change). */
   private pendingPassages(provider: EmbeddingProvider): number {
-    const m = embeddedModel(this.db);
     const size = passageCharsFor(provider);
-    const everything = !m || m.id !== provider.id || getMeta(this.db, "embed_chunker") !== chunkLayout(size);
-    const rows = everything ? (this.db.query("SELECT id, size FROM notes").all() as { size: number }[]) : staleNoteIds(this.db);
-    const gone = m ? goneNoteIds(this.db).length : 0;
+    const rows = this.storedMatches(provider) ? staleNoteIds(this.db) : (this.db.query("SELECT id, size FROM notes").all() as { size: number }[]);
+    const gone = embeddedModel(this.db) ? goneNoteIds(this.db).length : 0;
     return rows.reduce((n, r) => n + Math.max(1, Math.ceil(r.size / size)), 0) + (gone ? 1 : 0);
   }
 

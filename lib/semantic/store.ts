@@ -30,6 +30,29 @@ export function embeddedModel(db: Database): EmbeddedModel | null {
   return { id, dim: Number.isInteger(dim) && dim > 0 ? dim : null };
 }
 
+/**
+ * `column IN (…)` over a list bound as one parameter, JSON.stringify(list): one
+ * statement whatever the list's length. bun:sqlite keeps only the last 20
+ * prepared statements of a connection, and every IN-list length would be a new
+ * one, pushing out the statements the rest of Lettuce reuses.
+ */
+export function inList(column: string): string {
+  return `${column} IN (SELECT value FROM json_each(?))`;
+}
+
+export interface NoteRef {
+  id: number;
+  path: string;
+  title: string;
+}
+
+/** Path and title of these notes by id (a note deleted meanwhile is absent). */
+export function notesByIds(db: Database, ids: number[]): Map<number, NoteRef> {
+  if (!ids.length) return new Map();
+  const rows = db.query(`SELECT id, path, title FROM notes WHERE ${inList("id")}`).all(JSON.stringify(ids)) as NoteRef[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
 function hasTable(db: Database, name: string): boolean {
   return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== null;
 }
@@ -85,9 +108,9 @@ export function noteTexts(db: Database, ids: number[]): NoteText[] {
   return db
     .query(
       `SELECT n.id AS id, n.path AS path, n.title AS title, n.hash AS hash, n.size AS size, f.body AS body
-       FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.id IN (${ids.map(() => "?").join(",")})`,
+       FROM notes n JOIN fts f ON f.rowid = n.id WHERE ${inList("n.id")}`,
     )
-    .all(...ids) as NoteText[];
+    .all(JSON.stringify(ids)) as NoteText[];
 }
 
 export interface StoredNote {
@@ -188,9 +211,7 @@ export interface PassageRow {
 export function passagesByIds(db: Database, ids: number[]): Map<number, PassageRow> {
   const out = new Map<number, PassageRow>();
   if (!ids.length) return out;
-  const rows = db
-    .query(`SELECT id, note_id AS noteId, ord, heading, text FROM passages WHERE id IN (${ids.map(() => "?").join(",")})`)
-    .all(...ids) as PassageRow[];
+  const rows = db.query(`SELECT id, note_id AS noteId, ord, heading, text FROM passages WHERE ${inList("id")}`).all(JSON.stringify(ids)) as PassageRow[];
   for (const r of rows) out.set(r.id, r);
   return out;
 }

@@ -186,13 +186,18 @@ export class VectorIndex {
     return s0 + s1 + s2 + s3;
   }
 
+  /** A query encoded as the stored vectors are: int8 values, their scale, and the sign code. */
+  private encodeQuery(query: Float32Array): { qq: Int8Array; qs: number; qc: Uint32Array } {
+    const qq = new Int8Array(this.dim);
+    const qc = new Uint32Array(this.words);
+    const qs = this.encode(normalize(Float32Array.from(query)), qq, 0, qc, 0);
+    return { qq, qs, qc };
+  }
+
   /** The k vectors most similar (cosine) to `query`, best first. */
   search(query: Float32Array, k: number): Neighbour[] {
     if (this.n === 0 || k <= 0) return [];
-    const qv = normalize(Float32Array.from(query));
-    const qq = new Int8Array(this.dim);
-    const qc = new Uint32Array(this.words);
-    const qs = this.encode(qv, qq, 0, qc, 0);
+    const { qq, qs, qc } = this.encodeQuery(query);
     const top = new TopK(Math.min(k, this.n));
     const score = (slot: number) => this.dot(slot, qq) * this.scales[slot]! * qs;
     if (this.n <= EXACT_LIMIT) {
@@ -205,9 +210,7 @@ export class VectorIndex {
 
   /** Cosine similarity of `query` to each of these ids (ids not in the index are left out). */
   scoreIds(ids: number[], query: Float32Array): Map<number, number> {
-    const qv = normalize(Float32Array.from(query));
-    const qq = new Int8Array(this.dim);
-    const qs = this.encode(qv, qq, 0, new Uint32Array(this.words), 0);
+    const { qq, qs } = this.encodeQuery(query);
     const out = new Map<number, number>();
     for (const id of ids) {
       const slot = this.slots.get(id);
