@@ -1,6 +1,5 @@
 // Semantic commands: `lettuce embed`, `lettuce related`, `lettuce eval`, and the
 // semantic half of `lettuce search --semantic|--hybrid`.
-import { ToolError } from "../errors";
 import { describeEmbedder } from "../providers/select";
 import { findNote } from "../retrieval/notes";
 import { runEval } from "../semantic/eval";
@@ -27,16 +26,10 @@ function embedAll(vault: VaultContext, quiet = false) {
   return withProgress(quiet, (onProgress) => SemanticService.for(vault).reindex(onProgress));
 }
 
-/** Run a command body; a tool error (no provider, provider down) becomes a message and exit code 1. */
-async function guarded(cmd: string, vault: VaultContext, body: () => Promise<number>): Promise<number> {
+/** Run a command body, then let background embedding settle and close the vault (runCli reports tool errors). */
+async function guarded(vault: VaultContext, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
-  } catch (e) {
-    if (e instanceof ToolError) {
-      console.error(`lettuce ${cmd}: ${e.message}`);
-      return 1;
-    }
-    throw e;
   } finally {
     await SemanticService.for(vault).idle();
     vault.close();
@@ -63,7 +56,7 @@ export const embedCommand: Command = {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("embed takes exactly one vault path");
     const vault = await openIndexed(positionals[0], !!values.json);
-    return guarded("embed", vault, async () => {
+    return guarded(vault, async () => {
       const svc = SemanticService.for(vault);
       const provider = await svc.embedder();
       const t0 = performance.now();
@@ -87,7 +80,7 @@ export const relatedCommand: Command = {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } });
     if (positionals.length !== 2) throw new UsageError("related needs a vault and a note path");
     const vault = await openIndexed(positionals[0], true);
-    return guarded("related", vault, async () => {
+    return guarded(vault, async () => {
       const note = findNote(vault.indexDb, vault.root, positionals[1]!);
       await embedAll(vault, !!values.json);
       const res = await relatedNotes(SemanticService.for(vault), note, intOption(values.limit, "limit", 5));
@@ -113,7 +106,7 @@ export const evalCommand: Command = {
     const k = intOption(values.k, "k", 6);
     if (k < 1) throw new UsageError("--k must be at least 1");
     const vault = await openIndexed(positionals[0], true);
-    return guarded("eval", vault, async () => {
+    return guarded(vault, async () => {
       const svc = SemanticService.for(vault);
       if (await svc.hasEmbedder()) await embedAll(vault, !!values.json);
       const r = await runEval(svc, k);
@@ -139,7 +132,7 @@ export const evalCommand: Command = {
 /** `lettuce search --semantic|--hybrid`: embeds what is stale (with progress), then searches. */
 export async function semanticSearchCli(dir: string, query: string, opts: { hybrid: boolean; limit: number; json: boolean }): Promise<number> {
   const vault = await openIndexed(dir, true);
-  return guarded("search", vault, async () => {
+  return guarded(vault, async () => {
     await embedAll(vault, opts.json);
     const res = await semanticSearch(SemanticService.for(vault), { query, hybrid: opts.hybrid, limit: opts.limit });
     if (opts.json) console.log(JSON.stringify(res));
