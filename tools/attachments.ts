@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
+import { listAttachmentsIn } from "../lib/retrieval/attachments";
 import { mimeTypeOf } from "../lib/vault/mime";
 import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
 import { isNotePath } from "../lib/vault/scan";
@@ -23,11 +24,7 @@ export const listAttachments = defineTool({
   handler({ path, limit, offset }, { vault }) {
     const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
     if (folder) safeAbsPath(vault.root, folder);
-    const db = vault.indexDb;
-    const where = folder ? "WHERE substr(path, 1, ?) = ?" : "";
-    const params = folder ? [folder.length + 1, folder + "/"] : [];
-    const total = (db.query(`SELECT count(*) AS n FROM files ${where}`).get(...params) as { n: number }).n;
-    const items = db.query(`SELECT path, size, mime AS mimeType FROM files ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset);
+    const { items, total } = listAttachmentsIn(vault.indexDb, folder, limit, offset);
     return { items, total, offset, limit };
   },
 });

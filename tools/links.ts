@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { linkGraph } from "../lib/retrieval/graph";
+import { backlinks, outgoingLinks } from "../lib/retrieval/links";
 import { findNote } from "../lib/retrieval/notes";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
 
@@ -12,15 +13,7 @@ export const listOutgoingLinks = defineTool({
   input: z.object({ path: notePathField, limit: limitField(100), offset: offsetField }),
   handler({ path, limit, offset }, { vault }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    const db = vault.indexDb;
-    const total = (db.query("SELECT count(*) AS n FROM links WHERE note_id = ?").get(row.id) as { n: number }).n;
-    const items = db
-      .query(
-        `SELECT target, display AS displayText, kind, heading, block, embed, line, resolved AS resolvedPath
-         FROM links WHERE note_id = ? ORDER BY ord LIMIT ? OFFSET ?`,
-      )
-      .all(row.id, limit, offset) as Record<string, unknown>[];
-    for (const it of items) it.embed = it.embed === 1;
+    const { items, total } = outgoingLinks(vault.indexDb, row.id, limit, offset);
     return { items, total, offset, limit };
   },
 });
@@ -28,18 +21,13 @@ export const listOutgoingLinks = defineTool({
 export const listBacklinks = defineTool({
   name: "list_backlinks",
   description:
-    "Every link into a note from other notes, paginated: {items: [{sourcePath, sourceName, displayText}], total, offset, limit}. displayText is the link's alias text, or null.",
+    "Every link into a note from other notes, paginated: {items: [{sourcePath, sourceName, displayText, heading, block, line}], total, offset, limit}. displayText is the link's alias text or null; heading/block are the section the link points at, or null.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField, limit: limitField(100), offset: offsetField }),
   handler({ path, limit, offset }, { vault }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    const db = vault.indexDb;
-    const where = "FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND l.note_id != ?";
-    const total = (db.query(`SELECT count(*) AS n ${where}`).get(row.path, row.id) as { n: number }).n;
-    const items = db
-      .query(`SELECT n.path AS sourcePath, n.name AS sourceName, l.display AS displayText, l.line AS line ${where} ORDER BY n.path, l.ord LIMIT ? OFFSET ?`)
-      .all(row.path, row.id, limit, offset);
+    const { items, total } = backlinks(vault.indexDb, row.path, row.id, limit, offset);
     return { items, total, offset, limit };
   },
 });

@@ -2,7 +2,8 @@ import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
 import { contentHash } from "../lib/index/parse-job";
-import { findNote, SUMMARY_COLUMNS, summarize, type NoteRow } from "../lib/retrieval/notes";
+import { outgoingLinks } from "../lib/retrieval/links";
+import { findNote, listNotesIn, noteHeadings } from "../lib/retrieval/notes";
 import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
 
@@ -21,19 +22,8 @@ export const listNotes = defineTool({
   handler({ path, recursive, limit, offset }, { vault }) {
     const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
     if (folder) safeAbsPath(vault.root, folder);
-    const db = vault.indexDb;
-    let where = "";
-    const params: (string | number)[] = [];
-    if (folder && recursive) {
-      where = "WHERE (folder = ? OR substr(folder, 1, ?) = ?)";
-      params.push(folder, folder.length + 1, folder + "/");
-    } else if (folder || !recursive) {
-      where = "WHERE folder = ?";
-      params.push(folder);
-    }
-    const total = (db.query(`SELECT count(*) AS n FROM notes ${where}`).get(...params) as { n: number }).n;
-    const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset) as NoteRow[];
-    return { items: rows.map(summarize), total, offset, limit };
+    const { items, total } = listNotesIn(vault.indexDb, folder, recursive, limit, offset);
+    return { items, total, offset, limit };
   },
 });
 
@@ -55,9 +45,7 @@ export const readNote = defineTool({
     } catch {
       throw new ToolError("note-not-found", `Note not found: ${row.path}`);
     }
-    const links = vault.indexDb
-      .query("SELECT target, kind, resolved FROM links WHERE note_id = ? ORDER BY ord")
-      .all(row.id) as { target: string; kind: string; resolved: string | null }[];
+    const links = outgoingLinks(vault.indexDb, row.id).items;
     return {
       path: row.path,
       name: row.name,
@@ -67,7 +55,7 @@ export const readNote = defineTool({
       content: bytes.toString("utf8"),
       // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
       hash: contentHash(bytes),
-      outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolved })),
+      outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolvedPath })),
       stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
     };
   },
@@ -82,7 +70,7 @@ export const readOutline = defineTool({
   input: z.object({ path: notePathField }),
   handler({ path }, { vault }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    return vault.indexDb.query("SELECT level, title, slug AS id FROM headings WHERE note_id = ? ORDER BY ord").all(row.id);
+    return noteHeadings(vault.indexDb, row.id).map(({ level, title, id }) => ({ level, title, id }));
   },
 });
 

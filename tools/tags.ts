@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { SUMMARY_COLUMNS, summarize, type NoteRow } from "../lib/retrieval/notes";
+import { notesWithTag } from "../lib/retrieval/notes";
+import { tagCounts } from "../lib/retrieval/tags";
 import { normalizeTag } from "../lib/vault/parse";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
@@ -11,11 +12,7 @@ export const listTags = defineTool({
   annotations: READ_ONLY,
   input: z.object({ limit: limitField(100, 5000), offset: offsetField }),
   handler({ limit, offset }, { vault }) {
-    const db = vault.indexDb;
-    const total = (db.query("SELECT count(DISTINCT tag_lc) AS n FROM tags").get() as { n: number }).n;
-    const items = db
-      .query("SELECT min(tag) AS tag, count(DISTINCT note_id) AS count FROM tags GROUP BY tag_lc ORDER BY count DESC, tag_lc LIMIT ? OFFSET ?")
-      .all(limit, offset);
+    const { items, total } = tagCounts(vault.indexDb, limit, offset);
     return { items, total, offset, limit };
   },
 });
@@ -29,12 +26,8 @@ export const notesByTag = defineTool({
   input: z.object({ tag: z.string().min(1).describe('The tag, e.g. "project" or "#area/garden"'), limit: limitField(50), offset: offsetField }),
   handler({ tag, limit, offset }, { vault }) {
     const t = normalizeTag(tag.trim()).toLowerCase();
-    const db = vault.indexDb;
-    const where = "WHERE id IN (SELECT note_id FROM tags WHERE tag_lc = ? OR substr(tag_lc, 1, ?) = ?)";
-    const params = [t, t.length + 1, t + "/"] as const;
-    const total = (db.query(`SELECT count(*) AS n FROM notes ${where}`).get(...params) as { n: number }).n;
-    const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset) as NoteRow[];
-    return { items: rows.map(summarize), total, offset, limit };
+    const { items, total } = notesWithTag(vault.indexDb, t, limit, offset);
+    return { items, total, offset, limit };
   },
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { noteByPath, noteCount } from "../lib/retrieval/notes";
 import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
 
 /**
@@ -45,14 +46,14 @@ export const getVaultInfo = defineTool({
     const s = vault.indexer.status;
     const info: VaultInfo = {
       root: vault.root,
-      noteCount: (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n,
+      noteCount: noteCount(vault.indexDb),
       indexedAt: s.state === "ready" ? s.indexedAt : null,
       agentsFile: readIfExists(join(vault.root, "AGENTS.md")),
       immutablePaths: vault.immutablePaths,
       capabilities: {
         embeddings: false,
         llm: false,
-        hasIndexCatalog: vault.indexDb.query("SELECT 1 FROM notes WHERE path = 'index.md'").get() !== null,
+        hasIndexCatalog: noteByPath(vault.indexDb, "index.md") !== null,
         proposeOnly: token.scope === "propose",
       },
       liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },

@@ -55,3 +55,52 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
   }
   return row;
 }
+
+/** One page of note summaries. */
+export interface NotePage {
+  items: NoteSummary[];
+  total: number;
+}
+
+function pageOfNotes(db: Database, where: string, params: (string | number)[], limit: number, offset: number): NotePage {
+  const total = (db.query(`SELECT count(*) AS n FROM notes ${where}`).get(...params) as { n: number }).n;
+  const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset) as NoteRow[];
+  return { items: rows.map(summarize), total };
+}
+
+/** Notes in a folder ("" = the vault root), with or without its sub-folders, by path. */
+export function listNotesIn(db: Database, folder: string, recursive: boolean, limit: number, offset: number): NotePage {
+  if (folder && recursive) return pageOfNotes(db, "WHERE (folder = ? OR substr(folder, 1, ?) = ?)", [folder, folder.length + 1, folder + "/"], limit, offset);
+  if (folder || !recursive) return pageOfNotes(db, "WHERE folder = ?", [folder], limit, offset);
+  return pageOfNotes(db, "", [], limit, offset);
+}
+
+/** Notes carrying a lower-cased tag or one nested under it, by path. */
+export function notesWithTag(db: Database, tagLc: string, limit: number, offset: number): NotePage {
+  return pageOfNotes(db, "WHERE id IN (SELECT note_id FROM tags WHERE tag_lc = ? OR substr(tag_lc, 1, ?) = ?)", [tagLc, tagLc.length + 1, tagLc + "/"], limit, offset);
+}
+
+export function noteById(db: Database, id: number): NoteRow | null {
+  return db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE id = ?`).get(id) as NoteRow | null;
+}
+
+export function noteByPath(db: Database, path: string): NoteRow | null {
+  return db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE path = ?`).get(path) as NoteRow | null;
+}
+
+export function noteCount(db: Database): number {
+  return (db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+}
+
+export interface Heading {
+  level: number;
+  title: string;
+  /** The rendered anchor's slug. */
+  id: string;
+  line: number;
+}
+
+/** A note's headings in document order. */
+export function noteHeadings(db: Database, noteId: number): Heading[] {
+  return db.query("SELECT level, title, slug AS id, line FROM headings WHERE note_id = ? ORDER BY ord").all(noteId) as Heading[];
+}
