@@ -156,6 +156,19 @@ export class McpDispatcher {
   }
 }
 
-function toolFailure(kind: string, message: string, data?: Record<string, unknown>) {
-  return { content: [{ type: "text", text: message }], isError: true, kind, ...(data ? { data } : {}) };
+/**
+ * A failed call: one JSON text part like every result ({"error", "kind", …details}),
+ * plus `kind` at the top level as the spec's envelope shows, and `retry_after_ms`
+ * beside it for the rate-limited and not-ready kinds. `data` keeps the details for
+ * clients that read them there.
+ */
+export function toolFailure(kind: string, message: string, data?: Record<string, unknown>) {
+  const retry = data?.retry_after_ms;
+  return {
+    content: [{ type: "text", text: JSON.stringify({ error: message, kind, ...(data ?? {}) }) }],
+    isError: true,
+    kind,
+    ...(typeof retry === "number" ? { retry_after_ms: retry } : {}),
+    ...(data ? { data } : {}),
+  };
 }
