@@ -10,87 +10,90 @@ import { searchNotes } from "../lib/retrieval/search";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
 import { copyVault, OBSIDIAN_HELP } from "./helpers/server";
+import { describeWithCorpus } from "./helpers/corpora";
 
 setDefaultTimeout(60_000);
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
-
-/** Everything the index holds, in a comparable form. */
-function dump(v: VaultContext) {
-  const db = v.indexDb;
-  const all = (sql: string) => db.query(sql).all();
-  return {
-    notes: all("SELECT path, title, hash, tags, aliases, frontmatter FROM notes ORDER BY path"),
-    links: all("SELECT n.path, l.ord, l.target, l.kind, l.heading, l.resolved FROM links l JOIN notes n ON n.id = l.note_id ORDER BY n.path, l.ord"),
-    tags: all("SELECT n.path, t.tag FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.tag"),
-    headings: all("SELECT n.path, h.ord, h.title, h.slug FROM headings h JOIN notes n ON n.id = h.note_id ORDER BY n.path, h.ord"),
-    fts: all("SELECT n.path, f.title, f.body FROM fts f JOIN notes n ON n.id = f.rowid ORDER BY n.path"),
-    ftsCount: all("SELECT count(*) AS n FROM fts"),
-  };
-}
-
-async function build(bulkThreshold: string) {
-  const root = copyVault(OBSIDIAN_HELP);
-  roots.push(root);
-  return withEnv({ LETTUCE_BULK_THRESHOLD: bulkThreshold }, async () => {
-    const v = VaultContext.open(root);
-    await v.indexer.fullScan();
-    return { root, v };
-  });
-}
-
-let plain: Awaited<ReturnType<typeof build>>;
-let bulk: Awaited<ReturnType<typeof build>>;
-beforeAll(async () => {
-  plain = await build("1000000");
-  bulk = await build("1");
-});
-afterAll(() => {
-  plain?.v.close();
-  bulk?.v.close();
-});
-
-describe("bulk cold scan", () => {
-  test("builds the same index as the ordinary path, full-text rows included", () => {
-    const a = dump(plain.v);
-    const b = dump(bulk.v);
-    expect(b.notes.length).toBeGreaterThan(150);
-    expect((b.ftsCount[0] as { n: number }).n).toBe(b.notes.length);
-    expect(b).toEqual(a);
-    for (const q of ["canvas", "\"internal links\"", "sync OR publish", "plugin -community"]) {
-      expect(searchNotes(bulk.v.indexDb, q, 20)).toEqual(searchNotes(plain.v.indexDb, q, 20));
-    }
+describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
   });
 
-  test("later edits go through the ordinary path into the same files", async () => {
-    const before = searchNotes(bulk.v.indexDb, "zanzibarquux", 5).total;
-    expect(before).toBe(0);
-    await Bun.write(join(bulk.root, "New note.md"), "# New\n\nzanzibarquux\n");
-    await bulk.v.indexer.update(["New note.md"]);
-    expect(searchNotes(bulk.v.indexDb, "zanzibarquux", 5).items.map((i) => i.path)).toEqual(["New note.md"]);
-  });
+  /** Everything the index holds, in a comparable form. */
+  function dump(v: VaultContext) {
+    const db = v.indexDb;
+    const all = (sql: string) => db.query(sql).all();
+    return {
+      notes: all("SELECT path, title, hash, tags, aliases, frontmatter FROM notes ORDER BY path"),
+      links: all("SELECT n.path, l.ord, l.target, l.kind, l.heading, l.resolved FROM links l JOIN notes n ON n.id = l.note_id ORDER BY n.path, l.ord"),
+      tags: all("SELECT n.path, t.tag FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.tag"),
+      headings: all("SELECT n.path, h.ord, h.title, h.slug FROM headings h JOIN notes n ON n.id = h.note_id ORDER BY n.path, h.ord"),
+      fts: all("SELECT n.path, f.title, f.body FROM fts f JOIN notes n ON n.id = f.rowid ORDER BY n.path"),
+      ftsCount: all("SELECT count(*) AS n FROM fts"),
+    };
+  }
 
-  test("a crash between the commits of index.db and fts.db is caught at the next open: the index is rebuilt", async () => {
-    const root = copyVault();
+  async function build(bulkThreshold: string) {
+    const root = copyVault(OBSIDIAN_HELP);
     roots.push(root);
-    const v = VaultContext.open(root);
-    await v.indexer.fullScan();
-    v.close();
-    // Simulate fts.db committing a generation that index.db never did.
-    const fts = new Database(join(root, ".lettuce/fts.db"));
-    fts.query("UPDATE fts_meta SET value = 'lost' WHERE key = 'gen'").run();
-    fts.close();
-    const again = VaultContext.open(root);
-    try {
-      expect((again.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBe(0);
-      const change = await again.indexer.fullScan();
-      expect(change.changed.length).toBe(21);
-      expect(searchNotes(again.indexDb, "cozum", 5).total).toBe(3);
-    } finally {
-      again.close();
-    }
+    return withEnv({ LETTUCE_BULK_THRESHOLD: bulkThreshold }, async () => {
+      const v = VaultContext.open(root);
+      await v.indexer.fullScan();
+      return { root, v };
+    });
+  }
+
+  let plain: Awaited<ReturnType<typeof build>>;
+  let bulk: Awaited<ReturnType<typeof build>>;
+  beforeAll(async () => {
+    plain = await build("1000000");
+    bulk = await build("1");
+  });
+  afterAll(() => {
+    plain?.v.close();
+    bulk?.v.close();
+  });
+
+  describe("bulk cold scan", () => {
+    test("builds the same index as the ordinary path, full-text rows included", () => {
+      const a = dump(plain.v);
+      const b = dump(bulk.v);
+      expect(b.notes.length).toBeGreaterThan(150);
+      expect((b.ftsCount[0] as { n: number }).n).toBe(b.notes.length);
+      expect(b).toEqual(a);
+      for (const q of ["canvas", "\"internal links\"", "sync OR publish", "plugin -community"]) {
+        expect(searchNotes(bulk.v.indexDb, q, 20)).toEqual(searchNotes(plain.v.indexDb, q, 20));
+      }
+    });
+
+    test("later edits go through the ordinary path into the same files", async () => {
+      const before = searchNotes(bulk.v.indexDb, "zanzibarquux", 5).total;
+      expect(before).toBe(0);
+      await Bun.write(join(bulk.root, "New note.md"), "# New\n\nzanzibarquux\n");
+      await bulk.v.indexer.update(["New note.md"]);
+      expect(searchNotes(bulk.v.indexDb, "zanzibarquux", 5).items.map((i) => i.path)).toEqual(["New note.md"]);
+    });
+
+    test("a crash between the commits of index.db and fts.db is caught at the next open: the index is rebuilt", async () => {
+      const root = copyVault();
+      roots.push(root);
+      const v = VaultContext.open(root);
+      await v.indexer.fullScan();
+      v.close();
+      // Simulate fts.db committing a generation that index.db never did.
+      const fts = new Database(join(root, ".lettuce/fts.db"));
+      fts.query("UPDATE fts_meta SET value = 'lost' WHERE key = 'gen'").run();
+      fts.close();
+      const again = VaultContext.open(root);
+      try {
+        expect((again.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBe(0);
+        const change = await again.indexer.fullScan();
+        expect(change.changed.length).toBe(21);
+        expect(searchNotes(again.indexDb, "cozum", 5).total).toBe(3);
+      } finally {
+        again.close();
+      }
+    });
   });
 });

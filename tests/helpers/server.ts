@@ -11,8 +11,7 @@ import { VaultContext } from "../../lib/vault-context";
 
 export const REPO = resolve(import.meta.dir, "../..");
 export const EXAMPLE_VAULT = join(REPO, "examples/vault");
-export const CORPORA = resolve(REPO, "../shared/corpora");
-export const OBSIDIAN_HELP = join(CORPORA, "obsidian-help/en");
+export { CORPORA, OBSIDIAN_HELP } from "./corpora";
 
 /** A fresh empty temp dir; the caller removes it (rmSync(dir, {recursive: true, force: true})). */
 export function tempDir(prefix = "lettuce-test-"): string {
