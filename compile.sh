@@ -1,16 +1,142 @@
 #!/usr/bin/env bash
-# Build dist/lettuce: one executable for this platform with Bun, the parse
-# worker, sqlite-vec and the built-in embedding model (its weights, vocabulary
-# and TensorFlow.js wasm files, imported as files by
-# lib/providers/builtin-assets.ts) inside. Runs offline.
+# Build Lettuce executables with `bun build --compile`: one file each, carrying
+# Bun, the parse and full-text workers, the built-in embedding model (imported
+# as files by lib/providers/builtin-assets.ts), the target's sqlite-vec build
+# and any asset folder listed below.
+#
+#   ./compile.sh               this machine's binary, quickly: dist/lettuce
+#   ./compile.sh TARGET…       dist/lettuce-<version>-TARGET[.exe] and dist/SHA256SUMS
+#   ./compile.sh --all         every target (npm run release)
+#
+# Targets: linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl.
+# Cross builds need the npm registry the first time: Bun fetches the target's
+# runtime, and the target's sqlite-vec package (sqlite-vec-<os>-<arch>, checked
+# against package-lock.json's integrity) is fetched with `npm pack` into
+# $LETTUCE_BUILD_CACHE (default ~/.cache/lettuce-build), never into the repo.
 set -euo pipefail
 cd "$(dirname "$0")"
 BUN=./node_modules/.bin/bun
 [ -x "$BUN" ] || { echo "compile.sh: run 'npm ci' first" >&2; exit 1; }
+
+ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl)
+# Workers are extra entry points: Bun embeds each under <virtual root>/<source
+# path>, where lib/platform/embedded.ts's workerEntry() finds them.
+ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts)
+# Folders of files embedded as they are, listed at run time in Bun.embeddedFiles
+# (lib/platform/embedded.ts: embeddedFiles()). Adding one is one line here.
+# (Code files - .ts .js .html .css - are bundled by Bun as entry points instead.)
+ASSET_DIRS=(
+  # web/dist   # the web UI's built assets (branch web-ui), once they exist
+)
+
+VERSION=$("$BUN" -e 'console.log(require("./package.json").version)')
+CACHE=${LETTUCE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lettuce-build}
+COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+if [ "$COMMIT" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then COMMIT="$COMMIT-dirty"; fi
+# SOURCE_DATE_EPOCH, when set, makes the stamp reproducible.
+BUILT=$(date -u ${SOURCE_DATE_EPOCH:+-d @$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
+DEFINES=(--define "LETTUCE_BUILD_COMMIT=\"$COMMIT\"" --define "LETTUCE_BUILD_DATE=\"$BUILT\"")
+
+host_target() {
+  local os arch
+  case "$(uname -s)" in Linux) os=linux ;; Darwin) os=darwin ;; MINGW* | MSYS* | CYGWIN*) os=windows ;; *) os=unknown ;; esac
+  case "$(uname -m)" in x86_64 | amd64) arch=x64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=unknown ;; esac
+  echo "$os-$arch"
+}
+
+# The npm package holding sqlite-vec for a target, and its library's file name.
+vec_package() {
+  case "$1" in
+    linux-x64 | linux-x64-musl) echo "sqlite-vec-linux-x64 vec0.so" ;; # no musl build exists: glibc's, else plain tables
+    linux-arm64) echo "sqlite-vec-linux-arm64 vec0.so" ;;
+    darwin-x64 | darwin-arm64) echo "sqlite-vec-$1 vec0.dylib" ;;
+    windows-x64) echo "sqlite-vec-windows-x64 vec0.dll" ;;
+    *) return 1 ;;
+  esac
+}
+
+# Print the path of a target's sqlite-vec library: from node_modules when npm
+# installed it for this machine, else unpacked from `npm pack` into the cache.
+vec_library() {
+  local pkg file
+  read -r pkg file < <(vec_package "$1")
+  if [ -f "node_modules/$pkg/$file" ]; then echo "node_modules/$pkg/$file"; return; fi
+  local ver integrity dir
+  read -r ver integrity < <("$BUN" -e "const p = require('./package-lock.json').packages['node_modules/$pkg']; console.log(p ? p.version + ' ' + p.integrity : '')")
+  [ -n "$ver" ] || { echo "compile.sh: $pkg is not in package-lock.json" >&2; return 1; }
+  dir="$CACHE/$pkg-$ver"
+  if [ ! -f "$dir/$file" ]; then
+    local tmp got
+    tmp=$(mktemp -d)
+    got=$(cd "$tmp" && npm pack "$pkg@$ver" --json --silent 2>/dev/null | "$BUN" -e 'const j = JSON.parse(await Bun.stdin.text()); console.log(j[0].integrity + " " + j[0].filename)') || {
+      rm -rf "$tmp"
+      echo "compile.sh: could not fetch $pkg@$ver from the npm registry" >&2
+      return 1
+    }
+    if [ "${got%% *}" != "$integrity" ]; then
+      rm -rf "$tmp"
+      echo "compile.sh: $pkg@$ver does not match package-lock.json's integrity" >&2
+      return 1
+    fi
+    mkdir -p "$dir"
+    tar -xzf "$tmp/${got#* }" -C "$tmp" "package/$file"
+    mv "$tmp/package/$file" "$dir/$file"
+    rm -rf "$tmp"
+  fi
+  echo "$dir/$file"
+}
+
+# build TARGET OUTFILE [cross]: a cross build names Bun's target runtime; the host build uses the running Bun.
+build() {
+  local target=$1 out=$2 cross=${3:-} vec stage assets=() d
+  # (Each step checks its own status: `set -e` does not apply inside a function called from `if`.)
+  vec=$(vec_library "$target") || return 1
+  # Entry points must share the repo as their root (worker paths depend on it): stage the library in dist/.
+  stage="dist/.stage/$target"
+  rm -rf "$stage" && mkdir -p "$stage" && cp "$vec" "$stage/" || return 1
+  for d in "${ASSET_DIRS[@]}"; do
+    [ -d "$d" ] && while IFS= read -r f; do assets+=("./$f"); done < <(find "$d" -type f | sort)
+  done
+  "$BUN" build --compile ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
+    "${ENTRIES[@]}" "./$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >/dev/null || {
+    rm -rf "$stage"
+    return 1
+  }
+  rm -rf "$stage"
+  echo "built $out ($(du -h "$out" | cut -f1))"
+}
+
+# SHA256SUMS covers every release file of this version in dist/ (targets built one at a time add up).
+checksums() {
+  local files
+  files=$(cd dist && ls "lettuce-$VERSION-"* 2>/dev/null) || return 0
+  # shellcheck disable=SC2086
+  (cd dist && if command -v sha256sum >/dev/null; then sha256sum $files; else shasum -a 256 $files; fi) >dist/SHA256SUMS
+  echo "wrote dist/SHA256SUMS"
+}
+
 mkdir -p dist
-# Workers are extra entry points: Bun embeds each under /$bunfs/root/<source
-# path>, where parse-pool.ts and builtin.ts look for them at run time.
-"$BUN" build --compile --minify --sourcemap=none \
-  ./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts \
-  --outfile dist/lettuce
-echo "built dist/lettuce ($(du -h dist/lettuce | cut -f1))"
+if [ $# -eq 0 ]; then
+  build "$(host_target)" dist/lettuce
+  exit 0
+fi
+
+targets=()
+for a in "$@"; do
+  case "$a" in
+    --all) targets+=("${ALL_TARGETS[@]}") ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) vec_package "$a" >/dev/null || { echo "compile.sh: unknown target $a (targets: ${ALL_TARGETS[*]})" >&2; exit 2; }; targets+=("$a") ;;
+  esac
+done
+
+for t in "${targets[@]}"; do
+  exe="lettuce-$VERSION-$t"
+  [ "${t%%-*}" = windows ] && exe="$exe.exe"
+  rm -f "dist/$exe"
+  if ! build "$t" "dist/$exe" cross; then
+    [ "$t" = linux-x64-musl ] || exit 1
+    echo "compile.sh: the musl build failed; skipped (it is optional)" >&2
+  fi
+done
+checksums

@@ -2,7 +2,6 @@
 // the embedding reconcile, and retrieval evaluation. The work lives in lib/semantic/.
 import { z } from "zod";
 import { findNote } from "../lib/retrieval/notes";
-import { vecVersion } from "../lib/store/index-db";
 import { runEval } from "../lib/semantic/eval";
 import { relatedNotes } from "../lib/semantic/related";
 import { RECENCY_HALF_LIFE_DAYS } from "../lib/semantic/fusion";
@@ -112,7 +111,7 @@ export const evalTool = defineTool({
 
 contributeVaultInfo(async (info, { vault }) => {
   const svc = SemanticService.for(vault);
-  const embeddings = vecVersion(vault.indexDb) !== null && (await svc.hasEmbedder());
+  const embeddings = await svc.hasEmbedder();
   info.capabilities.embeddings = embeddings;
   info.capabilities.llm = await svc.hasChat();
   info.liveness.embeddingIndexStale = embeddings ? svc.isStale(await svc.embedder()) : false;

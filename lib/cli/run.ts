@@ -7,11 +7,13 @@ import { editsCommand, revertCommand } from "./edits";
 import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
 import { proposalsCommand } from "./proposals";
+import { doctorCommand } from "./doctor";
 import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
+import { versionCommand } from "./version";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand, doctorCommand, versionCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -32,10 +34,7 @@ export async function runCli(argv: string[]): Promise<number> {
     console.log(mainHelp());
     return name ? 0 : 2;
   }
-  if (name === "--version" || name === "-v" || name === "version") {
-    console.log(VERSION);
-    return 0;
-  }
+  if (name === "--version" || name === "-v") return runCli(["version", ...rest]);
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
     console.error(`lettuce: unknown command ${JSON.stringify(name)}\n\n${mainHelp()}`);
