@@ -7,6 +7,7 @@
 #   ./compile.sh               this machine's binary, quickly: dist/lettuce
 #   ./compile.sh TARGET…       dist/lettuce-<version>-TARGET[.exe] and dist/SHA256SUMS
 #   ./compile.sh --all         every target (npm run release)
+# (LETTUCE_DIST=DIR writes to DIR instead of dist/.)
 #
 # Targets: linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl.
 # Cross builds need the npm registry the first time: Bun fetches the target's
@@ -15,7 +16,7 @@
 # $LETTUCE_BUILD_CACHE (default ~/.cache/lettuce-build), never into the repo.
 set -euo pipefail
 cd "$(dirname "$0")"
-BUN=./node_modules/.bin/bun
+BUN="$PWD/node_modules/.bin/bun"
 [ -x "$BUN" ] || { echo "compile.sh: run 'npm ci' first" >&2; exit 1; }
 
 ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl)
@@ -29,12 +30,17 @@ ASSET_DIRS=(
   # web/dist   # the web UI's built assets (branch web-ui), once they exist
 )
 
+DIST=${LETTUCE_DIST:-dist}
 VERSION=$("$BUN" -e 'console.log(require("./package.json").version)')
 CACHE=${LETTUCE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lettuce-build}
 COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ "$COMMIT" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then COMMIT="$COMMIT-dirty"; fi
 # SOURCE_DATE_EPOCH, when set, makes the stamp reproducible.
-BUILT=$(date -u ${SOURCE_DATE_EPOCH:+-d @$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+  BUILT=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+else
+  BUILT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+fi
 DEFINES=(--define "LETTUCE_BUILD_COMMIT=\"$COMMIT\"" --define "LETTUCE_BUILD_DATE=\"$BUILT\"")
 
 host_target() {
@@ -79,7 +85,7 @@ vec_library() {
       return 1
     fi
     mkdir -p "$dir"
-    tar -xzf "$tmp/${got#* }" -C "$tmp" "package/$file"
+    tar --no-same-owner -xzf "$tmp/${got#* }" -C "$tmp" "package/$file"
     mv "$tmp/package/$file" "$dir/$file"
     rm -rf "$tmp"
   fi
@@ -91,14 +97,18 @@ build() {
   local target=$1 out=$2 cross=${3:-} vec stage assets=() d
   # (Each step checks its own status: `set -e` does not apply inside a function called from `if`.)
   vec=$(vec_library "$target") || return 1
-  # Entry points must share the repo as their root (worker paths depend on it): stage the library in dist/.
-  stage="dist/.stage/$target"
+  # Entry points must share the repo as their root (worker paths depend on it): stage the library
+  # in the repo's dist/ (ignored by git), wherever the binaries go.
+  stage="./dist/.vendor-$target"
   rm -rf "$stage" && mkdir -p "$stage" && cp "$vec" "$stage/" || return 1
-  for d in "${ASSET_DIRS[@]}"; do
+  for d in ${ASSET_DIRS[@]+"${ASSET_DIRS[@]}"}; do
     [ -d "$d" ] && while IFS= read -r f; do assets+=("./$f"); done < <(find "$d" -type f | sort)
   done
+  # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
+  local log="$stage/build.log"
   "$BUN" build --compile ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
-    "${ENTRIES[@]}" "./$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >/dev/null || {
+    "${ENTRIES[@]}" "$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >"$log" 2>&1 || {
+    cat "$log" >&2
     rm -rf "$stage"
     return 1
   }
@@ -109,15 +119,15 @@ build() {
 # SHA256SUMS covers every release file of this version in dist/ (targets built one at a time add up).
 checksums() {
   local files
-  files=$(cd dist && ls "lettuce-$VERSION-"* 2>/dev/null) || return 0
+  files=$(cd "$DIST" && ls "lettuce-$VERSION-"* 2>/dev/null) || return 0
   # shellcheck disable=SC2086
-  (cd dist && if command -v sha256sum >/dev/null; then sha256sum $files; else shasum -a 256 $files; fi) >dist/SHA256SUMS
-  echo "wrote dist/SHA256SUMS"
+  (cd "$DIST" && if command -v sha256sum >/dev/null; then sha256sum $files; else shasum -a 256 $files; fi) >"$DIST/SHA256SUMS"
+  echo "wrote $DIST/SHA256SUMS"
 }
 
-mkdir -p dist
+mkdir -p "$DIST"
 if [ $# -eq 0 ]; then
-  build "$(host_target)" dist/lettuce
+  build "$(host_target)" "$DIST/lettuce" || exit 1
   exit 0
 fi
 
@@ -133,8 +143,8 @@ done
 for t in "${targets[@]}"; do
   exe="lettuce-$VERSION-$t"
   [ "${t%%-*}" = windows ] && exe="$exe.exe"
-  rm -f "dist/$exe"
-  if ! build "$t" "dist/$exe" cross; then
+  rm -f "$DIST/$exe"
+  if ! build "$t" "$DIST/$exe" cross; then
     [ "$t" = linux-x64-musl ] || exit 1
     echo "compile.sh: the musl build failed; skipped (it is optional)" >&2
   fi

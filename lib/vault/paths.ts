@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 import { ToolError } from "../errors";
+import { platformPathProblem, toVaultRelative } from "../platform/paths";
 
 // Directories that are never part of the vault's content. `.lettuce` holds our
 // own databases; the others belong to editors, sync tools and package managers.
@@ -53,6 +54,8 @@ export function normalizeVaultPath(input: string, opts: { allowRoot?: boolean } 
   const rel = parts.join("/");
   if (rel === "" && !opts.allowRoot) invalid(input, "empty path");
   if (parts[0] === ".lettuce") invalid(input, "the .lettuce directory is private to the server");
+  const why = platformPathProblem(rel); // Windows: device names, trailing dots, streams (lib/platform/paths.ts)
+  if (why) invalid(input, why);
   return rel;
 }
 
@@ -68,10 +71,10 @@ export function safeAbsPath(root: string, rel: string): string {
   for (;;) {
     try {
       const real = realpathSync(probe);
-      if (real !== realRoot && !real.startsWith(realRoot + sep)) {
+      const realRel = toVaultRelative(realRoot, real);
+      if (realRel === null) {
         throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(rel)}: it leaves the vault through a symlink`);
       }
-      const realRel = real === realRoot ? "" : real.slice(realRoot.length + 1).split(sep).join("/");
       if (realRel.split("/")[0] === ".lettuce") {
         throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(rel)}: it points into .lettuce`);
       }

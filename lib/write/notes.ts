@@ -6,6 +6,7 @@ import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
+import { isCaseInsensitive, onDiskCase } from "../platform/case";
 import { mimeTypeOf } from "../vault/mime";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { maxNoteBytes } from "./limits";
@@ -30,6 +31,15 @@ function refuseHidden(rel: string, input: string): void {
   }
 }
 
+/**
+ * On a case-insensitive file system (macOS, Windows) `notes/idea.md` opens
+ * `Notes/Idea.md`: use the disk's spelling, or the write would rename the file
+ * and the index would hold it twice (lib/platform/case.ts).
+ */
+function diskCase(vault: VaultContext, rel: string): string {
+  return isCaseInsensitive(vault.root) ? onDiskCase(vault.root, rel) : rel;
+}
+
 /** Add ".md" to a path without it; refuse paths that name some other kind of file. */
 function asNotePath(rel: string, input: string): string {
   if (/\.md$/i.test(rel)) return rel;
@@ -44,7 +54,7 @@ function asNotePath(rel: string, input: string): string {
  * forgiving lookup (case-insensitive, ".md" optional). note-not-found otherwise.
  */
 export function resolveExisting(vault: VaultContext, input: string): NoteState {
-  const rel = normalizeVaultPath(input);
+  const rel = diskCase(vault, normalizeVaultPath(input));
   refuseHidden(rel, input);
   safeAbsPath(vault.root, rel);
   if (/\.md$/i.test(rel)) {
@@ -63,7 +73,7 @@ export function resolveExisting(vault: VaultContext, input: string): NoteState {
  * case-twin would break on macOS and Windows and in sync tools.
  */
 export function resolveTarget(vault: VaultContext, input: string, opts: { caseTwin?: boolean } = {}): NoteState {
-  const rel = asNotePath(normalizeVaultPath(input), input);
+  const rel = diskCase(vault, asNotePath(normalizeVaultPath(input), input));
   refuseHidden(rel, input);
   const abs = safeAbsPath(vault.root, rel);
   try {

@@ -1,0 +1,124 @@
+// The release build for the binary tests: `compile.sh --all` run once per test
+// process (bun test runs every file in one process), into a temp folder that
+// is removed when the process exits. Plus what a test needs to look inside a
+// binary it cannot run: its header and the names of its embedded files.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "./server";
+
+export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "windows-x64", "linux-x64-musl"] as const;
+export type Target = (typeof TARGETS)[number];
+export const VERSION: string = require("../../package.json").version;
+
+export function fileName(t: Target): string {
+  return `lettuce-${VERSION}-${t}${t.startsWith("windows") ? ".exe" : ""}`;
+}
+
+export interface Build {
+  dir: string;
+  code: number;
+  output: string;
+  seconds: number;
+}
+
+const made: string[] = [];
+process.on("exit", () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+async function runCompile(args: string[]): Promise<Build> {
+  const dir = mkdtempSync(join(tmpdir(), "lettuce-dist-"));
+  made.push(dir);
+  const t0 = performance.now();
+  const p = Bun.spawn(["bash", "./compile.sh", ...args], { cwd: REPO, env: { ...process.env, LETTUCE_DIST: dir }, stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => p.kill("SIGKILL"), 900_000);
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  clearTimeout(timer);
+  return { dir, code, output: out + err, seconds: (performance.now() - t0) / 1000 };
+}
+
+let release: Promise<Build> | null = null;
+
+/** `compile.sh --all`, once per test process. */
+export function releaseBuild(): Promise<Build> {
+  release ??= runCompile(["--all"]);
+  return release;
+}
+
+let host: Promise<Build> | null = null;
+
+/**
+ * A linux-x64 binary made by compile.sh: the release build's when a test file
+ * already started one (no second build), else compile.sh's quick host build.
+ */
+export async function linuxBinary(): Promise<string> {
+  if (release) {
+    const r = await release;
+    if (r.code === 0) return join(r.dir, fileName("linux-x64"));
+  }
+  host ??= runCompile([]);
+  const h = await host;
+  if (h.code !== 0) throw new Error(`compile.sh failed:\n${h.output}`);
+  return join(h.dir, "lettuce");
+}
+
+/** Can the npm registry be reached (cross builds fetch Bun runtimes and sqlite-vec packages from it)? */
+export function registryReachable(): boolean {
+  const r = spawnSync("npm", ["ping"], { timeout: 30_000, encoding: "utf8" });
+  return r.status === 0;
+}
+
+export interface Header {
+  format: "ELF" | "Mach-O" | "PE32+" | "unknown";
+  arch: "x86-64" | "aarch64" | "arm64" | "unknown";
+  /** ELF only: the program interpreter (the C library's loader). */
+  interpreter?: string;
+}
+
+/** What `file` would say, read from the header bytes. */
+export function readHeader(buf: Buffer): Header {
+  if (buf.readUInt32BE(0) === 0x7f454c46) {
+    const machine = buf.readUInt16LE(18);
+    const arch = machine === 0x3e ? "x86-64" : machine === 0xb7 ? "aarch64" : "unknown";
+    // Find PT_INTERP (type 3) among the 64-bit program headers.
+    const phoff = Number(buf.readBigUInt64LE(32));
+    const phentsize = buf.readUInt16LE(54);
+    const phnum = buf.readUInt16LE(56);
+    let interpreter: string | undefined;
+    for (let i = 0; i < phnum; i++) {
+      const ph = phoff + i * phentsize;
+      if (buf.readUInt32LE(ph) === 3) {
+        const off = Number(buf.readBigUInt64LE(ph + 8));
+        const size = Number(buf.readBigUInt64LE(ph + 32));
+        interpreter = buf.toString("latin1", off, off + size).replace(/\0+$/, "");
+      }
+    }
+    return { format: "ELF", arch, interpreter };
+  }
+  if (buf.readUInt32LE(0) === 0xfeedfacf) {
+    const cpu = buf.readUInt32LE(4);
+    return { format: "Mach-O", arch: cpu === 0x01000007 ? "x86-64" : cpu === 0x0100000c ? "arm64" : "unknown" };
+  }
+  if (buf.toString("latin1", 0, 2) === "MZ") {
+    const pe = buf.readUInt32LE(0x3c);
+    if (buf.toString("latin1", pe, pe + 4) !== "PE\0\0") return { format: "unknown", arch: "unknown" };
+    const machine = buf.readUInt16LE(pe + 4);
+    const magic = buf.readUInt16LE(pe + 24);
+    return { format: magic === 0x20b ? "PE32+" : "unknown", arch: machine === 0x8664 ? "x86-64" : machine === 0xaa64 ? "arm64" : "unknown" };
+  }
+  return { format: "unknown", arch: "unknown" };
+}
+
+/**
+ * Names of the files in a Bun executable's embedded module graph, read from
+ * the bytes (the graph stores each under /$bunfs/root/ on Linux and macOS,
+ * B:/~BUN/root/ on Windows).
+ */
+export function embeddedNames(buf: Buffer): string[] {
+  const text = buf.toString("latin1");
+  const names = new Set<string>();
+  for (const m of text.matchAll(/(?:\/\$bunfs\/root\/|B:\/~BUN\/root\/)([A-Za-z0-9._/-]{3,200})/g)) names.add(m[1]!.replace(/\/+$/, ""));
+  return [...names].sort();
+}
