@@ -18,6 +18,8 @@ export function fileName(t: Target): string {
 
 export interface Build {
   dir: string;
+  /** The commit compile.sh stamped (HEAD when it started). */
+  commit: string;
   code: number;
   output: string;
   seconds: number;
@@ -31,12 +33,13 @@ process.on("exit", () => {
 async function runCompile(args: string[]): Promise<Build> {
   const dir = mkdtempSync(join(tmpdir(), "lettuce-dist-"));
   made.push(dir);
+  const commit = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: REPO, encoding: "utf8" }).stdout.trim();
   const t0 = performance.now();
   const p = Bun.spawn(["bash", "./compile.sh", ...args], { cwd: REPO, env: { ...process.env, LETTUCE_DIST: dir }, stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => p.kill("SIGKILL"), 900_000);
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   clearTimeout(timer);
-  return { dir, code, output: out + err, seconds: (performance.now() - t0) / 1000 };
+  return { dir, commit, code, output: out + err, seconds: (performance.now() - t0) / 1000 };
 }
 
 let release: Promise<Build> | null = null;
