@@ -97,7 +97,7 @@ describe.skipIf(!online)("compile.sh --all", () => {
 });
 
 async function run(exe: string, args: string[], cwd: string, env: Record<string, string> = {}) {
-  const p = Bun.spawn([exe, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { PATH: "/usr/bin:/bin", HOME: cwd, ...env } });
+  const p = Bun.spawn([exe.includes("/") ? exe : Bun.which(exe)!, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { PATH: "/usr/bin:/bin", HOME: cwd, ...env } });
   const timer = setTimeout(() => p.kill("SIGKILL"), 120_000);
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   clearTimeout(timer);
@@ -158,5 +158,33 @@ describe.skipIf(!online)("the linux-x64 release binary, alone in an empty folder
     expect(report.checks.find((c: { check: string }) => c.check === "sqlite-vec").status).toBe("ok");
     expect(report.checks.find((c: { check: string }) => c.check === "embeddings").detail).toContain("built-in model");
     expect(existsSync(join(empty, "node_modules"))).toBe(false);
+  }, 900_000);
+});
+
+// The arm64 Linux binary can run here under qemu's user-mode emulation (Debian's qemu-user with the
+// aarch64 C library from libc6-arm64-cross; .ci/run installs them): proof that it starts and loads its own sqlite-vec.
+const QEMU_LIBS = "/usr/aarch64-linux-gnu";
+const qemu = Bun.which("qemu-aarch64") !== null && existsSync(join(QEMU_LIBS, "lib/ld-linux-aarch64.so.1"));
+if (online && !qemu) console.log("binaries-targets: the linux-arm64 run is skipped: qemu-aarch64 and libc6-arm64-cross are not installed");
+
+describe.skipIf(!online || !qemu)("the linux-arm64 release binary under qemu-aarch64", () => {
+  test("starts, loads the arm64 sqlite-vec from its cache, indexes and searches", async () => {
+    const b = await releaseBuild();
+    expect(b.code).toBe(0);
+    const empty = tempDir("lettuce-arm64-");
+    dirs.push(empty);
+    const exe = join(empty, "lettuce");
+    copyFileSync(join(b.dir, fileName("linux-arm64")), exe);
+    const vault = copyVault();
+    dirs.push(vault);
+    const q = (args: string[]) => run("qemu-aarch64", [exe, ...args], empty, { QEMU_LD_PREFIX: QEMU_LIBS });
+    const v = await q(["--version", "--verbose", "--json"]);
+    expect(v.code).toBe(0);
+    const r = JSON.parse(v.stdout);
+    expect(r).toMatchObject({ target: "linux-arm64", compiled: true, vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" } });
+    expect(readFileSync(r.vectors.loadedFrom).equals(vecBytes("sqlite-vec-linux-arm64/vec0.so"))).toBe(true);
+    const search = await q(["search", vault, "menemen", "--json", "--limit", "1"]);
+    expect(search.code).toBe(0);
+    expect(JSON.parse(search.stdout).items[0].path).toBe("Recipes/Menemen.md");
   }, 900_000);
 });
