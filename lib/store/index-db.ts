@@ -108,7 +108,6 @@ export function openIndexDb(root: string): Database {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.db");
   configureSqlite();
-  let storageRebuild = false;
   for (let attempt = 0; ; attempt++) {
     let db = new Database(file, { create: true, strict: true });
     let usable = false;
@@ -124,13 +123,9 @@ export function openIndexDb(root: string): Database {
       usable = false;
     }
     const storage = usable ? chooseVectorStorage(db) : null;
-    // vec0 tables that this connection cannot load sqlite-vec for can be neither read nor dropped:
-    // start the (derived) index afresh; the vectors come back from embeddings.db.
-    if (storage?.kind === "plain" && !storage.vecVersion && hasVecTables(db) && !storageRebuild) {
-      storageRebuild = true;
-      usable = false;
-      attempt = -1;
-    }
+    // vec0 tables on a connection without sqlite-vec can be neither read nor dropped: start the
+    // (derived) index afresh, as for a damaged one; the vectors come back from embeddings.db.
+    if (storage?.kind === "plain" && hasVecTables(db)) usable = false;
     if (!usable) {
       db.close();
       if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
