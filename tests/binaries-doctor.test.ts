@@ -104,6 +104,9 @@ test("doctor says what to do: model not pulled, Ollama down, a model whose dimen
 test("doctor on a damaged index and a missing vault: a clear fix, no crash", async () => {
   const vault = copyVault();
   dirs.push(vault);
+  // Two files whose names differ only in case: fine here, one file on macOS and Windows.
+  writeFileSync(join(vault, "Inbox/Plan.md"), "# Plan\n");
+  writeFileSync(join(vault, "Inbox/PLAN.md"), "# PLAN\n");
   const mk = Bun.spawnSync(["mkdir", "-p", join(vault, ".lettuce")]);
   expect(mk.exitCode).toBe(0);
   writeFileSync(join(vault, ".lettuce/index.db"), "this is not a database, just bytes ".repeat(200));
@@ -113,6 +116,9 @@ test("doctor on a damaged index and a missing vault: a clear fix, no crash", asy
   expect(ix.status).toBe("fail");
   expect(ix.fix).toContain("delete");
   expect(d.code).toBe(1);
+  const twins = find(d.checks, "vault", /differ only in letter case/)[0]!;
+  expect(twins.status).toBe("warn");
+  expect(twins.detail).toContain("Inbox/PLAN.md / Inbox/Plan.md");
   const missing = await runLettuce(["doctor", join(vault, "no-such-folder"), "--json"], { env });
   expect(missing.code).toBe(1);
   expect(JSON.parse(missing.stdout).checks[0]).toMatchObject({ check: "vault", status: "fail" });
@@ -128,4 +134,8 @@ test("--version prints version, commit and build date; --version --verbose says 
   expect(verbose.stdout).toContain("vectors:  sqlite-vec v0.1.9");
   const plain = await runLettuce(["--version", "--verbose", "--json"], { env: { LETTUCE_VECTOR_STORAGE: "plain" } });
   expect(JSON.parse(plain.stdout).vectors).toMatchObject({ storage: "plain", sqliteVec: null });
+  // LETTUCE_SQLITE_LIB reaches Database.setCustomSQLite; only macOS loads another SQLite, and the report says so.
+  if (process.platform !== "linux") return;
+  const custom = await runLettuce(["--version", "--verbose", "--json"], { env: { LETTUCE_SQLITE_LIB: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" } });
+  expect(JSON.parse(custom.stdout).sqlite.library).toBe("bundled with Bun (LETTUCE_SQLITE_LIB applies only on macOS)");
 });

@@ -199,6 +199,22 @@ describe("case-insensitive file systems", () => {
   });
 });
 
+test("two notes differing only in case (possible on Linux): each is read and written as itself", async () => {
+  const s = await startTestServer();
+  try {
+    writeFileSync(join(s.root, "Inbox/Idea.md"), "# Idea\n\nupper\n");
+    writeFileSync(join(s.root, "Inbox/idea.md"), "# idea\n\nlower\n");
+    await s.vault.indexer.update(["Inbox/Idea.md", "Inbox/idea.md"]);
+    expect((await s.call("read_note", { path: "Inbox/Idea.md" })).content).toContain("upper");
+    expect((await s.call("read_note", { path: "Inbox/idea.md" })).content).toContain("lower");
+    await s.call("write_note", { path: "Inbox/idea.md", content: "# idea\n\nchanged\n", overwrite: true });
+    expect(readFileSync(join(s.root, "Inbox/Idea.md"), "utf8")).toBe("# Idea\n\nupper\n");
+    expect(readFileSync(join(s.root, "Inbox/idea.md"), "utf8")).toBe("# idea\n\nchanged\n");
+  } finally {
+    await s.close();
+  }
+});
+
 test("line endings: a CRLF note stays CRLF through patch_section and append-style edits", async () => {
   const s = await startTestServer();
   try {

@@ -117,6 +117,8 @@ describe.skipIf(!online)("the linux-x64 release binary, alone in an empty folder
 
     const v = await run(exe, ["--version"], empty);
     expect(v.code).toBe(0);
+    // Answered before anything is loaded: no sqlite-vec unpacked, no database opened.
+    expect(existsSync(join(empty, ".cache"))).toBe(false);
     expect(v.stdout.trim()).toMatch(new RegExp(`^lettuce ${VERSION.replaceAll(".", "\\.")} \\(commit ${b.commit}(-dirty)?, built \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\)$`));
 
     const verbose = await run(exe, ["--version", "--verbose", "--json"], empty);

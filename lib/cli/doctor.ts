@@ -5,7 +5,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isCaseInsensitive } from "../platform/case";
+import { caseTwins, isCaseInsensitive } from "../platform/case";
 import { MODEL_FILES } from "../providers/builtin-assets";
 import { ollamaHost, probeOllama, sameOllamaModel, DEFAULT_OLLAMA_EMBED_MODEL } from "../providers/ollama";
 import { selectChat, selectEmbedder } from "../providers/select";
@@ -35,6 +35,16 @@ function vaultChecks(root: string, out: Check[]): { folders: number; notes: numb
   const listing = scanVault(root);
   const caseNote = isCaseInsensitive(root) ? "case-insensitive file system: names differing only in case are one file" : "case-sensitive file system";
   out.push({ check: "vault", status: listing.notes.length ? "ok" : "warn", detail: `${listing.notes.length} notes, ${listing.attachments.length} other files in ${root} (${caseNote})`, ...(listing.notes.length ? {} : { fix: "this folder holds no .md notes: is it the right vault?" }) });
+  const twins = caseTwins([...listing.notes, ...listing.attachments].map((f) => f.path));
+  if (twins.length) {
+    const shown = twins.slice(0, 3).map((g) => g.join(" / ")).join("; ");
+    out.push({
+      check: "vault",
+      status: "warn",
+      detail: `${twins.length} group${twins.length > 1 ? "s" : ""} of files differ only in letter case (${shown}${twins.length > 3 ? "; …" : ""})`,
+      fix: "rename one of each: on macOS and Windows, and in most sync tools, they are one file and one would be lost",
+    });
+  }
   // A probe file (a dot-file, which the index ignores) in .lettuce/, or in the vault when .lettuce/ is not made yet.
   const where = existsSync(lettuceDir(root)) ? lettuceDir(root) : root;
   const probe = join(where, `.lettuce-doctor-${process.pid}.tmp`);

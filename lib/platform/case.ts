@@ -71,3 +71,19 @@ export function onDiskCase(root: string, rel: string): string {
   }
   return parts.join("/");
 }
+
+/**
+ * Groups of vault paths that differ only in letter case (or Unicode
+ * normalisation): two files on Linux, one on macOS and Windows, where a copy,
+ * a sync tool or a checkout keeps only one of them.
+ */
+export function caseTwins(paths: string[]): string[][] {
+  const byKey = new Map<string, string[]>();
+  for (const p of paths) {
+    const k = p.normalize("NFC").toLowerCase();
+    const g = byKey.get(k);
+    if (g) g.push(p);
+    else byKey.set(k, [p]);
+  }
+  return [...byKey.values()].filter((g) => g.length > 1).map((g) => g.sort());
+}

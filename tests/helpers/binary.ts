@@ -120,8 +120,16 @@ export function readHeader(buf: Buffer): Header {
  * B:/~BUN/root/ on Windows).
  */
 export function embeddedNames(buf: Buffer): string[] {
-  const text = buf.toString("latin1");
   const names = new Set<string>();
-  for (const m of text.matchAll(/(?:\/\$bunfs\/root\/|B:\/~BUN\/root\/)([A-Za-z0-9._/-]{3,200})/g)) names.add(m[1]!.replace(/\/+$/, ""));
+  const nameByte = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2e || c === 0x5f || c === 0x2f || c === 0x2d;
+  // Buffer.indexOf over the bytes: far cheaper than a regex over a 140 MB string.
+  for (const prefix of ["/$bunfs/root/", "B:/~BUN/root/"].map((p) => Buffer.from(p, "latin1"))) {
+    for (let at = buf.indexOf(prefix); at >= 0; at = buf.indexOf(prefix, at + 1)) {
+      let end = at + prefix.length;
+      while (end < buf.length && end - at < 200 && nameByte(buf[end]!)) end++;
+      const name = buf.toString("latin1", at + prefix.length, end).replace(/\/+$/, "");
+      if (name.length >= 3) names.add(name);
+    }
+  }
   return [...names].sort();
 }
