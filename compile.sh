@@ -23,12 +23,15 @@ ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64
 # Workers are extra entry points: Bun embeds each under <virtual root>/<source
 # path>, where lib/platform/embedded.ts's workerEntry() finds them.
 ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts)
-# Folders of files embedded as they are, listed at run time in Bun.embeddedFiles
-# (lib/platform/embedded.ts: embeddedFiles()). Adding one is one line here.
-# (Code files - .ts .js .html .css - are bundled by Bun as entry points instead.)
+# Folders of files embedded byte for byte (any type: html, js, css, json, images)
+# and found at run time by their repo path: embeddedAsset("web/dist/index.html")
+# in lib/platform/embedded.ts. Adding one is one line here.
 ASSET_DIRS=(
   # web/dist   # the web UI's built assets (branch web-ui), once they exist
 )
+# LETTUCE_ASSET_DIRS adds folders (space-separated) for one build: the tests use it.
+# shellcheck disable=SC2206
+[ -n "${LETTUCE_ASSET_DIRS:-}" ] && ASSET_DIRS+=($LETTUCE_ASSET_DIRS)
 
 DIST=${LETTUCE_DIST:-dist}
 VERSION=$("$BUN" -e 'console.log(require("./package.json").version)')
@@ -94,15 +97,24 @@ vec_library() {
 
 # build TARGET OUTFILE [cross]: a cross build names Bun's target runtime; the host build uses the running Bun.
 build() {
-  local target=$1 out=$2 cross=${3:-} vec stage assets=() d
+  local target=$1 out=$2 cross=${3:-} vec stage assets=() d f enc
   # (Each step checks its own status: `set -e` does not apply inside a function called from `if`.)
   vec=$(vec_library "$target") || return 1
   # Entry points must share the repo as their root (worker paths depend on it): stage the library
   # in the repo's dist/ (ignored by git), wherever the binaries go.
   stage="./dist/.vendor-$target"
   rm -rf "$stage" && mkdir -p "$stage" && cp "$vec" "$stage/" || return 1
+  # Each asset is staged as <its path, percent-encoded>.asset: an extension Bun embeds as a plain
+  # file (a .js or .html entry point would be bundled), with the path kept in the name.
   for d in ${ASSET_DIRS[@]+"${ASSET_DIRS[@]}"}; do
-    [ -d "$d" ] && while IFS= read -r f; do assets+=("./$f"); done < <(find "$d" -type f | sort)
+    [ -d "$d" ] || continue
+    mkdir -p "$stage/assets"
+    while IFS= read -r f; do
+      enc=${f//%/%25}
+      enc=${enc//\//%2F}
+      cp "$f" "$stage/assets/$enc.asset" || return 1
+      assets+=("$stage/assets/$enc.asset")
+    done < <(find "$d" -type f | sort)
   done
   # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
   local log="$stage/build.log"

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { embeddedNames, fileName, readHeader, registryReachable, releaseBuild, TARGETS, VERSION, type Target } from "./helpers/binary";
+import { embeddedNames, fileName, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
 import { copyVault, REPO, tempDir } from "./helpers/server";
 
 const online = registryReachable();
@@ -125,6 +125,10 @@ describe.skipIf(!online)("the linux-x64 release binary, alone in an empty folder
     expect(verbose.code).toBe(0);
     const r = JSON.parse(verbose.stdout);
     expect(r).toMatchObject({ version: VERSION, compiled: true, target: "linux-x64", vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" } });
+    // The asset folder given to compile.sh is inside, every file by its path, byte for byte in size.
+    const assets = new Map<string, number>(r.assets.map((a: { path: string; size: number }) => [a.path, a.size]));
+    for (const [rel, text] of Object.entries(TEST_ASSETS)) expect(assets.get(join(testAssetDir(), rel)), rel).toBe(Buffer.byteLength(text));
+    expect(assets.size).toBe(Object.keys(TEST_ASSETS).length);
     const cacheDir = join(empty, ".cache", "lettuce", `${VERSION}-linux-x64`);
     expect(r.vectors.loadedFrom).toBe(join(cacheDir, "vec0.so"));
     expect(readFileSync(join(cacheDir, "vec0.so")).equals(vecBytes("sqlite-vec-linux-x64/vec0.so"))).toBe(true);

@@ -4,7 +4,7 @@
 // gets on this machine, and what it carries inside.
 import { Database } from "bun:sqlite";
 import { versionedCacheDir } from "../platform/cache-dir";
-import { embeddedFiles, isCompiled } from "../platform/embedded";
+import { embeddedAssets, embeddedFiles, isCompiled } from "../platform/embedded";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { loadSqliteVec } from "../store/sqlite-vec";
 import { plainStorageForced } from "../store/vector-storage";
@@ -22,6 +22,8 @@ export interface VersionReport {
   vectors: { storage: "sqlite-vec" | "plain"; sqliteVec: string | null; loadedFrom: string | null; reason: string | null };
   cacheDir: string;
   embedded: { name: string; size: number }[];
+  /** Files of compile.sh's ASSET_DIRS, by repo path. */
+  assets: { path: string; size: number }[];
 }
 
 /** What a vault opened now would get: the same choice lib/store/index-db.ts makes, tried on a scratch connection. */
@@ -48,6 +50,7 @@ export function versionReport(): VersionReport {
     vectors,
     cacheDir: versionedCacheDir(),
     embedded: embeddedFiles().map((f) => ({ name: f.name, size: f.size })),
+    assets: [...embeddedAssets()].map(([path, f]) => ({ path, size: f.size })),
   };
 }
 
@@ -64,6 +67,7 @@ function formatReport(r: VersionReport): string {
     `cache:    ${r.cacheDir}`,
   ];
   if (r.compiled) lines.push(`embedded: ${r.embedded.length} files (${r.embedded.map((f) => f.name).join(", ")})`);
+  if (r.assets.length) lines.push(`assets:   ${r.assets.length} files (${r.assets.map((a) => a.path).join(", ")})`);
   return lines.join("\n");
 }
 

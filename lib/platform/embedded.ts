@@ -47,3 +47,28 @@ export function embeddedFiles(re: RegExp = /./): EmbeddedFile[] {
   const list = (Bun.embeddedFiles ?? []) as (Blob & { name?: string })[];
   return list.filter((b) => typeof b.name === "string" && re.test(b.name)).map((b) => ({ name: b.name!, size: b.size, path: root + b.name }));
 }
+
+/**
+ * The files of compile.sh's ASSET_DIRS by their repo path ("web/dist/index.html"):
+ * compile.sh stages each as <percent-encoded path>.asset, which Bun embeds as a
+ * plain file named <that>-<hash>.asset. Empty when running from source (read
+ * the folder itself there).
+ */
+export function embeddedAssets(): Map<string, EmbeddedFile> {
+  const out = new Map<string, EmbeddedFile>();
+  for (const f of embeddedFiles(/\.asset$/)) {
+    const m = /^(.+)-[a-z0-9]+\.asset$/.exec(f.name);
+    if (!m) continue;
+    try {
+      out.set(decodeURIComponent(m[1]!), f);
+    } catch {
+      /* not one of ours */
+    }
+  }
+  return out;
+}
+
+/** One embedded asset by its repo path, or null. */
+export function embeddedAsset(repoPath: string): EmbeddedFile | null {
+  return embeddedAssets().get(repoPath) ?? null;
+}

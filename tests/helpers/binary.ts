@@ -3,7 +3,7 @@
 // is removed when the process exits. Plus what a test needs to look inside a
 // binary it cannot run: its header and the names of its embedded files.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO } from "./server";
@@ -30,12 +30,37 @@ process.on("exit", () => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
 
+/**
+ * A folder of web-UI-like files (html, js, css, json, a nested image, awkward
+ * names) that the release build embeds through LETTUCE_ASSET_DIRS, as the web UI's
+ * folder will be through compile.sh's ASSET_DIRS.
+ */
+export const TEST_ASSETS: Record<string, string> = {
+  "index.html": "<!doctype html><title>Lettuce</title><script src=js/app.js></script>\n",
+  "js/app.js": "console.log('app');\n",
+  "css/site.css": "body { color: green }\n",
+  "manifest.json": '{"name": "lettuce"}\n',
+  "img/leaf icon.png": "\x89PNG not really\n",
+  "odd/100% done.txt": "percent and space\n",
+};
+let assetDir: string | null = null;
+export function testAssetDir(): string {
+  if (assetDir) return assetDir;
+  assetDir = mkdtempSync(join(tmpdir(), "lettuce-assets-"));
+  made.push(assetDir);
+  for (const [rel, text] of Object.entries(TEST_ASSETS)) {
+    mkdirSync(join(assetDir, rel, ".."), { recursive: true });
+    writeFileSync(join(assetDir, rel), text);
+  }
+  return assetDir;
+}
+
 async function runCompile(args: string[]): Promise<Build> {
   const dir = mkdtempSync(join(tmpdir(), "lettuce-dist-"));
   made.push(dir);
   const commit = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: REPO, encoding: "utf8" }).stdout.trim();
   const t0 = performance.now();
-  const p = Bun.spawn(["bash", "./compile.sh", ...args], { cwd: REPO, env: { ...process.env, LETTUCE_DIST: dir }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(["bash", "./compile.sh", ...args], { cwd: REPO, env: { ...process.env, LETTUCE_DIST: dir, LETTUCE_ASSET_DIRS: testAssetDir() }, stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => p.kill("SIGKILL"), 900_000);
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   clearTimeout(timer);
