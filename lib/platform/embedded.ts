@@ -17,12 +17,6 @@ export function isCompiled(): boolean {
   return embeddedRoot() !== null;
 }
 
-/** True for a path that lives inside the binary (readable with fs, but not dlopen-able). */
-export function isEmbeddedPath(p: string): boolean {
-  const n = p.replaceAll("\\", "/");
-  return ROOTS.some((r) => n.startsWith(r.replaceAll("\\", "/")));
-}
-
 /**
  * What to hand `new Worker()` for a worker module: its embedded path in a
  * binary, else its source file next to `fromUrl` (the caller's import.meta.url).
