@@ -58,7 +58,7 @@ export const healthCommand: Command = {
     "lettuce health <vault> [--json]",
     "",
     "score = mean of linkHealth (1 − orphans/notes), lintCleanliness (1 − lint warnings/notes)",
-    "and tagCoverage (tagged notes/notes), × 100. See docs/hygiene.md.",
+    "and, when the vault uses tags, tagCoverage (tagged notes/notes), × 100. See docs/hygiene.md.",
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
@@ -67,9 +67,10 @@ export const healthCommand: Command = {
     if (values.json) console.log(JSON.stringify(h));
     else {
       console.log(`Wiki health: ${h.score}/100 (${h.noteCount} notes)`);
-      console.log(`  link health       ${h.linkHealth.toFixed(3)}  (${h.orphans} orphan${h.orphans === 1 ? "" : "s"}: notes nothing links to)`);
+      const b = h.orphanBreakdown;
+      console.log(`  link health       ${h.linkHealth.toFixed(3)}  (${h.orphans} orphan${h.orphans === 1 ? "" : "s"}: ${b["orphan-note"]} orphan-note, ${b["no-inbound"]} no-inbound)`);
       console.log(`  lint cleanliness  ${h.lintCleanliness.toFixed(3)}  (${h.lintWarnings} warning${h.lintWarnings === 1 ? "" : "s"}; run lettuce lint)`);
-      console.log(`  tag coverage      ${h.tagCoverage.toFixed(3)}`);
+      console.log(`  tag coverage      ${h.tagCoverage.toFixed(3)}${h.tagCoverageCounted ? "" : "  (not scored: this vault does not use tags)"}`);
     }
     return 0;
   },
