@@ -4,7 +4,7 @@ import { versionLine } from "./lib/version";
 
 const argv = process.argv.slice(2);
 // `lettuce --version` answers before anything else is loaded (no database, model, provider or worker).
-if (argv.length === 1 && ["--version", "-v", "version"].includes(argv[0]!)) {
+if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)) {
   console.log(versionLine());
   process.exit(0);
 }

@@ -69,6 +69,6 @@ console.log(`${report.noteCount} notes, indexed in ${(indexMs / 1000).toFixed(2)
 console.log("| operation | median | min |");
 console.log("| --- | --- | --- |");
 for (const [name, r] of rows) console.log(`| ${name} | ${r.med.toFixed(1)} ms | ${r.min.toFixed(1)} ms |`);
-console.log(`\nlint: ${report.findings.length} findings (${Object.entries(byRule).map(([r, n]) => `${r} ${n}`).join(", ")}); ${(bytes / 1024).toFixed(0)} KB over HTTP.`);
+console.log(`\nlint: ${report.findings.length} findings (${Object.entries(byRule).map(([r, n]) => `${r} ${n}`).join(", ")}); its default page (50 findings, per-rule counts) is ${(bytes / 1024).toFixed(0)} KB over HTTP.`);
 console.log(`wiki_health: ${JSON.stringify(health)}`);
 console.log("Goal: lint ≤ 1 s on obsidian-hub.");

@@ -11,7 +11,9 @@
 import { SemanticService } from "../lib/semantic/service";
 import { rrf, type RankedList } from "../lib/semantic/fusion";
 import { keywordRank } from "../lib/semantic/keyword";
-import { FUSION, semanticSearch, vectorRank } from "../lib/semantic/search";
+import { FUSION } from "../lib/semantic/fusion";
+import { vectorRank } from "../lib/semantic/retrieve";
+import { semanticSearch } from "../lib/semantic/search";
 import { VaultContext } from "../lib/vault-context";
 import { anthropicDocs, ndcg, precision, recall, rr, scifact, type RetrievalSet } from "./lib/retrieval-data";
 

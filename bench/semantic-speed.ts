@@ -137,7 +137,7 @@ try {
   const dups = await findDuplicates(svc, 0.9, 100_000);
   const dupMs = performance.now() - t0;
   t0 = performance.now();
-  const topics = await topicMap(svc, 0.85, 2);
+  const topics = await topicMap(svc, { threshold: 0.85, minSize: 2, limit: 1_000_000, offset: 0, maxNotes: 1_000_000 });
   const topicMs = performance.now() - t0;
 
   const what = fake ? "feature-hashing embedder (common words skipped) over the OpenAI wire format, 512-d, 500-character passages" : "built-in model";

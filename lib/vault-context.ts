@@ -9,10 +9,12 @@ import { getSetting, openStateDb } from "./store/state-db";
 export const DEFAULT_IMMUTABLE_PATHS = ["sources/"];
 
 export class VaultError extends Error {}
+/** No vault argument at all: a usage mistake (the CLI exits 2 and shows the usage), not a bad vault. */
+export class MissingVaultError extends VaultError {}
 
 /** Check a vault argument from the command line; throws VaultError with a message for people. */
 export function checkVaultDir(dir: string | undefined): string {
-  if (!dir) throw new VaultError("Missing vault: give the path of a folder of Markdown notes");
+  if (!dir) throw new MissingVaultError("Missing vault: give the path of a folder of Markdown notes");
   const root = resolve(dir);
   let st;
   try {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { runLettuce } from "./helpers/cli";
 import { lintBrokenWikilinks, wikilinkFacts } from "./helpers/link-facts";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
-import { inlineTags, readNoteText, walkVault } from "./helpers/vault-facts";
+import { tagsFromFiles, walkVault } from "./helpers/vault-facts";
 
 setDefaultTimeout(60_000);
 
@@ -14,23 +14,11 @@ let s: TestServer;
 let findings: any[];
 beforeAll(async () => {
   s = await startTestServer();
-  findings = await s.call("lint", {}, "read");
+  findings = (await s.call("lint", { limit: 5000 }, "read")).items;
 });
 afterAll(() => s?.close());
 
 const of = (rule: string) => findings.filter((f) => f.rule === rule);
-
-/** Tags of every note, from the files (frontmatter tags + inline #tags), lowercased. */
-function tagsFromFiles(root: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const p of walkVault(root).notes) {
-    const t = readNoteText(root, p);
-    const fm = t.frontmatter.tags;
-    const list = (Array.isArray(fm) ? fm : typeof fm === "string" ? fm.split(/[,\s]+/) : []).map((x: unknown) => String(x).toLowerCase());
-    out.set(p, [...new Set([...list.filter(Boolean), ...inlineTags(t.body)])]);
-  }
-  return out;
-}
 
 describe("lint on the example vault", () => {
   test("the broken link, with its line and a concrete suggestion; the same set as counted from the files", () => {
@@ -80,11 +68,26 @@ describe("lint on the example vault", () => {
   test("findings come errors first, then warnings, then info; filters narrow them", async () => {
     const rank = { error: 0, warning: 1, info: 2 } as Record<string, number>;
     for (let i = 1; i < findings.length; i++) expect(rank[findings[i].severity]!).toBeGreaterThanOrEqual(rank[findings[i - 1].severity]!);
-    expect(await s.call("lint", { rule: "orphan-note" })).toEqual(of("orphan-note"));
-    expect((await s.call("lint", { path: "Garden" })).map((f: any) => f.path).every((p: string) => p.startsWith("Garden/"))).toBe(true);
-    expect(await s.call("lint", { limit: 1 })).toEqual([findings[0]]);
-    expect(await s.call("lint", { severity: "warning" })).toHaveLength(2);
+    expect((await s.call("lint", { rule: "orphan-note" })).items).toEqual(of("orphan-note"));
+    expect((await s.call("lint", { path: "Garden" })).items.map((f: any) => f.path).every((p: string) => p.startsWith("Garden/"))).toBe(true);
+    expect((await s.call("lint", { severity: "warning" })).items).toHaveLength(2);
     await expect(s.callRaw("lint", { rule: "no-such-rule" })).rejects.toThrow(/Invalid arguments/);
+  });
+
+  test("paging: a default limit, total, truncated and per-rule counts; offset walks the rest", async () => {
+    const first = await s.call("lint", { limit: 1 });
+    expect(first).toMatchObject({ items: [findings[0]], total: findings.length, offset: 0, limit: 1, truncated: findings.length > 1 });
+    const counts: Record<string, number> = {};
+    for (const f of findings) counts[f.rule] = (counts[f.rule] ?? 0) + 1;
+    expect(first.counts).toEqual(counts);
+    const second = await s.call("lint", { limit: 1, offset: 1 });
+    expect(second.items).toEqual([findings[1]]);
+    const byDefault = await s.call("lint");
+    expect(byDefault.limit).toBe(50);
+    // The counts stay the whole picture when a rule filter narrows the items.
+    const one = await s.call("lint", { rule: "tag-typo" });
+    expect(one.counts).toEqual(counts);
+    expect(one.total).toBe(counts["tag-typo"]);
   });
 
   test("wiki_health: components as the spec defines them, counted from the files", async () => {
@@ -92,12 +95,14 @@ describe("lint on the example vault", () => {
     const n = walkVault(s.root).notes.length;
     const tagged = [...tagsFromFiles(s.root).values()].filter((l) => l.length).length;
     expect(h).toEqual({
-      score: Math.round((100 * (h.linkHealth + h.lintCleanliness + h.tagCoverage)) / 3),
+      score: Math.round((100 * (h.linkHealth + h.lintCleanliness + h.tagCoverage)) / 3), // every note is tagged: tags count
       noteCount: n,
       linkHealth: Math.round((1 - 1 / n) * 1000) / 1000, // one orphan: Frost Dates
       lintCleanliness: Math.round((1 - 2 / n) * 1000) / 1000, // two warnings: the broken link and the typo
       tagCoverage: Math.round((tagged / n) * 1000) / 1000,
+      tagCoverageCounted: true,
       orphans: 1,
+      orphanBreakdown: { "orphan-note": 1, "no-inbound": 0 },
       lintWarnings: 2,
     });
     expect(h.score).toBeGreaterThan(0);
@@ -133,7 +138,7 @@ describe("schema rules from index.md's lint: block", () => {
   });
 
   test("unknown-tag, missing-required-tag and deprecated-tag follow the block; exclude and disable apply", async () => {
-    const f: any[] = await v.call("lint");
+    const f: any[] = (await v.call("lint", { limit: 5000 })).items;
     const rules = (r: string) => f.filter((x) => x.rule === r);
     // #gardenning is outside the vocabulary; the suggestion is the declared tag it mistypes.
     expect(rules("unknown-tag")).toContainEqual(expect.objectContaining({ path: "Garden/Compost.md", suggestion: "Replace #gardenning with #gardening" }));
@@ -158,7 +163,7 @@ describe("schema rules from index.md's lint: block", () => {
     const index = readFileSync(join(root, "index.md"), "utf8");
     writeFileSync(join(root, "index.md"), index.replace(BLOCK, "lint:\n  tags: 5\n  requried: [x]\n  disable: [nope]\n  deprecated:\n    inbox: null"));
     await v.vault.indexer.update(["index.md"]);
-    const f: any[] = await v.call("lint");
+    const f: any[] = (await v.call("lint", { limit: 5000 })).items;
     const cfg = f.filter((x) => x.rule === "lint-config");
     expect(cfg.map((x) => x.severity)).toEqual(["error", "error", "error"]);
     const text = cfg.map((x) => x.message).join("\n");

@@ -139,13 +139,20 @@ test("find_duplicates finds a near-copy first; topic_map groups and flags hubs",
     const bad = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "find_duplicates", arguments: { threshold: 2 } } });
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);
 
-    const map = await s.call("topic_map", { threshold: 0.6 });
+    const map = await s.call("topic_map", { threshold: 0.6, max_notes: 1000, limit: 500 });
     expect(map.clusters.length).toBeGreaterThan(0);
+    expect(map.total).toBe(map.clusters.length);
     for (const c of map.clusters) {
       expect(Object.keys(c).sort()).toEqual(["hasHub", "notes", "sharedTags", "size"]);
       expect(c.size).toBe(c.notes.length);
       expect(c.size).toBeGreaterThanOrEqual(2);
     }
+    // Paged: one cluster at a time, a capped member list that says so; size still counts every member.
+    const small = await s.call("topic_map", { threshold: 0.6, limit: 1, max_notes: 1 });
+    expect(small.clusters).toHaveLength(1);
+    expect(small.total).toBe(map.total);
+    expect(small.clusters[0]).toMatchObject({ size: map.clusters[0].size, notes: [map.clusters[0].notes[0]], notesTruncated: true });
+    expect(small.truncated).toBe(true);
     const withCopy = map.clusters.find((c: { notes: string[] }) => c.notes.includes("Recipes/Menemen copy.md"));
     expect(withCopy.notes).toContain("Recipes/Menemen.md");
     expect(map.missingHubs.every((c: { hasHub: boolean }) => !c.hasHub)).toBe(true);

@@ -41,7 +41,7 @@ export const linkGraphTool = defineTool({
   input: z.object({
     path: notePathField,
     depth: z.number().int().min(0).default(1).describe("Hops to follow (default 1; values above 5 are capped at 5)"),
-    maxNodes: z.number().int().min(1).max(10000).default(500).describe("Stop adding nodes after this many (default 500)"),
+    maxNodes: z.number().int().min(1).max(10000).default(100).describe("Stop adding nodes after this many (default 100)"),
   }),
   handler({ path, depth, maxNodes }, { vault }) {
     const row = findNote(vault.indexDb, vault.root, path);

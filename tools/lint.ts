@@ -3,34 +3,39 @@ import { wikiHealth } from "../lib/hygiene/health";
 import { lintVault } from "../lib/hygiene/lint";
 import { RULES } from "../lib/hygiene/lint-config";
 import { normalizeVaultPath } from "../lib/vault/paths";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
 export const lint = defineTool({
   name: "lint",
   description:
-    "Deterministic, offline vault hygiene check. Returns a list of findings {rule, severity, path, message, suggestion} (plus line where one applies), errors first, then warnings, then info. Rules: unresolved-link, orphan-note (no links in or out), no-inbound (links out, nothing links in), tag-typo, orphan-tag (used once), untagged-note; and, when index.md's frontmatter declares a lint: block, unknown-tag, missing-required-tag, deprecated-tag (lint-config reports a malformed block). AGENTS.md, index.md, log.md and sources/ are never orphans. Optional filters narrow big results.",
+    "Deterministic, offline hygiene check: {items: [{rule, severity, path, message, suggestion, line?}], total, offset, limit, truncated, counts} — findings errors first; counts = findings per rule (ask for one rule at a time with `rule`). Rules: unresolved-link, orphan-note, no-inbound, tag-typo, orphan-tag, untagged-note, and the schema rules of index.md's lint: block. See docs/hygiene.md.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
     rule: z.enum(RULES).optional().describe("Only findings of this rule"),
     severity: z.enum(["error", "warning", "info"]).optional().describe("Only findings of this severity"),
     path: z.string().optional().describe('Only findings in this note or under this folder (vault-relative, e.g. "Inbox")'),
-    limit: z.number().int().min(1).optional().describe("At most this many findings (the most severe come first); default: all"),
+    limit: limitField(50, 5000),
+    offset: offsetField,
   }),
-  handler({ rule, severity, path, limit }, { vault }) {
+  handler({ rule, severity, path, limit, offset }, { vault }) {
     const scope = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
     let out = lintVault(vault.indexDb).findings;
-    if (rule) out = out.filter((f) => f.rule === rule);
     if (severity) out = out.filter((f) => f.severity === severity);
     if (scope) out = out.filter((f) => f.path === scope || f.path.startsWith(scope + "/"));
-    return limit === undefined ? out : out.slice(0, limit);
+    // Counts before the rule filter, so that an agent sees which rules to page through.
+    const counts: Record<string, number> = {};
+    for (const f of out) counts[f.rule] = (counts[f.rule] ?? 0) + 1;
+    if (rule) out = out.filter((f) => f.rule === rule);
+    const items = out.slice(offset, offset + limit);
+    return { items, total: out.length, offset, limit, truncated: offset + items.length < out.length, counts };
   },
 });
 
 export const wikiHealthTool = defineTool({
   name: "wiki_health",
   description:
-    "One 0–100 wiki-health score with its components: {score, noteCount, linkHealth, lintCleanliness, tagCoverage, orphans, lintWarnings}. linkHealth = 1 − orphans/notes (orphans: notes nothing links to, the orphan-note and no-inbound lint findings); lintCleanliness = 1 − lintWarnings/notes (findings of severity warning or error); tagCoverage = fraction of notes with a tag; score = the mean of the three × 100. Track it to see whether the wiki is getting healthier.",
+    "One 0–100 wiki-health score with its components: {score, noteCount, linkHealth, lintCleanliness, tagCoverage, tagCoverageCounted, orphans, orphanBreakdown, lintWarnings}. orphans = lint's orphan-note + no-inbound findings; score = mean of linkHealth, lintCleanliness and (when the vault uses tags) tagCoverage, × 100. See docs/hygiene.md.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),

@@ -62,7 +62,7 @@ export const findDuplicatesTool = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     threshold: z.number().min(0.5).max(1).default(0.9).describe("Cosine similarity cutoff, 0.5-1 (default 0.9)"),
-    limit: limitField(200, 5000),
+    limit: limitField(100, 5000),
   }),
   async handler({ threshold, limit }, ctx) {
     return findDuplicates(service(ctx, "find_duplicates"), threshold, limit);
@@ -77,9 +77,12 @@ export const topicMapTool = defineTool({
   input: z.object({
     threshold: z.number().min(0.5).max(1).default(0.85).describe("Cosine cutoff for the same topic (default 0.85)"),
     min_size: z.number().int().min(2).max(1000).default(2).describe("Smallest cluster to report (default 2)"),
+    limit: limitField(10, 500),
+    offset: offsetField,
+    max_notes: z.number().int().min(1).max(1000).default(10).describe("Member paths shown per cluster (default 10; size counts all)"),
   }),
-  async handler({ threshold, min_size }, ctx) {
-    return topicMap(service(ctx, "topic_map"), threshold, min_size);
+  async handler({ threshold, min_size, limit, offset, max_notes }, ctx) {
+    return topicMap(service(ctx, "topic_map"), { threshold, minSize: min_size, limit, offset, maxNotes: max_notes });
   },
 });
 

@@ -26,7 +26,7 @@ export const lintCommand: Command = {
   name: "lint",
   summary: "Check the vault's hygiene: broken links, orphans, tag problems",
   usage: [
-    "lettuce lint <vault> [--rule RULE] [--json]",
+    "lettuce lint <vault> [--rule RULE] [--severity error|warning|info] [--json]",
     "",
     "Runs the deterministic lint (the same as the lint tool): unresolved-link, orphan-note,",
     "no-inbound, tag-typo, orphan-tag, untagged-note, and the schema rules that index.md's",
@@ -35,11 +35,13 @@ export const lintCommand: Command = {
     `Rules: ${RULES.join(", ")}`,
   ].join("\n"),
   async run(argv) {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" }, rule: { type: "string" } });
+    const { values, positionals } = parse(argv, { json: { type: "boolean" }, rule: { type: "string" }, severity: { type: "string" } });
     if (positionals.length !== 1) throw new UsageError("lint takes exactly one vault path");
     if (values.rule !== undefined && !(RULES as readonly string[]).includes(values.rule)) throw new UsageError(`unknown rule ${JSON.stringify(values.rule)}`);
+    if (values.severity !== undefined && !["error", "warning", "info"].includes(values.severity)) throw new UsageError("--severity must be error, warning or info");
     let { findings } = await lintAt(positionals[0], values.json);
     if (values.rule) findings = findings.filter((f) => f.rule === values.rule);
+    if (values.severity) findings = findings.filter((f) => f.severity === values.severity);
     const count = (s: string) => findings.filter((f) => f.severity === s).length;
     if (values.json) console.log(JSON.stringify(findings));
     else {
@@ -58,7 +60,7 @@ export const healthCommand: Command = {
     "lettuce health <vault> [--json]",
     "",
     "score = mean of linkHealth (1 − orphans/notes), lintCleanliness (1 − lint warnings/notes)",
-    "and tagCoverage (tagged notes/notes), × 100. See docs/hygiene.md.",
+    "and, when the vault uses tags, tagCoverage (tagged notes/notes), × 100. See docs/hygiene.md.",
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
@@ -67,9 +69,10 @@ export const healthCommand: Command = {
     if (values.json) console.log(JSON.stringify(h));
     else {
       console.log(`Wiki health: ${h.score}/100 (${h.noteCount} notes)`);
-      console.log(`  link health       ${h.linkHealth.toFixed(3)}  (${h.orphans} orphan${h.orphans === 1 ? "" : "s"}: notes nothing links to)`);
+      const b = h.orphanBreakdown;
+      console.log(`  link health       ${h.linkHealth.toFixed(3)}  (${h.orphans} orphan${h.orphans === 1 ? "" : "s"}: ${b["orphan-note"]} orphan-note, ${b["no-inbound"]} no-inbound)`);
       console.log(`  lint cleanliness  ${h.lintCleanliness.toFixed(3)}  (${h.lintWarnings} warning${h.lintWarnings === 1 ? "" : "s"}; run lettuce lint)`);
-      console.log(`  tag coverage      ${h.tagCoverage.toFixed(3)}`);
+      console.log(`  tag coverage      ${h.tagCoverage.toFixed(3)}${h.tagCoverageCounted ? "" : "  (not scored: this vault does not use tags)"}`);
     }
     return 0;
   },

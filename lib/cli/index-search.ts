@@ -53,9 +53,16 @@ export const indexCommand: Command = {
 
 export const searchCommand: Command = {
   name: "search",
-  summary: "Keyword search from the shell",
+  summary: "Search notes by keyword, or by meaning with --semantic / --hybrid",
   usage:
-    'lettuce search <vault> <query…> [--semantic | --hybrid] [--limit N] [--json]\n\nSame query language as the search tool: words AND\'d as prefixes, "phrases", OR, NOT, -exclude.\n--semantic ranks by meaning (embeddings), --hybrid fuses meaning and keywords (see docs/semantic.md).',
+    [
+      "lettuce search <vault> <query…> [--semantic | --hybrid] [--limit N] [--json]",
+      "",
+      'Keyword search by default, with the search tool\'s query language: words AND\'d as prefixes, "phrases",',
+      "OR, NOT, -exclude; each hit shows its BM25 rank (lower is better).",
+      "--semantic ranks by meaning (embeddings; the score is a cosine, higher is better), --hybrid fuses",
+      "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
+    ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
     if (positionals.length < 2) throw new UsageError("search needs a vault and a query");
@@ -69,7 +76,10 @@ export const searchCommand: Command = {
     vault.close();
     if (values.json) console.log(JSON.stringify(res));
     else if (!res.items.length) console.log("No matches.");
-    else for (const h of res.items) console.log(`${h.path}  (${h.score.toFixed(2)})\n    ${h.snippet.replace(/\s+/g, " ")}`);
+    else {
+      console.log(`${res.total} match${res.total === 1 ? "" : "es"}, best first (score: BM25 rank, lower is better)`);
+      for (const h of res.items) console.log(`${h.path}  (${h.score.toFixed(2)})\n    ${h.snippet.replace(/\s+/g, " ")}`);
+    }
     return 0;
   },
 };

@@ -30,10 +30,10 @@ export const proposalsCommand: Command = {
   name: "proposals",
   summary: "Review what propose-only agents suggested: list, show (diff), approve, reject",
   usage: [
-    "lettuce proposals <vault> list [--status pending|approved|rejected|withdrawn|all] [--json]",
-    "lettuce proposals <vault> show ID [--json]",
-    "lettuce proposals <vault> approve ID [--json]",
-    "lettuce proposals <vault> reject ID [--reason TEXT]",
+    "lettuce proposals list <vault> [--status pending|approved|rejected|withdrawn|all] [--json]",
+    "lettuce proposals show <vault> ID [--json]",
+    "lettuce proposals approve <vault> ID [--json]",
+    "lettuce proposals reject <vault> ID [--reason TEXT]",
     "",
     "An agent with a propose token cannot change the vault; its write calls are queued here.",
     "show prints a unified diff of what approving would change now. approve applies it through the",
@@ -41,11 +41,12 @@ export const proposalsCommand: Command = {
     "whose note changed since it was made is refused as a conflict, never applied blindly.",
   ].join("\n"),
   async run(argv) {
-    const [vaultArg, sub, ...rest] = argv;
-    const { values, positionals } = parse(rest, { status: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" } });
-    if (!vaultArg || !sub || !["list", "show", "approve", "reject"].includes(sub)) {
-      throw new UsageError("proposals needs a vault and a subcommand: list, show, approve or reject");
-    }
+    const { values, positionals: pos } = parse(argv, { status: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" } });
+    // `proposals list <vault>` like `token create <vault>`; the older `proposals <vault> list` still works.
+    const subs = ["list", "show", "approve", "reject"];
+    const [sub, vaultArg, ...positionals] = subs.includes(pos[0] ?? "") ? pos : [pos[1], pos[0], ...pos.slice(2)];
+    if (!sub || !subs.includes(sub)) throw new UsageError("proposals needs a subcommand: list, show, approve or reject");
+    if (!vaultArg) throw new UsageError(`proposals ${sub} needs a vault path`);
     const status = values.status ?? "pending";
     if (status !== "all" && !PROPOSAL_STATUSES.includes(status as ProposalStatus)) throw new UsageError(`--status must be one of ${PROPOSAL_STATUSES.join(", ")} or all`);
     const vault = VaultContext.open(vaultArg);

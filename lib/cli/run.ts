@@ -1,5 +1,5 @@
 import { ToolError } from "../errors";
-import { VaultError } from "../vault-context";
+import { MissingVaultError, VaultError } from "../vault-context";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
 import { configCommand } from "./config";
@@ -24,17 +24,25 @@ function mainHelp(): string {
     "",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Run `lettuce <command> --help` for a command's options.",
+    "Run `lettuce help <command>` (or `lettuce <command> --help`) for a command's options.",
+    "Exit codes: 0 success, 1 failure (a missing vault folder, a refusal, lint warnings), 2 a usage mistake.",
   ].join("\n");
 }
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    console.log(mainHelp());
+    // `lettuce help <command>` is that command's --help, as in git.
+    const topic = name === "help" ? rest[0] : undefined;
+    const cmd = topic ? COMMANDS.find((c) => c.name === topic) : undefined;
+    if (topic && !cmd) {
+      console.error(`lettuce: no command ${JSON.stringify(topic)}\n\n${mainHelp()}`);
+      return 2;
+    }
+    console.log(cmd ? cmd.usage : mainHelp());
     return name ? 0 : 2;
   }
-  if (name === "--version" || name === "-v") return runCli(["version", ...rest]);
+  if (name === "--version" || name === "-V" || name === "-v") return runCli(["version", ...rest]);
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
     console.error(`lettuce: unknown command ${JSON.stringify(name)}\n\n${mainHelp()}`);
@@ -47,7 +55,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await cmd.run(rest);
   } catch (e) {
-    if (e instanceof UsageError) {
+    if (e instanceof UsageError || e instanceof MissingVaultError) {
       console.error(`lettuce ${cmd.name}: ${e.message}\n\n${cmd.usage}`);
       return 2;
     }

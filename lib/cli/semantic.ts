@@ -1,7 +1,7 @@
 // Semantic commands: `lettuce embed`, `lettuce related`, `lettuce eval`, and the
 // semantic half of `lettuce search --semantic|--hybrid`.
 import { describeEmbedder } from "../providers/select";
-import { findNote } from "../retrieval/notes";
+import { findNoteLikeLink } from "../retrieval/notes";
 import { runEval } from "../semantic/eval";
 import { relatedNotes } from "../semantic/related";
 import { semanticSearch, type SemanticHit } from "../semantic/search";
@@ -11,9 +11,9 @@ import { intOption, parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
 
-/** Run an embedding pass with a progress bar (at a terminal, unless quiet). */
+/** Run an embedding pass with a progress bar at a terminal (plain lines every 10 s elsewhere), unless quiet. */
 async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number, total: number) => void) => Promise<T>): Promise<T> {
-  const bar = quiet ? null : indexProgress("Embedding");
+  const bar = quiet ? null : indexProgress("Embedding", { plainEveryMs: 10_000 });
   try {
     return await pass((done, total) => bar?.update({ state: "scanning", done, total, indexedAt: null }));
   } finally {
@@ -36,8 +36,9 @@ async function guarded(vault: VaultContext, body: () => Promise<number>): Promis
   }
 }
 
-function printHits(items: SemanticHit[]): void {
+function printHits(items: SemanticHit[], score: string): void {
   if (!items.length) console.log("No matches.");
+  else console.log(`Best first (score: ${score}, higher is better)`);
   for (const h of items) console.log(`${h.path}  (${h.score.toFixed(3)})\n    ${h.snippet.replace(/\s+/g, " ").slice(0, 200)}`);
 }
 
@@ -75,17 +76,22 @@ export const embedCommand: Command = {
 export const relatedCommand: Command = {
   name: "related",
   summary: "Notes related in meaning to a note and not yet linked with it",
-  usage: "lettuce related <vault> <note-path> [--limit N] [--json]\n\nLike the related_notes tool: nearest notes by meaning, excluding notes already linked either way.",
+  usage: [
+    "lettuce related <vault> <note> [--limit N] [--json]",
+    "",
+    "Like the related_notes tool: nearest notes by meaning, excluding notes already linked either way.",
+    'The note is a path ("Concepts/Embeddings.md") or a name as in a wikilink ("Embeddings", an alias).',
+  ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } });
-    if (positionals.length !== 2) throw new UsageError("related needs a vault and a note path");
+    if (positionals.length !== 2) throw new UsageError("related needs a vault and a note (a path or a name)");
     const vault = await openIndexed(positionals[0], true);
     return guarded(vault, async () => {
-      const note = findNote(vault.indexDb, vault.root, positionals[1]!);
+      const note = findNoteLikeLink(vault.indexDb, vault.root, vault.indexer.resolver, positionals[1]!);
       await embedAll(vault, !!values.json);
       const res = await relatedNotes(SemanticService.for(vault), note, intOption(values.limit, "limit", 5));
       if (values.json) console.log(JSON.stringify(res));
-      else printHits(res.items);
+      else printHits(res.items, "cosine similarity");
       return 0;
     });
   },
@@ -136,7 +142,7 @@ export async function semanticSearchCli(dir: string, query: string, opts: { hybr
     await embedAll(vault, opts.json);
     const res = await semanticSearch(SemanticService.for(vault), { query, hybrid: opts.hybrid, limit: opts.limit });
     if (opts.json) console.log(JSON.stringify(res));
-    else printHits(res.items);
+    else printHits(res.items, opts.hybrid ? "fused rank score" : "cosine similarity");
     return 0;
   });
 }

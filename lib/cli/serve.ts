@@ -5,6 +5,7 @@ import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tok
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
+import { lettuceCommand, shellQuote } from "./invocation";
 
 export const DEFAULT_PORT = 51234;
 
@@ -59,12 +60,17 @@ export const serveCommand: Command = {
     const withdraw = announceServer(vault.root, running.url);
     console.log(`Lettuce is serving ${vault.root}`);
     console.log(`MCP endpoint: ${running.url}`);
-    if (countActiveTokens(vault.stateDb) === 0) {
+    const cli = `${lettuceCommand()} token create ${shellQuote(vault.root)} --scope read|propose|write --name NAME`;
+    const tokens = countActiveTokens(vault.stateDb);
+    if (tokens === 0) {
       const { token } = createToken(vault.stateDb, "default", "write");
       console.log("\nFirst run: created a write token named \"default\". It is shown only this once:\n");
       console.log(`  ${token}\n`);
       console.log(clientConfig(running.url, token));
-      console.log("\nMore tokens: lettuce token create <vault> --scope read|propose|write --name NAME\n");
+      console.log(`\nMore tokens: ${cli}\n`);
+    } else {
+      // Tokens are shown once, at creation; a person who lost theirs needs the way to a new one.
+      console.log(`${tokens} active token${tokens === 1 ? "" : "s"} (a token is printed once, when it is made). A new one: ${cli}`);
     }
     vault.startWatching();
     const t0 = performance.now();

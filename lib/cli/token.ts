@@ -18,6 +18,7 @@ export const tokenCommand: Command = {
     const [sub, ...rest] = argv;
     const { values, positionals } = parse(rest, { scope: { type: "string" }, name: { type: "string" }, json: { type: "boolean" } });
     if (!sub || !["create", "list", "revoke"].includes(sub)) throw new UsageError("token needs a subcommand: create, list or revoke");
+    if (!positionals[0]) throw new UsageError(`token ${sub} needs a vault path`);
     const root = checkVaultDir(positionals[0]);
     const db = openStateDb(root);
     try {

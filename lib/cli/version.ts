@@ -76,7 +76,7 @@ export const versionCommand: Command = {
   summary: "Print the version, commit and build date (--verbose: SQLite, vector storage, embedded files)",
   usage: ["lettuce --version [--verbose] [--json]", "", "--verbose adds the SQLite library and version, the vector storage this machine gets", "(sqlite-vec or plain tables, and why), the cache folder and the files inside the binary."].join("\n"),
   async run(argv) {
-    const { values } = parse(argv, { verbose: { type: "boolean", short: "V" }, json: { type: "boolean" } });
+    const { values } = parse(argv, { verbose: { type: "boolean" }, json: { type: "boolean" } });
     if (!values.verbose && !values.json) {
       console.log(versionLine());
       return 0;

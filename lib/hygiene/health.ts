@@ -7,7 +7,11 @@ export interface WikiHealth {
   linkHealth: number;
   lintCleanliness: number;
   tagCoverage: number;
+  /** False when the vault does not use tags: then tagCoverage is shown but not part of the score. */
+  tagCoverageCounted: boolean;
+  /** Notes nothing links to: lint's orphan-note findings plus its no-inbound findings (orphanBreakdown). */
   orphans: number;
+  orphanBreakdown: { "orphan-note": number; "no-inbound": number };
   lintWarnings: number;
 }
 
@@ -15,30 +19,35 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
  * The spec's components, then their plain mean as the 0–100 score:
- *   linkHealth      = 1 − orphans / notes    (orphans: orphan-note + no-inbound findings)
+ *   linkHealth      = 1 − orphans / notes    (orphans: orphan-note + no-inbound findings, as lint reports them)
  *   lintCleanliness = 1 − warnings / notes   (warnings: findings of severity warning or error; floor 0)
- *   tagCoverage     = tagged notes / notes
+ *   tagCoverage     = tagged notes / notes   (in the mean only when the vault uses tags; see tagsInUse)
  * An empty vault scores 100. docs/hygiene.md explains the choice.
  */
 export function healthFrom(report: LintReport): WikiHealth {
   const n = report.noteCount;
-  let orphans = 0;
+  const orphanBreakdown = { "orphan-note": 0, "no-inbound": 0 };
   let lintWarnings = 0;
   for (const f of report.findings) {
-    if (f.rule === "orphan-note" || f.rule === "no-inbound") orphans++;
+    if (f.rule === "orphan-note" || f.rule === "no-inbound") orphanBreakdown[f.rule]++;
     if (f.severity !== "info") lintWarnings++;
   }
+  const orphans = orphanBreakdown["orphan-note"] + orphanBreakdown["no-inbound"];
   // Rounded first, so that the score is exactly the mean of the numbers shown.
   const linkHealth = round3(n ? Math.max(0, 1 - orphans / n) : 1);
   const lintCleanliness = round3(n ? Math.max(0, 1 - lintWarnings / n) : 1);
   const tagCoverage = round3(n ? report.taggedCount / n : 1);
+  const counted = report.tagsInUse;
+  const parts = counted ? [linkHealth, lintCleanliness, tagCoverage] : [linkHealth, lintCleanliness];
   return {
-    score: Math.round((100 * (linkHealth + lintCleanliness + tagCoverage)) / 3),
+    score: Math.round((100 * parts.reduce((a, b) => a + b, 0)) / parts.length),
     noteCount: n,
     linkHealth,
     lintCleanliness,
     tagCoverage,
+    tagCoverageCounted: counted,
     orphans,
+    orphanBreakdown,
     lintWarnings,
   };
 }

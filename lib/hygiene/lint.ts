@@ -37,6 +37,20 @@ export interface LintReport {
   findings: Finding[];
   noteCount: number;
   taggedCount: number;
+  /** Whether the vault uses tags at all (see tagsInUse); untagged notes are findings only then. */
+  tagsInUse: boolean;
+}
+
+/**
+ * A vault uses tags when index.md's lint: block declares a vocabulary or a
+ * required tag, or when at least this share of its notes carry one. A vault
+ * that does without tags (the Obsidian Help vault tags 3 notes of 173) is not
+ * unhealthy for it, and listing every note as untagged would only be noise.
+ */
+export const TAGS_IN_USE_SHARE = 0.1;
+
+export function tagsInUse(cfg: LintConfig, noteCount: number, taggedCount: number): boolean {
+  return cfg.allowed !== null || cfg.required.length > 0 || (taggedCount > 0 && taggedCount >= TAGS_IN_USE_SHARE * noteCount);
 }
 
 function loadConfig(db: Database): { cfg: LintConfig; indexPath: string | null } {
@@ -106,8 +120,9 @@ export function lintVault(db: Database): LintReport {
   tagFindings(notes, cfg, add);
 
   const untagged = notes.filter((n) => n.tags.length === 0);
-  const folders = untagged.length ? folderTallies(notes) : new Map<string, TagTally>();
-  for (const n of untagged) add("untagged-note", n.path, `"${n.name}" has no tags`, untaggedSuggestion(n, byId, firstOut, folders));
+  const usesTags = tagsInUse(cfg, notes.length, notes.length - untagged.length);
+  const folders = usesTags && untagged.length ? folderTallies(notes) : new Map<string, TagTally>();
+  if (usesTags) for (const n of untagged) add("untagged-note", n.path, `"${n.name}" has no tags`, untaggedSuggestion(n, byId, firstOut, folders));
 
   const order = new Map(RULES.map((r, i) => [r, i]));
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
@@ -119,7 +134,7 @@ export function lintVault(db: Database): LintReport {
       (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) ||
       (a.line ?? 0) - (b.line ?? 0),
   );
-  return { findings: kept, noteCount: notes.length, taggedCount: notes.length - untagged.length };
+  return { findings: kept, noteCount: notes.length, taggedCount: notes.length - untagged.length, tagsInUse: usesTags };
 }
 
 export type Add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => void;

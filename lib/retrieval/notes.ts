@@ -104,3 +104,21 @@ export interface Heading {
 export function noteHeadings(db: Database, noteId: number): Heading[] {
   return db.query("SELECT level, title, slug AS id, line FROM headings WHERE note_id = ? ORDER BY ord").all(noteId) as Heading[];
 }
+
+/**
+ * findNote, else the note a wikilink with this text would open: `[[Name]]`, a
+ * partial path, an alias (brackets optional). For people at a shell, who type
+ * names, not paths.
+ */
+export function findNoteLikeLink(db: Database, root: string, resolver: { resolve(link: { target: string; kind: "wikilink" }, source: string): string | null }, input: string): NoteRow {
+  try {
+    return findNote(db, root, input);
+  } catch (e) {
+    if (!(e instanceof ToolError) || e.kind !== "note-not-found") throw e;
+    const target = input.replace(/^\[\[|\]\]$/g, "").replace(/[|#].*$/, "").trim();
+    const path = target ? resolver.resolve({ target, kind: "wikilink" }, "") : null;
+    const row = path ? noteByPath(db, path) : null;
+    if (!row) throw e;
+    return row;
+  }
+}

@@ -13,10 +13,32 @@ export interface DuplicatePair {
 }
 
 export interface Cluster {
+  /** Member paths, sorted; at most maxNotes of them (size counts them all). */
   notes: string[];
   size: number;
   hasHub: boolean;
   sharedTags: string[];
+  /** Present (true) when notes lists only the first maxNotes members. */
+  notesTruncated?: boolean;
+}
+
+export interface TopicMap {
+  clusters: Cluster[];
+  missingHubs: Cluster[];
+  /** All clusters found, and those without a hub; the lists hold the largest `limit` of each. */
+  total: number;
+  missingHubTotal: number;
+  truncated: boolean;
+}
+
+export interface TopicMapOptions {
+  threshold: number;
+  minSize: number;
+  /** Clusters per list, largest first. */
+  limit: number;
+  offset: number;
+  /** Member paths shown per cluster. */
+  maxNotes: number;
 }
 
 /** Note vectors (exact float32, unit length) with their paths, in note-id order. */
@@ -40,7 +62,7 @@ export async function findDuplicates(svc: SemanticService, threshold: number, li
   return similarPairs(vectors, threshold, limit).map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
 }
 
-export async function topicMap(svc: SemanticService, threshold: number, minSize: number): Promise<{ clusters: Cluster[]; missingHubs: Cluster[] }> {
+export async function topicMap(svc: SemanticService, { threshold, minSize, limit, offset, maxNotes }: TopicMapOptions): Promise<TopicMap> {
   await svc.ensureFresh();
   const db = svc.vault.indexDb;
   const { ids, paths, vectors } = noteVectors(db);
@@ -64,5 +86,16 @@ export async function topicMap(svc: SemanticService, threshold: number, minSize:
     return { notes: members.sort(), size: members.length, hasHub, sharedTags };
   });
   clusters.sort((a, b) => b.size - a.size || a.notes[0]!.localeCompare(b.notes[0]!));
-  return { clusters, missingHubs: clusters.filter((c) => !c.hasHub) };
+  const missing = clusters.filter((c) => !c.hasHub);
+  // A vault-sized answer (one giant cluster, or thousands of pairs of notes) would swamp an agent: page the
+  // clusters and show a few members of each; size still counts them all.
+  const shown = (list: Cluster[]) =>
+    list.slice(offset, offset + limit).map((c) => (c.notes.length > maxNotes ? { ...c, notes: c.notes.slice(0, maxNotes), notesTruncated: true } : c));
+  return {
+    clusters: shown(clusters),
+    missingHubs: shown(missing),
+    total: clusters.length,
+    missingHubTotal: missing.length,
+    truncated: offset + limit < Math.max(clusters.length, missing.length) || clusters.some((c) => c.notes.length > maxNotes),
+  };
 }

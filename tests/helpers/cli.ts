@@ -14,9 +14,9 @@ export interface CliResult {
 }
 
 /** Run `lettuce ARGS…` to completion (killed after timeoutMs). */
-export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
+export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: REPO,
+    cwd: opts.cwd ?? REPO,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -40,9 +40,9 @@ export interface LiveProcess {
   stop(): Promise<number>;
 }
 
-export function spawnLettuce(args: string[]): LiveProcess {
+export function spawnLettuce(args: string[], opts: { cwd?: string } = {}): LiveProcess {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd: REPO,
+    cwd: opts.cwd ?? REPO,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

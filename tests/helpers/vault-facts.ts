@@ -109,3 +109,15 @@ export function words(text: string): string[] {
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
+
+/** Tags of every note, from the files (frontmatter tags + inline #tags), lowercased. */
+export function tagsFromFiles(root: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of walkVault(root).notes) {
+    const t = readNoteText(root, p);
+    const fm = t.frontmatter.tags;
+    const list = (Array.isArray(fm) ? fm : typeof fm === "string" ? fm.split(/[,\s]+/) : []).map((x: unknown) => String(x).toLowerCase());
+    out.set(p, [...new Set([...list.filter(Boolean), ...inlineTags(t.body)])]);
+  }
+  return out;
+}
