@@ -8,15 +8,16 @@ import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { embeddedNames, fileName, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
+import { cleanupBuilds, embeddedNames, fileName, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
 import { copyVault, REPO, tempDir } from "./helpers/server";
 
 const online = registryReachable();
 if (!online) console.log("binaries-targets: skipped: the npm registry cannot be reached, and cross builds fetch Bun runtimes and sqlite-vec packages from it");
 
 const dirs: string[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await cleanupBuilds();
 });
 
 const EXPECT: Record<Target, { format: string; arch: string; vec: string; musl?: boolean }> = {

@@ -7,12 +7,13 @@ import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { linuxBinary } from "./helpers/binary";
+import { cleanupBuilds, linuxBinary } from "./helpers/binary";
 import { copyVault } from "./helpers/server";
 
 const dirs: string[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await cleanupBuilds();
 });
 
 async function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {

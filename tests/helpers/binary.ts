@@ -1,7 +1,9 @@
 // The release build for the binary tests: `compile.sh --all` run once per test
-// process (bun test runs every file in one process), into a temp folder that
-// is removed when the process exits. Plus what a test needs to look inside a
-// binary it cannot run: its header and the names of its embedded files.
+// process (bun test runs every file in one process) into a temp folder, shared
+// by the files that run meanwhile and removed by cleanupBuilds() in each one's
+// afterAll (bun test does not run process "exit" listeners). Plus what a test
+// needs to look inside a binary it cannot run: its header and the names of
+// its embedded files.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,9 +28,6 @@ export interface Build {
 }
 
 const made: string[] = [];
-process.on("exit", () => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
 
 /**
  * A folder of web-UI-like files (html, js, css, json, a nested image, awkward
@@ -68,14 +67,21 @@ async function runCompile(args: string[]): Promise<Build> {
 }
 
 let release: Promise<Build> | null = null;
+let host: Promise<Build> | null = null;
+
+/** Remove every build and asset folder made so far (a later file builds again if it needs to). */
+export async function cleanupBuilds(): Promise<void> {
+  await Promise.all([release, host].map((p) => p?.catch(() => null)));
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  release = host = null;
+  assetDir = null;
+}
 
 /** `compile.sh --all`, once per test process. */
 export function releaseBuild(): Promise<Build> {
   release ??= runCompile(["--all"]);
   return release;
 }
-
-let host: Promise<Build> | null = null;
 
 /**
  * A linux-x64 binary made by compile.sh: the release build's when a test file
