@@ -64,34 +64,42 @@ vec_package() {
   esac
 }
 
+# The npm integrity string (sha512-<base64>) of a file.
+integrity_of() {
+  F="$1" "$BUN" -e 'const b = new Uint8Array(await Bun.file(process.env.F).arrayBuffer()); console.log("sha512-" + require("node:crypto").createHash("sha512").update(b).digest("base64"))'
+}
+
 # Print the path of a target's sqlite-vec library: from node_modules when npm
-# installed it for this machine, else unpacked from `npm pack` into the cache.
+# installed it for this machine, else from the package's tarball, fetched with
+# `npm pack` into the cache and checked against package-lock.json's integrity
+# on every build (a cache someone changed is fetched again, never trusted).
 vec_library() {
   local pkg file
   read -r pkg file < <(vec_package "$1")
   if [ -f "node_modules/$pkg/$file" ]; then echo "node_modules/$pkg/$file"; return; fi
-  local ver integrity dir
+  local ver integrity tgz dir
   read -r ver integrity < <("$BUN" -e "const p = require('./package-lock.json').packages['node_modules/$pkg']; console.log(p ? p.version + ' ' + p.integrity : '')")
   [ -n "$ver" ] || { echo "compile.sh: $pkg is not in package-lock.json" >&2; return 1; }
-  dir="$CACHE/$pkg-$ver"
-  if [ ! -f "$dir/$file" ]; then
-    local tmp got
+  mkdir -p "$CACHE" || return 1
+  tgz="$CACHE/$pkg-$ver.tgz"
+  if [ ! -f "$tgz" ] || [ "$(integrity_of "$tgz")" != "$integrity" ]; then
+    local tmp name
     tmp=$(mktemp -d)
-    got=$(cd "$tmp" && npm pack "$pkg@$ver" --json --silent 2>/dev/null | "$BUN" -e 'const j = JSON.parse(await Bun.stdin.text()); console.log(j[0].integrity + " " + j[0].filename)') || {
+    name=$(cd "$tmp" && npm pack "$pkg@$ver" --silent 2>/dev/null | tail -1) && [ -f "$tmp/$name" ] || {
       rm -rf "$tmp"
       echo "compile.sh: could not fetch $pkg@$ver from the npm registry" >&2
       return 1
     }
-    if [ "${got%% *}" != "$integrity" ]; then
+    if [ "$(integrity_of "$tmp/$name")" != "$integrity" ]; then
       rm -rf "$tmp"
-      echo "compile.sh: $pkg@$ver does not match package-lock.json's integrity" >&2
+      echo "compile.sh: $pkg@$ver from the registry does not match package-lock.json's integrity" >&2
       return 1
     fi
-    mkdir -p "$dir"
-    tar --no-same-owner -xzf "$tmp/${got#* }" -C "$tmp" "package/$file"
-    mv "$tmp/package/$file" "$dir/$file"
-    rm -rf "$tmp"
+    mv "$tmp/$name" "$tgz" && rm -rf "$tmp" || return 1
   fi
+  dir="$CACHE/$pkg-$ver"
+  rm -rf "$dir" && mkdir -p "$dir" || return 1
+  tar --no-same-owner -xzf "$tgz" -C "$dir" --strip-components=1 "package/$file" || return 1
   echo "$dir/$file"
 }
 
