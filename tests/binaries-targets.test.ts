@@ -2,13 +2,17 @@
 // this Linux machine, each carrying its own platform's sqlite-vec, the workers
 // and the built-in model, listed in SHA256SUMS. Binaries for other systems are
 // checked by their header and by the files embedded in them; the linux-x64
-// one is run from an empty folder with no node_modules.
+// one is run from an empty folder with no node_modules (the CLI, and semantic
+// search with the built-in model, with sqlite-vec and with plain tables); the
+// linux-arm64 one under qemu when it is installed. One build per run: built
+// once here, shared by every test of this file.
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { cleanupBuilds, embeddedNames, fileName, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
+import { cleanupBuilds, embeddedNames, fileName, linuxBinary, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
 import { copyVault, REPO, tempDir } from "./helpers/server";
 
 const online = registryReachable();
@@ -105,14 +109,13 @@ async function run(exe: string, args: string[], cwd: string, env: Record<string,
   return { stdout, stderr, code };
 }
 
-describe.skipIf(!online)("the linux-x64 release binary, alone in an empty folder", () => {
+describe("the linux-x64 binary, alone in an empty folder", () => {
   test("--version, --version --verbose, index, search and doctor work with no node_modules; sqlite-vec comes from a checked per-user cache", async () => {
-    const b = await releaseBuild();
-    expect(b.code).toBe(0);
+    const b = await linuxBinary(online);
     const empty = tempDir("lettuce-empty-");
     dirs.push(empty);
     const exe = join(empty, "lettuce");
-    copyFileSync(join(b.dir, fileName("linux-x64")), exe);
+    copyFileSync(b.exe, exe);
     const vault = copyVault();
     dirs.push(vault);
 
@@ -165,6 +168,33 @@ describe.skipIf(!online)("the linux-x64 release binary, alone in an empty folder
     expect(report.checks.find((c: { check: string }) => c.check === "sqlite-vec").status).toBe("ok");
     expect(report.checks.find((c: { check: string }) => c.check === "embeddings").detail).toContain("built-in model");
     expect(existsSync(join(empty, "node_modules"))).toBe(false);
+  }, 900_000);
+
+  test("embeds and searches by meaning with the built-in model, with vectors in sqlite-vec and in plain tables", async () => {
+    const b = await linuxBinary(online);
+    const empty = tempDir("lettuce-empty-");
+    dirs.push(empty);
+    const exe = join(empty, "lettuce");
+    copyFileSync(b.exe, exe);
+    for (const storage of ["sqlite-vec", "plain"]) {
+      const vault = copyVault();
+      dirs.push(vault);
+      const env: Record<string, string> = { LETTUCE_EMBED_PROVIDER: "builtin", TMPDIR: empty, ...(storage === "plain" ? { LETTUCE_VECTOR_STORAGE: "plain" } : {}) };
+      const res = await run(exe, ["search", vault, "when is the last frost in spring", "--semantic", "--json", "--limit", "3"], empty, env);
+      expect(res.stderr).toBe("");
+      expect(res.code).toBe(0);
+      expect(JSON.parse(res.stdout).items[0].path).toBe("Garden/Frost Dates.md");
+      const rel = await run(exe, ["related", vault, "Recipes/Menemen.md", "--json"], empty, env);
+      expect(rel.code).toBe(0);
+      expect(JSON.parse(rel.stdout).items.length).toBeGreaterThan(0);
+      // The vectors went where this storage keeps them.
+      const db = new Database(join(vault, ".lettuce/index.db"), { readonly: true });
+      const names = (db.query("SELECT name FROM sqlite_master WHERE name IN ('vec_passages', 'plain_passages')").all() as { name: string }[]).map((r) => r.name);
+      const recorded = (db.query("SELECT value FROM meta WHERE key = 'vector_storage'").get() as { value: string }).value;
+      db.close();
+      expect(names).toEqual([storage === "plain" ? "plain_passages" : "vec_passages"]);
+      expect(recorded).toBe(storage);
+    }
   }, 900_000);
 });
 

@@ -1,9 +1,7 @@
-// The release build for the binary tests: `compile.sh --all` run once per test
-// process (bun test runs every file in one process) into a temp folder, shared
-// by the files that run meanwhile and removed by cleanupBuilds() in each one's
-// afterAll (bun test does not run process "exit" listeners). Plus what a test
-// needs to look inside a binary it cannot run: its header and the names of
-// its embedded files.
+// The builds for tests/binaries-targets.test.ts: `compile.sh --all` once per
+// run, into a temp folder removed by cleanupBuilds() in the file's afterAll
+// (bun test runs no process "exit" listeners). Plus what a test needs to look
+// inside a binary it cannot run: its header and the names of its embedded files.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -84,18 +82,20 @@ export function releaseBuild(): Promise<Build> {
 }
 
 /**
- * A linux-x64 binary made by compile.sh: the release build's when a test file
- * already started one (no second build), else compile.sh's quick host build.
+ * The linux-x64 binary to run: the release build's when the registry can be
+ * reached (one build for the whole file), else compile.sh's quick host build,
+ * which needs no network.
  */
-export async function linuxBinary(): Promise<string> {
-  if (release) {
-    const r = await release;
-    if (r.code === 0) return join(r.dir, fileName("linux-x64"));
+export async function linuxBinary(online: boolean): Promise<{ exe: string; commit: string }> {
+  if (online) {
+    const r = await releaseBuild();
+    if (r.code !== 0) throw new Error(`compile.sh --all failed:\n${r.output}`);
+    return { exe: join(r.dir, fileName("linux-x64")), commit: r.commit };
   }
   host ??= runCompile([]);
   const h = await host;
   if (h.code !== 0) throw new Error(`compile.sh failed:\n${h.output}`);
-  return join(h.dir, "lettuce");
+  return { exe: join(h.dir, "lettuce"), commit: h.commit };
 }
 
 /** Can the npm registry be reached (cross builds fetch Bun runtimes and sqlite-vec packages from it)? */
