@@ -9,6 +9,7 @@ import type { Database } from "bun:sqlite";
 import { boundedDistance, typoBudget } from "../hygiene/fuzzy";
 import { lintVault } from "../hygiene/lint";
 import { matchesAny, parseLintConfig } from "../hygiene/lint-config";
+import { findTagTypos } from "../hygiene/lint-tags";
 import type { ChatProvider } from "../providers/types";
 import { tagCounts } from "../retrieval/tags";
 import { chatJson } from "./chat-json";
@@ -60,6 +61,8 @@ export function tagCandidates(db: Database, scope = ""): Candidate[] {
 export interface TagVocabulary {
   /** Lower-cased tag → the tag as the vault writes it. */
   existing: Map<string, string>;
+  /** An existing tag lint calls a typo (lower-cased) → the much more common tag it mistypes. */
+  typos: Map<string, string>;
   /** index.md's lint.tags patterns, or null when the vault declares none. */
   allowed: string[] | null;
   /** For the prompt: "tag (count)", most used first. */
@@ -69,13 +72,14 @@ export interface TagVocabulary {
 export function tagVocabulary(db: Database): TagVocabulary {
   const counts = tagCounts(db).items;
   const existing = new Map(counts.map((t) => [t.tag.toLowerCase(), t.tag]));
+  const typos = new Map([...findTagTypos(counts.map((t) => ({ tag: t.tag, lc: t.tag.toLowerCase(), count: t.count })))].map(([lc, s]) => [lc, s.tag]));
   const allowed = parseLintConfig(indexFrontmatter(db)).allowed;
   const shown = counts
     .slice(0, VOCABULARY)
     .map((t) => `${t.tag} (${t.count})`)
     .join(", ");
   const declared = allowed ? ` Declared vocabulary (lint.tags in index.md): ${allowed.join(", ")}.` : "";
-  return { existing, allowed, shown: shown + declared };
+  return { existing, typos, allowed, shown: shown + declared };
 }
 
 /**
@@ -101,6 +105,8 @@ export function checkTag(raw: unknown, vocab: TagVocabulary): string | null {
     }
     tag = best?.tag ?? t;
   }
+  // An existing tag that lint itself calls a typo ("gardenning" on one note) is not worth spreading.
+  tag = vocab.typos.get(tag.toLowerCase()) ?? tag;
   if (vocab.allowed && !matchesAny(tag.toLowerCase(), vocab.allowed)) return null;
   return tag;
 }

@@ -165,7 +165,7 @@ function printFindings(r: SemanticLintReport): void {
     console.log(wrap(f.message, 84, "    "));
     if (f.suggestion) console.log(wrap(`→ ${f.suggestion}`, 84, "    "));
   }
-  const n = (k: number, w: string) => `${k} ${w}${k === 1 ? "" : "s"}`;
+  const n = (k: number, w: string) => `${k} ${w}${k === 1 ? "" : w.endsWith("ch") ? "es" : "s"}`;
   const tail = r.complete ? "" : ` (${r.batches.total - r.batches.done} batches not reviewed: raise --max-batches)`;
   console.log(`${r.findings.length ? "\n" : ""}${n(r.total, "finding")} from ${n(r.notes.reviewed, "note")} in ${n(r.batches.done, "batch")}${tail}`);
   if (r.dropped) console.log(`(${n(r.dropped, "finding")} dropped: an unknown kind, or a page the model was not shown)`);
