@@ -23,7 +23,8 @@ export const bodyOf = (raw: string) => raw.replace(/^---\r?\n[\s\S]*?\r?\n---\r?
  * `avoid` texts must not hold it.
  */
 export function plainSpan(text: string, raw: string, avoid: string[] = [], words = 5, skip = 0): string | null {
-  const file = norm(raw);
+  // The body only: frontmatter (an Obsidian "description:") often repeats a sentence of it.
+  const file = norm(bodyOf(raw));
   let found = 0;
   // Within one line of the passage: a heading and the paragraph under it are separate lines.
   for (const line of text.split("\n")) {
@@ -40,20 +41,31 @@ export function plainSpan(text: string, raw: string, avoid: string[] = [], words
   return null;
 }
 
-/** The heading above the first place the raw file says `span` ("" when none), from the file's own lines. */
-export function headingAbove(raw: string, span: string): string | null {
-  let acc = "";
-  const marks: { at: number; heading: string }[] = [];
+/** The headings of a file, from its own lines (outside code fences), Markdown emphasis and link syntax removed. */
+export function fileHeadings(raw: string): string[] {
+  const out: string[] = [];
   let inFence = false;
   for (const line of bodyOf(raw).split(/\r?\n/)) {
     if (/^ {0,3}(```|~~~)/.test(line)) inFence = !inFence;
     const h = !inFence && /^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$/.exec(line);
-    if (h) marks.push({ at: acc.length, heading: h[1]!.replace(/[*_`]/g, "").replace(/\[\[([^\]|]*\|)?([^\]]*)\]\]/g, "$2").trim() });
-    acc += `${norm(line)} `;
+    if (h) out.push(h[1]!.replace(/[*_`]/g, "").replace(/\[\[([^\]|]*\|)?([^\]]*)\]\]/g, "$2").trim());
   }
-  const at = acc.replace(/\s+/g, " ").indexOf(norm(span));
-  if (at < 0) return null;
-  return marks.filter((m) => m.at <= at).at(-1)?.heading ?? "";
+  return out;
+}
+
+/**
+ * Check a quote against its file: the file holds it, the passage the ordinal
+ * names (the file split as retrieval splits it) holds it, the heading is that
+ * passage's, and it is "" or one of the file's headings.
+ */
+export function quoteBackedByFile(raw: string, q: { quote: string; heading: string; ordinal: number }, chars: number): string | null {
+  if (!norm(raw).includes(norm(q.quote))) return "the file does not hold the quote";
+  const p = passageAt(raw, chars, q.ordinal);
+  if (!p) return `the file has no passage ${q.ordinal}`;
+  if (!norm(p.text).includes(norm(q.quote))) return `passage ${q.ordinal} does not hold the quote`;
+  if (p.heading !== q.heading) return `passage ${q.ordinal} is under "${p.heading}", not "${q.heading}"`;
+  if (q.heading !== "" && !fileHeadings(raw).includes(q.heading)) return `"${q.heading}" is not a heading of the file`;
+  return null;
 }
 
 /** The passage of the file (split as retrieval splits it) at `ordinal`. */
