@@ -5,20 +5,11 @@
 import { ToolError } from "../errors";
 import { noteChatOutcome } from "../providers/probe";
 import { ProviderError, type ChatMessage, type ChatProvider } from "../providers/types";
+import { parseJsonObject } from "../semantic/expand";
 import { toToolError } from "../semantic/tool-error";
 
-/** Pull the JSON object out of a reply (models like to wrap JSON in code fences or a sentence). */
-export function parseJsonObject(text: string): Record<string, unknown> | null {
-  const start = text.indexOf("{");
-  const end = text.lastIndexOf("}");
-  if (start === -1 || end <= start) return null;
-  try {
-    const v = JSON.parse(text.slice(start, end + 1));
-    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
+// One way to read a reply's JSON object for every LLM feature (expand's: fences and a leading sentence tolerated).
+export { parseJsonObject };
 
 // Characters per token, on the cautious side: English runs about 4, code and
 // other scripts fewer. Overestimating the window costs memory; underestimating
