@@ -25,6 +25,7 @@ const REQUIRED: Record<string, Record<string, unknown>> = {
   related_notes: { path: "05 - Concepts/Zettelkasten.md" },
   search: { query: "plugin" },
   semantic_search: { query: "how do I write a plugin" },
+  answer: { query: "how do I write a plugin" },
   notes_by_tag: { tag: "placeholder" },
   read_attachment: { path: "" }, // filled in from list_attachments
   withdraw_proposal: { id: 1 },
@@ -37,8 +38,10 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
   let model: ModelServer;
   const saved: Record<string, string | undefined> = {};
   beforeAll(async () => {
-    model = startModelServer();
-    const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: model.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_BACKGROUND: "0" };
+    // One JSON object that satisfies every LLM tool's protocol (answer, lint_semantic, suggest_tags), saying little.
+    const reply = JSON.stringify({ answer: "The notes do not say.", citations: [], quotes: [], findings: [], suggestions: [], claims: [] });
+    model = startModelServer({ chatReply: () => reply });
+    const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: model.url, LETTUCE_LLM_PROVIDER: "ollama", LETTUCE_LLM_MODEL: "llama3.2", LETTUCE_EMBED_BACKGROUND: "0" };
     for (const [k, v] of Object.entries(env)) {
       saved[k] = process.env[k];
       process.env[k] = v;

@@ -1,10 +1,12 @@
 // The tool catalogue: every family, in the order tools/list shows them.
 import { activityTools } from "./activity";
+import { answerTools } from "./answer";
 import { attachmentTools } from "./attachments";
 import { directiveTools } from "./directives";
 import { folderTools } from "./folders";
 import { linkTools } from "./links";
 import { lintTools } from "./lint";
+import { llmHygieneTools } from "./llm-hygiene";
 import { noteTools } from "./notes";
 import { proposalTools } from "./proposals";
 import { searchTools } from "./search";
@@ -21,10 +23,12 @@ export const ALL_TOOLS: ToolDef[] = [
   ...linkTools,
   ...searchTools,
   ...semanticTools,
+  ...answerTools,
   ...tagTools,
   ...folderTools,
   ...attachmentTools,
   ...lintTools,
+  ...llmHygieneTools,
   ...suggestLinkTools,
   ...activityTools,
   ...directiveTools,
