@@ -1,6 +1,7 @@
 // The tool catalogue: every family, in the order tools/list shows them.
 import { activityTools } from "./activity";
 import { attachmentTools } from "./attachments";
+import { databaseTools } from "./databases";
 import { directiveTools } from "./directives";
 import { folderTools } from "./folders";
 import { linkTools } from "./links";
@@ -30,4 +31,5 @@ export const ALL_TOOLS: ToolDef[] = [
   ...directiveTools,
   ...writeTools,
   ...proposalTools,
+  ...databaseTools,
 ] as unknown as ToolDef[];
