@@ -1,11 +1,14 @@
 // The tool catalogue: every family, in the order tools/list shows them.
 import { activityTools } from "./activity";
 import { attachmentTools } from "./attachments";
+import { auditTools } from "./audit";
+import { changeTools } from "./changes";
 import { databaseTools } from "./databases";
 import { directiveTools } from "./directives";
 import { folderTools } from "./folders";
 import { linkTools } from "./links";
 import { lintTools } from "./lint";
+import { memberTools } from "./members";
 import { noteTools } from "./notes";
 import { proposalTools } from "./proposals";
 import { searchTools } from "./search";
@@ -32,4 +35,7 @@ export const ALL_TOOLS: ToolDef[] = [
   ...writeTools,
   ...proposalTools,
   ...databaseTools,
+  ...changeTools,
+  ...memberTools,
+  ...auditTools,
 ] as unknown as ToolDef[];

@@ -7,6 +7,8 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ToolError } from "../errors";
+import { auditLog } from "../audit/log";
+import { changeJournal } from "../changes/journal";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
@@ -51,6 +53,17 @@ export class McpDispatcher {
     private hooks: { afterCall?: (e: { tool: string; caller: Caller; ok: boolean; kind?: string; args: unknown }) => void } = {},
   ) {
     for (const t of tools) this.byName.set(t.name, t);
+    // Workspace services fed by every dispatcher: the audit log records each call, the change journal each index pass.
+    changeJournal(vault);
+    const audit = auditLog(vault);
+    const after = hooks.afterCall;
+    this.hooks = {
+      ...hooks,
+      afterCall: (e) => {
+        audit.record({ tool: e.tool, ok: e.ok, kind: e.kind, args: e.args, tokenName: e.caller.token.name, agent: e.caller.agent || this.clientNames.get(e.caller.token.name) || null });
+        after?.(e);
+      },
+    };
   }
 
   visibleTools(scope: Scope): unknown[] {
@@ -124,7 +137,10 @@ export class McpDispatcher {
     const name = params.name;
     if (typeof name !== "string") return rpcError(id, JSONRPC.INVALID_PARAMS, "tools/call needs params.name (a string)");
     const tool = this.byName.get(name);
-    if (!tool) return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
+    if (!tool) {
+      this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "unknown-tool", args: undefined });
+      return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
+    }
     const ctx: ToolContext = {
       vault: this.vault,
       token: caller.token,
@@ -137,6 +153,7 @@ export class McpDispatcher {
     }
     const parsed = tool.input.safeParse(params.arguments ?? {});
     if (!parsed.success) {
+      this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "invalid-params", args: params.arguments });
       return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
     }
     try {
