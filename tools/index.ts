@@ -15,9 +15,11 @@ import { searchTools } from "./search";
 import { semanticTools } from "./semantic";
 import { suggestLinkTools } from "./suggest-links";
 import { tagTools } from "./tags";
+import { toolSearchTools } from "./tool-search";
 import type { ToolDef } from "./types";
 import { vaultInfoTools } from "./vault-info";
 import { writeTools } from "./write";
+import { registerToolCatalogue } from "../lib/toolsearch";
 
 export const ALL_TOOLS: ToolDef[] = [
   ...vaultInfoTools,
@@ -38,4 +40,24 @@ export const ALL_TOOLS: ToolDef[] = [
   ...changeTools,
   ...memberTools,
   ...auditTools,
+  ...toolSearchTools,
 ] as unknown as ToolDef[];
+
+// Tool search's catalogue; each family (the tools of one module) is a tag. A tool in no family is tagged "other".
+registerToolCatalogue(ALL_TOOLS, {
+  vault: vaultInfoTools,
+  notes: [...noteTools, ...folderTools],
+  links: linkTools,
+  search: [...searchTools, ...toolSearchTools],
+  semantic: semanticTools,
+  tags: tagTools,
+  attachments: attachmentTools,
+  hygiene: [...lintTools, ...suggestLinkTools, ...activityTools],
+  directives: directiveTools,
+  write: writeTools,
+  proposals: proposalTools,
+  databases: databaseTools,
+  changes: changeTools,
+  members: memberTools,
+  audit: auditTools,
+});
