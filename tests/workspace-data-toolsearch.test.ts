@@ -21,7 +21,7 @@ afterAll(async () => {
   await models?.stop();
 });
 
-const search = (args: Record<string, unknown>, scope: "read" | "propose" | "write" = "write", env = NONE) => withEnv(env, () => s.call("search_tools", args, scope));
+const search = (args: Record<string, unknown>, scope: "read" | "propose" | "write" = "write", env: Record<string, string> = NONE) => withEnv(env, () => s.call("search_tools", args, scope));
 const names = (res: any[]) => res.map((r) => r.tool.name);
 
 async function listed(scope: "read" | "propose" | "write"): Promise<string[]> {

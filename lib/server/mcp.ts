@@ -13,6 +13,7 @@ import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
 import { VERSION } from "../version";
+import { handleResources } from "./resources";
 
 export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
 
@@ -112,6 +113,12 @@ export class McpDispatcher {
           return { jsonrpc: "2.0", id, result: { tools: this.visibleTools(caller.token.scope) } };
         case "tools/call":
           return await this.callTool(id, params, caller);
+        case "resources/list":
+        case "resources/read":
+        case "resources/templates/list": {
+          const r = handleResources(this.vault, m.method, params, caller.token.scope);
+          return "error" in r ? rpcError(id, r.error.code, r.error.message, r.error.data) : { jsonrpc: "2.0", id, result: r.result };
+        }
         default:
           return rpcError(id, JSONRPC.METHOD_NOT_FOUND, `Method not found: ${m.method}`);
       }
@@ -127,7 +134,7 @@ export class McpDispatcher {
     if (typeof clientName === "string" && clientName) this.clientNames.set(caller.token.name, clientName.slice(0, 100));
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
       serverInfo: { name: "lettuce", title: "Lettuce", version: VERSION },
       instructions: SERVER_INSTRUCTIONS,
     };
