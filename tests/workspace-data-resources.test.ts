@@ -92,7 +92,7 @@ describe("resources on a project vault", () => {
   });
 
   test("the digest: a cursor line first, databases, tags, folders and every note with its size", async () => {
-    const [map, ...more] = await readAllDigestPages(s);
+    const [map = "", ...more] = await readAllDigestPages(s);
     expect(more).toEqual([]);
     expect(map.split("\n")[0]).toMatch(/^cursor: \S+$/);
     for (const p of notesOnDisk(root)) expect(listsNote(map, p)).toBe(true);
