@@ -50,7 +50,9 @@ describe("search_tools", () => {
     expect(hit.tool).toMatchObject({ id: "tool-move_note", name: "move_note", tool_type: "external_mcp", tags: ["write", "writes"] });
     expect(hit.tool.json_schema).toMatchObject({ name: "move_note", parameters: { type: "object" } });
     expect(Object.keys(hit.tool.args_json_schema.properties)).toEqual(expect.arrayContaining(["from", "to"]));
-    expect(hit.embedded_text).toContain(hit.tool.description);
+    // embedded_text is what the vector side embeds: the name, the search hints and the description's first sentence.
+    expect(hit.embedded_text.startsWith("move note. ")).toBe(true);
+    expect(hit.embedded_text).toContain(hit.tool.description.split(/[.:](?=\s)/)[0]);
   });
 
   test("a scope only finds what it may call: the same set as its tools/list", async () => {

@@ -39,10 +39,10 @@ export interface QueryResult {
   nextCursor?: string;
 }
 
-/** A row body longer than this is cut (contentTruncated: true); get_page reads it whole. */
-export const MAX_ROW_CONTENT = 64 * 1024;
-/** Once the bodies on a page add up to this, the page ends early (hasMore stays true). */
-export const PAGE_CONTENT_BUDGET = 256 * 1024;
+/** A row body longer than this is cut (contentTruncated: true); get_page or read_note reads it whole. */
+export const MAX_ROW_CONTENT = 24 * 1024;
+/** Once the bodies on a page add up to this, the page ends early (hasMore stays true): an agent pays for every byte. */
+export const PAGE_CONTENT_BUDGET = 48 * 1024;
 
 const columnCache = new WeakMap<RowNote[], ColumnReader[]>();
 

@@ -26,12 +26,12 @@ export interface ToolRecord {
   /** Parameter names and descriptions, as indexed. */
   params: string;
   hints: string;
-  /** All the text matched against a query: returned as embedded_text. */
+  /** All the text the full-text side matches (name, hints, description, parameters). */
   text: string;
   /**
-   * What the vector side embeds: the name, the hints and the description's first
-   * sentence. Small models read only the first ~128 tokens, and the full
-   * description's return shapes and error kinds drown the purpose.
+   * What the vector side embeds, returned as embedded_text: the name, the hints
+   * and the description's first sentence. Small models read only the first ~128
+   * tokens, and the full description's return shapes and error kinds drown the purpose.
    */
   vectorText: string;
 }

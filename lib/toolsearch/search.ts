@@ -91,7 +91,7 @@ export class ToolSearchIndex {
     const shape = (i: number, score: number, ftsRank?: number, vectorRank?: number): ToolSearchResult => ({
       combined_score: score,
       tool: toolObject(this.records[i]!, scope),
-      embedded_text: this.records[i]!.text,
+      embedded_text: this.records[i]!.vectorText,
       ...(ftsRank !== undefined ? { fts_rank: ftsRank } : {}),
       ...(vectorRank !== undefined ? { vector_rank: vectorRank } : {}),
     });
