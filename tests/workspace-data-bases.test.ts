@@ -206,12 +206,17 @@ describe("Bases over a project vault", () => {
     write(root, "Hostile/Deep.base", `filters: '${"(".repeat(5000)}1${")".repeat(5000)}'\n`);
     write(root, "Hostile/Bomb.base", `a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`);
     write(root, "Hostile/Proto.base", `filters: 'note.__proto__ == null && constructor.name == "Object"'\n`);
+    write(root, "Hostile/Cycle.base", `filters: 'formula.a'\nformulas:\n  a: 'formula.b'\n  b: 'formula.a'\n`);
+    const chain = Array.from({ length: 500 }, (_, i) => `  f${i}: 'formula.f${i + 1} + 1'`).join("\n");
+    write(root, "Hostile/Chain.base", `filters: 'formula.f0 > 0'\nformulas:\n${chain}\n  f500: '1'\n`);
     await waitFor(async () => (await s.callRaw("get_database_schema", { databaseId: "Hostile/Proto.base" })).isError !== true, { what: "the watcher" });
     const deep = await s.callRaw("query_database", { databaseId: "Hostile/Deep.base" });
     expect(deep.kind).toBe("unsupported-expression");
     const bomb = await s.callRaw("query_database", { databaseId: "Hostile/Bomb.base" });
     expect(bomb.kind).toBe("invalid-base");
     // __proto__ and constructor are plain (absent) properties: no row has them.
+    await waitFor(async () => (await s.callRaw("get_database_schema", { databaseId: "Hostile/Chain.base" })).kind !== "database-not-found", { what: "the watcher" });
+    for (const id of ["Hostile/Cycle.base", "Hostile/Chain.base"]) expect((await s.callRaw("query_database", { databaseId: id })).kind).toBe("unsupported-expression");
     const proto = await s.call("query_database", { databaseId: "Hostile/Proto.base" });
     expect(proto.rows).toEqual([]);
     expect((await s.call("get_vault_info")).noteCount).toBeGreaterThan(0);

@@ -241,6 +241,7 @@ function formula(name: string, env: EvalEnv): Value {
   if (f instanceof UnsupportedExpression) throw f;
   const stack = env.stack ?? new Set<string>();
   if (stack.has(name)) throw new UnsupportedExpression(`formula.${name}`, "a formula that refers to itself");
+  if (stack.size >= 32) throw new UnsupportedExpression(`formula.${name}`, "formulas nested more than 32 deep");
   stack.add(name);
   try {
     return evaluate(f, { ...env, stack });
