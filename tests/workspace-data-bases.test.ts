@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { basesContainingNote, databaseRowInfo, listBases } from "../lib/bases";
 import { describeWithCorpus } from "./helpers/corpora";
 import { copyVault, OBSIDIAN_HELP, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { EXPECTED, makeProjectVault, TASKS, taskContent, write } from "./helpers/workspace-data";
@@ -200,6 +201,22 @@ describe("Bases over a project vault", () => {
     expect(col("formula.weight").type).toBe("number");
     expect(col("formula.week_after").type).toBe("date");
     expect(col("formula.score").error).toContain("?");
+  });
+
+  test("the lib/bases API the workspace tools use: a row's database and siblings; a plain page has none", () => {
+    const info = databaseRowInfo(s.vault, "Tasks/Triage inbox.md");
+    const others = EXPECTED.tasks().filter((p) => p !== "Tasks/Triage inbox.md");
+    expect(info).toEqual({
+      databaseId: "Tasks.base",
+      databaseTitle: "Tasks",
+      siblings: { total: others.length, items: others.slice(0, 10).map((id) => ({ id, title: TASKS.find((t) => t.path === id)!.title })) },
+    });
+    expect(databaseRowInfo(s.vault, "Projects/Lettuce.md")).toBeNull();
+    const containing = basesContainingNote(s.vault, "Tasks/Fix login bug.md").map((b) => b.id);
+    expect(containing.slice(0, 2)).toEqual(["Boards/Auth.base", "Tasks.base"]);
+    expect(containing).not.toContain("Ships.base");
+    expect(containing).not.toContain("Broken/Linked.base"); // its filter cannot be evaluated
+    expect(listBases(s.vault).map((b) => b.id)).toEqual(expect.arrayContaining(["Tasks.base", "Boards/Auth.base", "Broken/Garbled.base"]));
   });
 
   test("a hostile base cannot stall the server: deep nesting, long expressions, alias bombs", async () => {

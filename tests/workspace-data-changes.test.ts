@@ -196,10 +196,12 @@ describe("change feed across restarts of `lettuce serve`", () => {
     expect(got["Projects/Lettuce (renamed).md"].changeType).toBe("created");
     const issued = Date.now();
 
-    // Throw the index away: the next start rebuilds it, and the feed stays quiet.
+    // Throw the index away and delete one note: the next start rebuilds the index, and the
+    // feed reports the deletion (found by the reconcile after the scan) and nothing else.
     for (const f of ["index.db", "fts.db"]) for (const suffix of ["", "-wal", "-shm"]) rmSync(join(root, ".lettuce", f + suffix), { force: true });
+    unlinkSync(join(root, "Inbox/Offline.md"));
     await nextSecond(issued);
     const third = await serveAnd((call) => drain((a) => call("get_changes_since", a), { cursor: second.cursor }));
-    expect(third.changes).toEqual([]);
+    expect(third.changes.map((c) => [c.id, c.changeType, c.title])).toEqual([["Inbox/Offline.md", "deleted", "Offline"]]);
   });
 });
