@@ -86,6 +86,8 @@ describe("search_tools", () => {
     }
     const vec = await withEnv(NONE, () => s.callRaw("search_tools", { query: "backlinks", search_mode: "vector" }));
     expect(vec.kind).toBe("not-configured");
+    // FTS5 syntax in a request is just words (or nothing), never an error.
+    for (const query of ['") OR NOT * NEAR(a b) ^col:x', "\u0000\u202e", "the of and to"]) expect(Array.isArray(await search({ query, search_mode: "fts" }))).toBe(true);
     const hybrid = await search({ query: "who links to this note", limit: 5 });
     expect(hybrid.every((r: any) => r.vector_rank === undefined && typeof r.fts_rank === "number")).toBe(true);
   });
@@ -160,8 +162,11 @@ describe("POST /v1/tools/search", () => {
     expect(((await vec.json()) as any).kind).toBe("not-configured");
   });
 
-  test("the same DNS-rebinding protection as /mcp", async () => {
+  test("the same DNS-rebinding protection and body cap as /mcp", async () => {
     const res = await post({ query: "links" }, { authorization: `Bearer ${s.tokens.read}`, host: "evil.example.com" });
     expect(res.status).toBe(403);
+    const huge = await post(JSON.stringify({ query: "x".repeat(9 * 1024 * 1024) }), { authorization: `Bearer ${s.tokens.read}` });
+    expect(huge.status).toBe(413);
+    expect((await post({ query: "still answering", search_mode: "fts" }, { authorization: `Bearer ${s.tokens.read}` })).status).toBe(200);
   });
 });
