@@ -54,10 +54,14 @@ function decodeCursor(raw: string): Cursor {
 
 const nowSecond = () => Math.floor(Date.now() / 1000);
 
-/** A cursor at the journal's current end: what the digest resource prints before it builds the map. */
+/**
+ * A cursor at the journal's current end: what the digest resource prints before
+ * it builds the map. It is exact (not inclusive of its second): everything
+ * recorded up to it is already in the map, which is read from the index after it.
+ */
 export function cursorNow(journal: ChangeJournal): string {
   const s = journal.maxSeq();
-  return encodeCursor({ s, c: s, d: s, t: nowSecond() });
+  return encodeCursor({ s, c: s, d: s, t: 0 });
 }
 
 interface Row {
