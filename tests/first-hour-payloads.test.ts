@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { copyVault, startTestServer, type TestServer } from "./helpers/server";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 setDefaultTimeout(600_000);
 
@@ -29,6 +31,8 @@ const REQUIRED: Record<string, Record<string, unknown>> = {
   notes_by_tag: { tag: "placeholder" },
   read_attachment: { path: "" }, // filled in from list_attachments
   withdraw_proposal: { id: 1 },
+  get_database_schema: { databaseId: "Concepts.base" },
+  query_database: { databaseId: "Concepts.base" },
 };
 /** Tools whose answers are not vault-sized, or that change things: not called here. */
 const NOT_CALLED = new Set(["eval", "withdraw_proposal", "await_directives"]);
@@ -46,11 +50,15 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
       saved[k] = process.env[k];
       process.env[k] = v;
     }
-    s = await startTestServer({ src: OBSIDIAN_HUB });
+    const root = copyVault(OBSIDIAN_HUB);
+    // The hub has no Obsidian Bases: one over a big folder, as a person would make it.
+    writeFileSync(join(root, "Concepts.base"), 'filters:\n  and:\n    - file.inFolder("05 - Concepts")\nviews:\n  - type: table\n    name: All\n');
+    s = await startTestServer({ root });
     await s.call("reindex_embeddings");
   });
   afterAll(async () => {
     await s?.close();
+    if (s) rmSync(s.root, { recursive: true, force: true });
     await model?.stop();
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];

@@ -2,6 +2,7 @@ import { ToolError } from "../errors";
 import { MissingVaultError, VaultError } from "../vault-context";
 import { VERSION } from "../version";
 import { answerCommand } from "./answer";
+import { auditCommand } from "./audit";
 import { UsageError, type Command } from "./command";
 import { configCommand } from "./config";
 import { editsCommand, revertCommand } from "./edits";
@@ -12,7 +13,7 @@ import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand, answerCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

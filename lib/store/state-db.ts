@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { lettuceDir } from "./index-db";
 import { WRITE_TABLES_SQL } from "../write/schema";
+import { CHANGES_TABLES_SQL } from "../changes/schema";
+import { AUDIT_TABLES_SQL } from "../audit/schema";
 
 // state.db holds what cannot be rebuilt from the vault (tokens, and later the
 // edits timeline, proposals, reviews, audit). Append migrations; never edit one.
@@ -21,6 +23,8 @@ export const STATE_MIGRATIONS: string[] = [
   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
   WRITE_TABLES_SQL, // agent-edits timeline and proposals (lib/write)
+  CHANGES_TABLES_SQL, // the change feed's journal (lib/changes)
+  AUDIT_TABLES_SQL, // the audit log (lib/audit)
 ];
 
 export function openStateDb(root: string): Database {
