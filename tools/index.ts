@@ -14,6 +14,8 @@ import { tagTools } from "./tags";
 import type { ToolDef } from "./types";
 import { vaultInfoTools } from "./vault-info";
 import { writeTools } from "./write";
+import { workspaceTools } from "./workspace";
+import { contextTools } from "./context";
 
 export const ALL_TOOLS: ToolDef[] = [
   ...vaultInfoTools,
@@ -28,6 +30,8 @@ export const ALL_TOOLS: ToolDef[] = [
   ...suggestLinkTools,
   ...activityTools,
   ...directiveTools,
+  ...workspaceTools,
+  ...contextTools,
   ...writeTools,
   ...proposalTools,
 ] as unknown as ToolDef[];
