@@ -40,7 +40,8 @@ function keyed(fm: Fm): Map<string, unknown> {
   return m;
 }
 
-const present = (v: unknown) => v !== undefined && v !== null && v !== false && !(typeof v === "string" && !v.trim()) && !(Array.isArray(v) && !v.length);
+/** A name written in a field: a non-empty string, or a list holding one. */
+const named = (v: unknown): boolean => (typeof v === "string" ? v.trim() !== "" : Array.isArray(v) && v.some(named));
 const REVIEWER_KEYS = ["reviewedby", "reviewer", "verifiedby", "approvedby"];
 const REVIEW_FLAGS = ["humanreviewed", "reviewed", "verified"];
 const HUMAN_CLAIM_KEYS = ["trust", "provenance", "review", "reviewstatus", "assertedby"];
@@ -48,8 +49,8 @@ const HUMAN_CLAIM_KEYS = ["trust", "provenance", "review", "reviewstatus", "asse
 /** Does the frontmatter claim a human review? */
 export function claimsHumanReview(fm: Fm): boolean {
   const m = keyed(fm);
-  if (REVIEWER_KEYS.some((k) => present(m.get(k)))) return true;
-  if (REVIEW_FLAGS.some((k) => m.get(k) === true || (k === "reviewed" && typeof m.get(k) === "string" && present(m.get(k))))) return true;
+  if (REVIEWER_KEYS.some((k) => named(m.get(k)))) return true;
+  if (REVIEW_FLAGS.some((k) => m.get(k) === true || (k === "reviewed" && named(m.get(k))))) return true;
   return HUMAN_CLAIM_KEYS.some((k) => {
     const v = m.get(k);
     const s = typeof v === "string" ? v : Array.isArray(v) ? v.filter((x) => typeof x === "string").join(" ") : "";

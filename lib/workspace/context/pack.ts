@@ -45,6 +45,7 @@ interface Concept {
   trust: string;
   reviewedBy?: string;
   reviewedAt?: string;
+  reviewOutdated?: true;
   freshness: { updated: string; from: string; stale: boolean; deprecated: boolean; supersededBy?: string };
   selectionReason: string;
   bodyMode: "full" | "outline";
@@ -188,6 +189,7 @@ export async function prepareContext(vault: VaultContext, o: PackOptions): Promi
         status: c.fresh.status,
         trust: c.trust.trust,
         ...(c.trust.reviewedBy ? { reviewedBy: c.trust.reviewedBy, reviewedAt: c.trust.reviewedAt } : {}),
+        ...(c.trust.reviewOutdated ? { reviewOutdated: true as const } : {}),
         freshness: { updated: c.fresh.updated, from: c.fresh.updatedFrom, stale: c.fresh.stale, deprecated: c.fresh.deprecated, ...(c.fresh.supersededBy ? { supersededBy: c.fresh.supersededBy } : {}) },
         selectionReason: reasonFor(r, c, body),
       },
