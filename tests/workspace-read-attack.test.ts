@@ -87,7 +87,7 @@ describe("forged cursors and query syntax", () => {
       else expect(r.kind).toBe("invalid-input");
     }
     const huge = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_workspace", arguments: { cursor: "A".repeat(5000) } } });
-    expect((await huge.json()).error.code).toBe(-32602);
+    expect(((await huge.json()) as any).error.code).toBe(-32602);
   });
 
   test("FTS5 syntax, LIKE wildcards and control characters are just text", async () => {
@@ -119,7 +119,7 @@ describe("forged cursors and query syntax", () => {
     }
     for (const resource of ["", "x".repeat(2001)]) {
       const r = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_related_pages", arguments: { resource } } });
-      expect((await r.json()).error.code).toBe(-32602);
+      expect(((await r.json()) as any).error.code).toBe(-32602);
     }
   });
 });

@@ -131,9 +131,12 @@ describeWithCorpus("obsidian-help/en", "prepare_context on Obsidian Help", () =>
       expect(p.concepts[two].selectionReason).toContain("superseded");
       expect(p.concepts[one]).toMatchObject({ status: "current", freshness: { deprecated: false, stale: false, from: "file" } });
     }
+    const old = await pack({ task: "deploy checklist by hand with twenty items" });
+    expect(old.p.concepts.find((c: any) => c.id === "Team/Old deploy checklist.md")).toMatchObject({ status: "deprecated", freshness: { deprecated: true, supersededBy: "[[Deploy checklist]]" } });
     const { p } = await pack({ task: "deploy checklist runbook release", maxConcepts: 16 });
     const by = (id: string) => p.concepts.find((c: any) => c.id === id);
-    expect(by("Team/Old deploy checklist.md")).toMatchObject({ status: "deprecated", freshness: { deprecated: true, supersededBy: "[[Deploy checklist]]" } });
+    // Deprecated and well below the best page: not worth a slot.
+    expect(by("Team/Old deploy checklist.md")).toBeUndefined();
     expect(by("Team/Stale runbook.md")).toMatchObject({ freshness: { stale: true, updated: "2019-03-01", from: "frontmatter" } });
     expect(by("Team/Release checklist.md").trust).toBe("external-human-asserted");
     expect(by("Team/Deploy checklist.md").trust).toBe("unreviewed");
@@ -228,7 +231,7 @@ describeWithCorpus("obsidian-help/en", "prepare_context on Obsidian Help", () =>
     const bad = [{ task: "x", maxTokens: 999 }, { task: "x", maxTokens: 16001 }, { task: "x", maxConcepts: 0 }, { task: "x", maxConcepts: 17 }, { task: "x", keywords: Array(25).fill("a") }, { task: "x", keywords: ["k".repeat(61)] }, { task: "x", trustPolicy: "blind" }, { task: "" }, {}];
     for (const args of bad) {
       const r = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "prepare_context", arguments: args } });
-      expect((await r.json()).error.code).toBe(-32602);
+      expect(((await r.json()) as any).error.code).toBe(-32602);
     }
     // A page that tries to instruct the agent is quoted as data, inside a labelled body.
     const inj = await pack({ task: "prompt injection sample" });

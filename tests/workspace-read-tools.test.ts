@@ -275,7 +275,7 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
       expect(results[4].page.id).toBe("Plugins/Graph view.md");
       for (const r of results.filter((r: any) => !r.ok)) expect(typeof r.error).toBe("string");
       const tooMany = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_pages", arguments: { pageIds: Array.from({ length: 51 }, (_, i) => `n${i}.md`) } } });
-      expect((await tooMany.json()).error.code).toBe(-32602);
+      expect(((await tooMany.json()) as any).error.code).toBe(-32602);
     });
   });
 

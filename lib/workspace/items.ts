@@ -12,6 +12,7 @@ import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
 import { classifyNote, databaseTitle, isDatabasePath, type ItemType } from "./databases";
 import { fold } from "./text";
+import { indexMemo } from "./vault-cache";
 
 export interface ItemRef {
   id: string;
@@ -105,9 +106,21 @@ export function isIndexNote(path: string): boolean {
   return key === indexKey(baseName(folder)) || INDEX_NAMES.has(key);
 }
 
-/** The index page of a folder, if it has one (its own-name note first, then index, README, _index). */
-export function folderIndexNote(db: Database, folder: string): NoteRow | null {
+const INDEX_NOTES = {};
+
+/** The index page of a folder, if it has one (its own-name note first, then index, README, _index); cached until the index changes. */
+export function folderIndexNote(vault: VaultContext, folder: string): NoteRow | null {
   if (!folder) return null;
+  const cache = indexMemo(vault, INDEX_NOTES, () => new Map<string, NoteRow | null>());
+  let hit = cache.get(folder);
+  if (hit === undefined) {
+    hit = findFolderIndexNote(vault.indexDb, folder);
+    cache.set(folder, hit);
+  }
+  return hit;
+}
+
+function findFolderIndexNote(db: Database, folder: string): NoteRow | null {
   const name = baseName(folder);
   const rows = db
     .query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE folder = ? AND (name LIKE ? ESCAPE '\\' OR lower(name) IN ('index', 'readme', '_index')) ORDER BY path`)
@@ -121,11 +134,11 @@ export function folderIndexNote(db: Database, folder: string): NoteRow | null {
  * page, which stands for it); for a folder's index page, the folder above.
  * null at the root.
  */
-export function parentOf(db: Database, r: Resolved): ItemRef | null {
+export function parentOf(vault: VaultContext, r: Resolved): ItemRef | null {
   let folder = folderOf(r.path);
   if (r.kind === "note" && isIndexNote(r.path)) folder = folderOf(folder);
   if (!folder) return null;
-  const idx = folderIndexNote(db, folder);
+  const idx = folderIndexNote(vault, folder);
   if (idx && idx.path !== r.path) return { id: idx.path, type: "page", title: idx.title };
   return { id: folder, type: "folder", title: baseName(folder) };
 }

@@ -50,7 +50,7 @@ export function relatedPages(vault: VaultContext, pageId: string): RelatedPages 
   const db = vault.indexDb;
   const r = resolveItem(vault, pageId);
   const page = refOf(vault, r);
-  const parent = parentOf(db, r);
+  const parent = parentOf(vault, r);
   const totals: NonNullable<RelatedPages["totals"]> = {};
 
   let children: RelatedEntry[] = [];

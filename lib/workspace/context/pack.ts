@@ -15,7 +15,7 @@ import { folderIndexNote, folderOf, isIndexNote } from "../items";
 import { linkedFrom, linkingTo } from "../neighbours";
 import { frontmatterLineCount, outlineOf, renderOutline } from "../outline";
 import { estimateTokens } from "../text";
-import { rankForTask, termsIn, type Candidate, type Ranking, type TrustPolicy } from "./rank";
+import { matchable, rankForTask, termsIn, type Candidate, type Ranking, type TrustPolicy } from "./rank";
 
 export const PACK_FORMAT = "remnus-context-pack-v2";
 export const MAX_RELATED = 6;
@@ -102,11 +102,12 @@ function reasonFor(r: Ranking, c: Candidate, body: string): string {
   const parts: string[] = [];
   const inTitle = termsIn(c.row.title, r.taskTerms);
   if (inTitle.length) parts.push(`title matches ${inTitle.map((t) => t.word).join(", ")}`);
+  const text = matchable(c.row.title + "\n" + body);
   if (r.taskTerms.length) {
-    const inText = termsIn(c.row.title + "\n" + body, r.taskTerms);
+    const inText = termsIn(text, r.taskTerms, true);
     if (inText.length > inTitle.length) parts.push(`${inText.length} of ${r.taskTerms.length} task words in the page`);
   }
-  const kw = termsIn(c.row.title + "\n" + body, r.keywordTerms);
+  const kw = termsIn(text, r.keywordTerms, true);
   if (kw.length) parts.push(`keywords ${kw.slice(0, 4).map((t) => t.word).join(", ")}`);
   if (c.vectorRank !== null) parts.push(`meaning match #${c.vectorRank}`);
   if (c.trust.trust === "human-reviewed") parts.push("human-reviewed at its current content");
@@ -136,10 +137,10 @@ function relatedOf(vault: VaultContext, top: Candidate[], exclude: Set<string>):
     const folder = folderOf(c.row.path);
     if (isIndexNote(c.row.path)) {
       for (const r of db.query("SELECT path, title FROM notes WHERE folder = ? ORDER BY path LIMIT 20").all(folder) as { path: string; title: string }[]) add(r.path, r.title, i);
-      const up = folderIndexNote(db, folderOf(folder));
+      const up = folderIndexNote(vault, folderOf(folder));
       if (up) add(up.path, up.title, i);
     } else {
-      const idx = folderIndexNote(db, folder);
+      const idx = folderIndexNote(vault, folder);
       if (idx) add(idx.path, idx.title, i);
     }
   });

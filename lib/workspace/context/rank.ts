@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../../errors";
 import { selectEmbedder } from "../../providers/select";
-import { SUMMARY_COLUMNS, type NoteRow } from "../../retrieval/notes";
+import { noteCount, SUMMARY_COLUMNS, type NoteRow } from "../../retrieval/notes";
 import { reviewsOf } from "../../store/reviews";
 import { rrf } from "../../semantic/fusion";
 import { retrieve } from "../../semantic/retrieve";
@@ -15,8 +15,9 @@ import { SemanticService } from "../../semantic/service";
 import { embeddedModel, inList } from "../../semantic/store";
 import type { VaultContext } from "../../vault-context";
 import { inboundCounts } from "../neighbours";
-import { fold, foldedWords, ftsQuote, lightStem, STOPWORDS } from "../text";
+import { fold, ftsQuote, lightStem, STOPWORDS } from "../text";
 import { freshnessOf, trustOf, type Freshness, type TrustInfo } from "../trust";
+import { indexMemo } from "../vault-cache";
 
 export const TRUST_POLICIES = ["any", "prefer-human-reviewed", "human-reviewed-only"] as const;
 export type TrustPolicy = (typeof TRUST_POLICIES)[number];
@@ -37,6 +38,12 @@ export const RANKING = {
   stale: 0.75,
   /** Candidates scoring under this share of the best are not worth a concept slot. */
   floor: 0.2,
+  /** Words in more than this share of the notes are left out of the query (BM25 gives them almost no weight, and scoring every note costs time). */
+  commonShare: 0.5,
+  /** Uninflected words in more notes than this share are matched exactly rather than as prefixes. */
+  prefixShare: 0.1,
+  /** Of the lexical score, this share depends on how many of the task's words the page holds (coverage), the rest on BM25 alone. */
+  coverage: 0.5,
 };
 
 export interface Term {
@@ -62,31 +69,84 @@ export function termsOf(text: string, max: number): Term[] {
   return out;
 }
 
-const ftsTerm = (t: Term) => (t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : ftsQuote(t.fts));
+/** The FTS5 form of a term: a prefix query ("link"* finds links, linking), or the exact word (below). */
+const prefixTerm = (t: Term) => (t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : ftsQuote(t.fts));
 
-/** BM25 (higher is better) of the notes matching any of the terms, best first. */
-function bm25Any(db: Database, terms: Term[], depth: number): Map<number, number> {
+/**
+ * What the ranking query asks for a term. A prefix merges the lists of every
+ * word starting with it, which costs time in proportion to how common the
+ * word is, and adds little for a word most notes hold anyway: so a common
+ * uninflected word is matched exactly, an inflected one ("notes" → note*) or a
+ * rarer one by prefix.
+ */
+function queryTerm(t: Term, df: number, notes: number): string {
+  return t.fts !== t.word || df <= RANKING.prefixShare * notes ? prefixTerm(t) : ftsQuote(t.fts);
+}
+
+/** BM25 (higher is better) of the notes matching any of the query terms, best first. */
+function bm25Any(db: Database, terms: string[], depth: number): Map<number, number> {
   if (!terms.length) return new Map();
   try {
     const rows = db
       .query("SELECT rowid AS id, bm25(fts, 10.0, 1.0) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?")
-      .all(terms.map(ftsTerm).join(" OR "), depth) as { id: number; s: number }[];
+      .all(terms.join(" OR "), depth) as { id: number; s: number }[];
     return new Map(rows.map((r) => [r.id, -r.s]));
   } catch {
     return new Map();
   }
 }
 
-/** The terms that match no note at all. */
-function missingTerms(db: Database, terms: Term[]): Term[] {
-  const q = db.query("SELECT 1 AS x FROM fts WHERE fts MATCH ? LIMIT 1");
-  return terms.filter((t) => {
-    try {
-      return q.get(ftsTerm(t)) === null;
-    } catch {
-      return true;
+// How many notes hold each term (as a prefix), per vault until the index changes: a count
+// needs no scoring, but for a common word it still walks a long list, and agents repeat words.
+const DF = {};
+
+function documentFrequencies(vault: VaultContext, terms: Term[]): number[] {
+  const cache = indexMemo(vault, DF, () => new Map<string, number>());
+  if (cache.size > 10_000) cache.clear();
+  const q = vault.indexDb.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?");
+  return terms.map((t) => {
+    let n = cache.get(t.fts);
+    if (n === undefined) {
+      try {
+        n = (q.get(prefixTerm(t)) as { n: number }).n;
+      } catch {
+        n = 0;
+      }
+      cache.set(t.fts, n);
     }
+    return n;
   });
+}
+
+/**
+ * The query terms worth asking for: present somewhere and not in most notes;
+ * when all present ones are common, the two rarest.
+ */
+function informative(terms: Term[], dfs: number[], notes: number): { terms: Term[]; query: string[] } {
+  const present = terms.map((t, i) => ({ t, df: dfs[i]! })).filter((x) => x.df > 0);
+  const rare = present.filter((x) => x.df <= RANKING.commonShare * notes);
+  const kept = rare.length ? rare : present.sort((a, b) => a.df - b.df).slice(0, 2);
+  return { terms: kept.map((x) => x.t), query: kept.map((x) => queryTerm(x.t, x.df, notes)) };
+}
+
+/** Title and body text of a candidate note, for coverage (lower-cased; folded only when not plain ASCII). One rowid lookup each. */
+function candidateText(db: Database, id: number): string {
+  const r = db.query("SELECT title, body FROM fts WHERE rowid = ?").get(id) as { title: string; body: string } | null;
+  if (!r) return "";
+  return matchable(`${r.title}\n${r.body}`);
+}
+
+/** Matchers for terms as the start of a word. */
+function wordStarts(terms: Term[]): RegExp[] {
+  return terms.map((t) => new RegExp(`(?:^|[^\\p{L}\\p{N}])${t.folded.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, "u"));
+}
+
+/** The share of the matchers a text satisfies. */
+function coverage(text: string, res: RegExp[]): number {
+  if (!res.length) return 0;
+  let hits = 0;
+  for (const re of res) if (re.test(text)) hits++;
+  return hits / res.length;
 }
 
 /** The vector ranking of the task, when this vault has vectors of the configured model; null otherwise (with why, when it tried). */
@@ -157,8 +217,13 @@ export async function rankForTask(
   const taskTerms = termsOf(o.task, 24);
   const taskSet = new Set(taskTerms.map((t) => t.folded));
   const keywordTerms = termsOf(o.keywords.join(" "), 48).filter((t) => !taskSet.has(t.folded));
-  const byTask = bm25Any(db, taskTerms, RANKING.depth);
-  const byKeyword = bm25Any(db, keywordTerms, RANKING.depth);
+  const notes = noteCount(db);
+  const taskDf = documentFrequencies(vault, taskTerms);
+  const missing = taskTerms.filter((_, i) => taskDf[i] === 0);
+  const taskQuery = informative(taskTerms, taskDf, notes);
+  const keywordQuery = informative(keywordTerms, documentFrequencies(vault, keywordTerms), notes);
+  const byTask = bm25Any(db, taskQuery.query, RANKING.depth);
+  const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
   const vec = taskTerms.length || keywordTerms.length ? await vectorRanking(vault, [o.task, ...o.keywords].join("\n"), RANKING.depth, o.signal) : null;
   const vectorIds = vec && "ids" in vec ? vec.ids : null;
 
@@ -166,6 +231,15 @@ export async function rankForTask(
   const lexical = new Map<number, number>();
   for (const [id, s] of byTask) lexical.set(id, s);
   for (const [id, s] of byKeyword) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
+  // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
+  const taskRes = wordStarts(taskQuery.terms);
+  const keywordRes = wordStarts(keywordQuery.terms);
+  const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
+  for (const [id, s] of lexical) {
+    const text = candidateText(db, id);
+    const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
+    lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
+  }
   let base: Map<number, number>;
   if (vectorIds && vectorIds.length) {
     const lexIds = [...lexical].sort((a, b) => b[1] - a[1]).map(([id]) => id);
@@ -235,17 +309,20 @@ export async function rankForTask(
     ...(vec && "skipped" in vec ? { vectorSkipped: vec.skipped } : {}),
     taskTerms,
     keywordTerms,
-    missing: missingTerms(db, taskTerms),
+    missing,
     keywordHits: byKeyword.size,
     excludedByTrust,
   };
 }
 
-/** Which of the terms a text holds (as a prefix of one of its words). */
-export function termsIn(text: string, terms: Term[]): Term[] {
-  const words = new Set(foldedWords(text));
-  return terms.filter((t) => {
-    for (const w of words) if (w.startsWith(t.folded)) return true;
-    return false;
-  });
+/** Lower-cased text, folded only when it is not plain ASCII (folding is the slow part). */
+export function matchable(text: string): string {
+  return /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : fold(text);
+}
+
+/** Which of the terms a text holds (as the start of one of its words); `prepared`: the text is already matchable(). */
+export function termsIn(text: string, terms: Term[], prepared = false): Term[] {
+  const t = prepared ? text : matchable(text);
+  const res = wordStarts(terms);
+  return terms.filter((_, i) => res[i]!.test(t));
 }
