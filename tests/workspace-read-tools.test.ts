@@ -56,6 +56,12 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
       expect(seenContent).toBe(true);
     });
 
+    test("function words do not narrow a query: 'the graph view' finds what 'graph view' finds", async () => {
+      const a = await s.call("search_workspace", { query: "graph view" });
+      const b = await s.call("search_workspace", { query: "how is the graph view" });
+      expect(b.results.map((r: any) => r.id)).toEqual(a.results.map((r: any) => r.id));
+    });
+
     test("prefix words are AND'd: every content result holds both words", async () => {
       const { results } = await s.call("search_workspace", { query: "sync encrypt", limit: 20 });
       expect(results.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@ import type { VaultContext } from "../vault-context";
 import { classifyNotes } from "./databases";
 import { breadcrumbOf, folderOf } from "./items";
 import { titleEntries } from "./title-cache";
-import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount } from "./text";
+import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
 
 export interface WorkspaceHit {
   id: string;
@@ -93,7 +93,11 @@ function ftsRows(db: Database, match: string, limit: number): { path: string; ti
 
 function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
   // The raw words, not fold()ed: the index folds case and accents itself, and leaves Turkish ı alone.
-  const words = q.match(/[\p{L}\p{N}]+/gu) ?? [];
+  // Stopwords go when other words remain: as prefixes ("the"* = the, them, there, …) they match nearly
+  // every note, which costs a full BM25 pass and narrows nothing.
+  const raw = q.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const content = raw.filter((w) => !FUNCTION_WORDS.has(fold(w)));
+  const words = content.length ? content : raw;
   if (!words.length) return [];
   const all = words.map((w) => `${ftsQuote(w)}*`).join(" AND ");
   const out: RawHit[] = [];

@@ -60,18 +60,8 @@ export const STOPWORDS = new Set(
   also just only very want need like get use using used make made way new one two via per vs etc`.split(/\s+/).filter(Boolean),
 );
 
-/** Content words of a task: folded, stopwords and 1-letter words dropped, first occurrence kept, at most `max`. */
-export function contentWords(s: string, max = 32): string[] {
-  const out: string[] = [];
-  const seen = new Set<string>();
-  for (const w of foldedWords(s)) {
-    if (w.length < 2 || STOPWORDS.has(w) || seen.has(w)) continue;
-    seen.add(w);
-    out.push(w);
-    if (out.length >= max) break;
-  }
-  return out;
-}
+/** Function words only, for search_workspace (a query is short and every other word in it counts). */
+export const FUNCTION_WORDS = new Set("a an and are as at be by for from how i in is it of on or that the this to was what when where which who why with".split(" "));
 
 /**
  * A light stem for prefix matching: "properties" → "propert", "linking" →

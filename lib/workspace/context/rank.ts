@@ -24,7 +24,7 @@ export type TrustPolicy = (typeof TRUST_POLICIES)[number];
 
 export const RANKING = {
   /** Candidates each ranked list contributes. */
-  depth: 60,
+  depth: 40,
   keywordWeight: 0.5,
   /** RRF constant when fusing with vectors: small, so the top of each list counts most. */
   rrfK: 10,
@@ -129,9 +129,12 @@ function informative(terms: Term[], dfs: number[], notes: number): { terms: Term
   return { terms: kept.map((x) => x.t), query: kept.map((x) => queryTerm(x.t, x.df, notes)) };
 }
 
-/** Title and body text of a candidate note, for coverage (lower-cased; folded only when not plain ASCII). One rowid lookup each. */
+/** Coverage reads this much of a body at most: a word not in the first 64 KB of a huge page barely changes its coverage. */
+const COVERAGE_CHARS = 65_536;
+
+/** Title and (the start of the) body of a candidate note, matchable(), for coverage. One rowid lookup each. */
 function candidateText(db: Database, id: number): string {
-  const r = db.query("SELECT title, body FROM fts WHERE rowid = ?").get(id) as { title: string; body: string } | null;
+  const r = db.query("SELECT title, substr(body, 1, ?) AS body FROM fts WHERE rowid = ?").get(COVERAGE_CHARS, id) as { title: string; body: string } | null;
   if (!r) return "";
   return matchable(`${r.title}\n${r.body}`);
 }
@@ -315,9 +318,14 @@ export async function rankForTask(
   };
 }
 
-/** Lower-cased text, folded only when it is not plain ASCII (folding is the slow part). */
+/**
+ * Lower-cased text, folded only when it holds letters that can carry accents
+ * (Latin beyond ASCII, Greek, Cyrillic, …): folding is the slow part, and
+ * emoji or CJK need none.
+ */
 export function matchable(text: string): string {
-  return /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : fold(text);
+  const lower = text.toLowerCase();
+  return /[\u00c0-\u1fff]/.test(lower) ? fold(lower) : lower;
 }
 
 /** Which of the terms a text holds (as the start of one of its words); `prepared`: the text is already matchable(). */
