@@ -65,7 +65,7 @@ describe("ids that point outside the vault or at hidden files", () => {
       expect(rel.isError).toBe(true);
     }
     const notes = await s.call("list_workspace", { parentId: "Notes" });
-    expect(notes.items.map((i: any) => i.id).sort()).toEqual(["Notes/Broken yaml.md", "Notes/Odd frontmatter.md", "Notes/Plain.md"]);
+    expect(notes.items.map((i: any) => i.id).filter((id: string) => !id.endsWith(".base")).sort()).toEqual(["Notes/Broken yaml.md", "Notes/Odd frontmatter.md", "Notes/Plain.md"]);
     const rootList = await s.call("list_workspace", {});
     expect(rootList.items.map((i: any) => i.id)).toEqual(["Notes"]);
   });
@@ -100,6 +100,18 @@ describe("forged cursors and query syntax", () => {
     expect(results.map((r: any) => r.id)).toEqual(["Notes/Plain.md"]);
     const under = await s.call("search_workspace", { query: "_d" });
     expect(under.results.map((r: any) => r.id)).toEqual(["Notes/Plain.md"]);
+  });
+
+  test("an oversized .base file is refused as too-large, and still listed", async () => {
+    writeFileSync(join(root, "Notes/Huge.base"), "views:\n" + "  - name: x\n".repeat(120_000));
+    try {
+      const r: any = await s.callRaw("get_page", { pageId: "Notes/Huge.base" });
+      expect(r.kind).toBe("too-large");
+      const list = await s.call("list_workspace", { parentId: "Notes" });
+      expect(list.items.map((i: any) => i.id)).toContain("Notes/Huge.base");
+    } finally {
+      rmSync(join(root, "Notes/Huge.base"), { force: true });
+    }
   });
 
   test("malformed frontmatter does not break packs, related pages or sources", async () => {

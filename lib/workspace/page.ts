@@ -2,7 +2,7 @@
 // moved to `properties`), a database its `.base` YAML, a folder a Markdown
 // list of its items. Outline mode collapses a body to its headings plus the
 // first line of each section, and says how long the full body is.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { ToolError } from "../errors";
 import { noteHeadings } from "../retrieval/notes";
 import { splitFrontmatter } from "../vault/parse";
@@ -30,6 +30,8 @@ export interface WorkspacePageContent {
 const FOLDER_PAGE_ITEMS = 100;
 /** A database's outline: its first lines (a .base file is short YAML). */
 const DATABASE_OUTLINE_LINES = 40;
+/** A .base file is a few hundred bytes of YAML; anything past this is no database definition. */
+const MAX_DATABASE_BYTES = 1024 * 1024;
 
 function readText(vault: VaultContext, path: string): string {
   try {
@@ -64,6 +66,7 @@ export function pageOf(vault: VaultContext, r: Resolved, mode: PageMode): Worksp
     }
     if (mode === "outline") outline = renderOutline(outlineOf(text, noteHeadings(vault.indexDb, r.row.id), frontmatterLineCount(fm.raw)));
   } else if (r.kind === "database") {
+    if (statSync(safeAbsPath(vault.root, r.path)).size > MAX_DATABASE_BYTES) throw new ToolError("too-large", `${r.path} is over ${MAX_DATABASE_BYTES} bytes: not read as a database`);
     content = readText(vault, r.path);
     if (mode === "outline") outline = content.split(/\r?\n/).slice(0, DATABASE_OUTLINE_LINES).join("\n");
     base.title = databaseTitle(r.path);

@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import type { VaultContext } from "../vault-context";
 import { classifyNotes } from "./databases";
 import { breadcrumbOf, folderOf } from "./items";
-import { titleEntries } from "./title-cache";
+import { databaseEntries, titleEntries } from "./title-cache";
 import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
 
 export interface WorkspaceHit {
@@ -104,8 +104,8 @@ function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
   const seen = new Set<string>();
   // Databases whose name holds every word as a prefix of one of its words.
   const fw = words.map(fold);
-  for (const e of titleEntries(vault)) {
-    if (e.kind !== "database" || out.length >= limit) continue;
+  for (const e of databaseEntries(vault)) {
+    if (out.length >= limit) break;
     const tw = foldedWords(e.title);
     if (fw.every((w) => tw.some((t) => t.startsWith(w)))) out.push({ path: e.path, title: e.title, kind: "database", matchedOn: "title", snippet: "" });
   }

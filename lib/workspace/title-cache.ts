@@ -18,13 +18,14 @@ export interface TitleEntry {
 
 interface Titles {
   entries: TitleEntry[];
+  databases: TitleEntry[];
   /** title → folded title, reused by the next rebuild for titles that did not change. */
   memo: Map<string, string>;
 }
 
 const KEY = {};
 
-export function titleEntries(vault: VaultContext): TitleEntry[] {
+function titles(vault: VaultContext): Titles {
   return indexMemo<Titles>(vault, KEY, (prev) => {
     const memo = new Map<string, string>();
     const folded = (s: string) => {
@@ -41,6 +42,15 @@ export function titleEntries(vault: VaultContext): TitleEntry[] {
       const t = databaseTitle(r.path);
       entries.push({ path: r.path, title: t, kind: "database", folded: folded(t) });
     }
-    return { entries, memo };
-  }).entries;
+    return { entries, databases: entries.filter((e) => e.kind === "database"), memo };
+  });
+}
+
+export function titleEntries(vault: VaultContext): TitleEntry[] {
+  return titles(vault).entries;
+}
+
+/** The `.base` files only. */
+export function databaseEntries(vault: VaultContext): TitleEntry[] {
+  return titles(vault).databases;
 }

@@ -102,7 +102,7 @@ function reasonFor(r: Ranking, c: Candidate, body: string): string {
   const parts: string[] = [];
   const inTitle = termsIn(c.row.title, r.taskTerms);
   if (inTitle.length) parts.push(`title matches ${inTitle.map((t) => t.word).join(", ")}`);
-  const text = matchable(c.row.title + "\n" + body);
+  const text = matchable(c.row.title + "\n" + body.slice(0, 65_536));
   if (r.taskTerms.length) {
     const inText = termsIn(text, r.taskTerms, true);
     if (inText.length > inTitle.length) parts.push(`${inText.length} of ${r.taskTerms.length} task words in the page`);
