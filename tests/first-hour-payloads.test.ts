@@ -32,6 +32,11 @@ const REQUIRED: Record<string, Record<string, unknown>> = {
   read_attachment: { path: "" }, // filled in from list_attachments
   withdraw_proposal: { id: 1 },
   get_database_schema: { databaseId: "Concepts.base" },
+  search_workspace: { query: "plugin" },
+  prepare_context: { task: "Write a guide to the community plugins for note linking" },
+  get_page: { pageId: "00 - Start here.md" },
+  get_pages: { pageIds: ["00 - Start here.md", "05 - Concepts/Zettelkasten.md"] },
+  get_related_pages: { pageId: "" }, // the most linked-to note, below
   query_database: { databaseId: "Concepts.base" },
 };
 /** Tools whose answers are not vault-sized, or that change things: not called here. */
@@ -73,6 +78,7 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
     REQUIRED.read_attachment = { path: attachments.items[0].path };
     const hub = s.vault.indexDb.query("SELECT resolved AS p FROM links WHERE resolved LIKE '%.md' GROUP BY resolved ORDER BY count(*) DESC LIMIT 1").get() as { p: string };
     for (const t of ["list_outgoing_links", "list_backlinks", "link_graph"]) REQUIRED[t] = { path: hub.p };
+    REQUIRED.get_related_pages = { pageId: hub.p };
     const sizes: Record<string, number> = {};
     for (const t of tools) {
       if (t.annotations?.readOnlyHint !== true || NOT_CALLED.has(t.name)) continue;

@@ -22,6 +22,8 @@ import type { ToolDef } from "./types";
 import { vaultInfoTools } from "./vault-info";
 import { writeTools } from "./write";
 import { registerToolCatalogue } from "../lib/toolsearch";
+import { workspaceTools } from "./workspace";
+import { contextTools } from "./context";
 
 export const ALL_TOOLS: ToolDef[] = [
   ...vaultInfoTools,
@@ -38,6 +40,8 @@ export const ALL_TOOLS: ToolDef[] = [
   ...suggestLinkTools,
   ...activityTools,
   ...directiveTools,
+  ...workspaceTools,
+  ...contextTools,
   ...writeTools,
   ...proposalTools,
   ...databaseTools,
@@ -65,4 +69,5 @@ registerToolCatalogue(ALL_TOOLS, {
   changes: changeTools,
   members: memberTools,
   audit: auditTools,
+  workspace: [...workspaceTools, ...contextTools],
 });

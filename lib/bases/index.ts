@@ -63,3 +63,25 @@ export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10):
   const others = rowsOf(vault, base).filter((r) => r.path !== notePath);
   return { databaseId: first.id, databaseTitle: first.title, siblings: { total: others.length, items: others.slice(0, limit).map((r) => ({ id: r.path, title: r.title })) } };
 }
+
+/**
+ * Which database each row note belongs to (the first base by path that
+ * selects it), for classifying many notes at once. Bases that do not parse or
+ * whose filters cannot be evaluated select nothing here.
+ */
+export function databaseOfNotes(vault: VaultLike): Map<string, DatabaseRef> {
+  const out = new Map<string, DatabaseRef>();
+  for (const id of basePaths(vault.indexDb)) {
+    const base = tryLoadBase(vault.root, id);
+    if (!base) continue;
+    let rows;
+    try {
+      rows = rowsOf(vault, base);
+    } catch (e) {
+      if (e instanceof ToolError) continue;
+      throw e;
+    }
+    for (const r of rows) if (!out.has(r.path)) out.set(r.path, { id, title: base.name });
+  }
+  return out;
+}

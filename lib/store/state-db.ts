@@ -6,6 +6,7 @@ import { lettuceDir } from "./index-db";
 import { WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
 import { AUDIT_TABLES_SQL } from "../audit/schema";
+import { REVIEWS_TABLE_SQL } from "./reviews";
 
 // state.db holds what cannot be rebuilt from the vault (tokens, and later the
 // edits timeline, proposals, reviews, audit). Append migrations; never edit one.
@@ -25,6 +26,7 @@ export const STATE_MIGRATIONS: string[] = [
   WRITE_TABLES_SQL, // agent-edits timeline and proposals (lib/write)
   CHANGES_TABLES_SQL, // the change feed's journal (lib/changes)
   AUDIT_TABLES_SQL, // the audit log (lib/audit)
+  REVIEWS_TABLE_SQL, // human reviews bound to a note's content hash (lib/store/reviews.ts)
 ];
 
 export function openStateDb(root: string): Database {
