@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { lettuceDir } from "./index-db";
 import { WRITE_TABLES_SQL } from "../write/schema";
+import { WEB_TABLES_SQL } from "../web/schema";
 
 // state.db holds what cannot be rebuilt from the vault (tokens, and later the
 // edits timeline, proposals, reviews, audit). Append migrations; never edit one.
@@ -21,6 +22,7 @@ export const STATE_MIGRATIONS: string[] = [
   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
   WRITE_TABLES_SQL, // agent-edits timeline and proposals (lib/write)
+  WEB_TABLES_SQL, // web UI login codes, sessions, daily health scores (lib/web)
 ];
 
 export function openStateDb(root: string): Database {
