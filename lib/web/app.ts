@@ -47,8 +47,12 @@ export function mountWebUi(app: Hono<any>, vault: VaultContext): void {
   web.use("/api/*", requireSession(vault, "api"));
   web.use("/api/*", async (c, next) => {
     await next();
+    // Page headers on every answer, without replacing a stricter one a route set (attachments are sandboxed).
+    const own = c.res.headers;
+    const keep = new Map([...own.entries()]);
     pageHeaders(c);
-    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+    for (const [k, v] of keep) c.res.headers.set(k, v);
+    if (!own.has("Cache-Control")) c.header("Cache-Control", "no-store");
   });
   web.use("/api/graph", compress());
 
