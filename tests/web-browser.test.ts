@@ -31,6 +31,7 @@ const HOSTILE_NAME = "<img src=x onerror=alert(1)>.md";
 
 describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
   describeWithBrowser("web UI in Chromium on the Obsidian Help vault", () => {
+    let parent: string;
     let root: string;
     let shots: string;
     let srv: LiveProcess;
@@ -51,7 +52,9 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
     };
 
     beforeAll(async () => {
-      root = tempDir();
+      // A folder named as the person would have it: the header shows the vault's folder name.
+      parent = tempDir();
+      root = join(parent, "Obsidian Help");
       cpSync(OBSIDIAN_HELP, root, { recursive: true });
       writeFileSync(
         join(root, XSS_NOTE),
@@ -102,7 +105,7 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
       for (const c of clients) await c.close().catch(() => {});
       await browser?.close();
       await srv?.stop();
-      rmSync(root, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
       if (process.env.LETTUCE_SCREENSHOTS !== "1") rmSync(shots, { recursive: true, force: true });
     });
 

@@ -123,7 +123,7 @@ export async function timelinePage(ctx: PageContext): Promise<Page> {
       for (const t of new Set([...facets.tools, f.tool].filter(Boolean))) toolSel.appendChild(h("option", { value: t, selected: t === f.tool }, t));
     }
     if (offset === 0) clear(list);
-    status.textContent = r.total ? `${r.total} entries, newest first` : "No agent edits match.";
+    status.textContent = r.total ? `${r.total} ${r.total === 1 ? "entry" : "entries"}, newest first` : "No agent edits match.";
     append(list, r.items.map((e) => entry(e, () => void load(0))));
     const next = offset + r.items.length;
     clear(more, next < r.total ? h("button", { class: "more", onclick: () => void load(next) }, "Older") : null);
