@@ -61,7 +61,7 @@ test("the compiled binary serves the web UI from an empty folder", async () => {
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toContain("javascript");
     const body = await js.text();
-    expect(body.length).toBeGreaterThan(100_000); // the app and cytoscape
+    expect(body.length).toBeGreaterThan(100_000); // the app, graphology and sigma
     expect(body).toContain("/api/session");
     expect((await fetch(`http://127.0.0.1:${port}${style}`)).headers.get("content-type")).toContain("css");
   } finally {

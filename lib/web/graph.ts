@@ -13,6 +13,7 @@ export const DEFAULT_GRAPH_CAP = 2000;
 export const MAX_GRAPH_CAP = 5000;
 export const LOCAL_GRAPH_MAX_NODES = 600;
 
+
 export interface DrawNode {
   id: string;
   label: string;
@@ -188,6 +189,7 @@ async function drawWhole(c: ReturnType<typeof cached>, cap: number, folder: stri
   await layout(nodes, edges);
   return { nodes, edges, total: scoped.length, shown: kept.length };
 }
+
 
 /** The notes within `depth` links of one note (both directions), laid out around it. */
 export async function localGraph(vault: VaultContext, path: string, depth: number): Promise<DrawGraph> {

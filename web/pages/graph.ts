@@ -1,8 +1,10 @@
-// The link graph, drawn with cytoscape.js on a canvas. The server sends
-// positions (ForceAtlas2, cached until the vault changes), so drawing is all
-// the browser does. Nodes are sized by their links and coloured by top-level
-// folder; a click opens the note (or, for a cluster, that folder's graph).
-import cytoscape from "cytoscape";
+// The link graph, drawn with sigma.js (WebGL) from a graphology graph. The
+// server sends positions (ForceAtlas2, cached until the vault changes), so
+// drawing is all the browser does: thousands of nodes and every link draw in
+// a frame. Nodes are sized by their links and coloured by top-level folder;
+// a click opens the note (or, for a cluster, that folder's graph).
+import Graph from "graphology";
+import Sigma from "sigma";
 import { get } from "../api";
 import { clear, h, noteUrl } from "../dom";
 import type { Page, PageContext } from "../types";
@@ -29,11 +31,6 @@ interface DrawGraph {
 }
 
 const PALETTE = ["#2f9e44", "#1971c2", "#e8590c", "#9c36b5", "#c2255c", "#0c8599", "#f08c00", "#5f3dc4", "#66a80f", "#d6336c", "#1098ad", "#ae3ec9"];
-
-function colourOf(group: string, groups: string[]): string {
-  const i = groups.indexOf(group);
-  return i >= 0 && i < PALETTE.length ? PALETTE[i]! : "#868e96";
-}
 
 export async function graphPage(ctx: PageContext): Promise<Page> {
   const center = ctx.url.searchParams.get("center");
@@ -62,64 +59,61 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
   const t0 = performance.now();
   const g = await get<DrawGraph>("/api/graph", center ? { center, depth } : { folder });
   if (ctx.stale()) return {};
+  const tFetched = performance.now();
   const counts = new Map<string, number>();
   for (const n of g.nodes) counts.set(n.group, (counts.get(n.group) ?? 0) + 1);
   const groups = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([k]) => k);
   const maxSize = Math.max(1, ...g.nodes.map((n) => n.size));
-  const big = g.nodes.length > 800;
-  const dark = getComputedStyle(document.documentElement).getPropertyValue("--fg").trim() || "#222";
-  // cytoscape adds a <style> element for its container unless one with this id
-  // exists; the CSP would block it (style-src 'self'), and style.css has the rule.
-  if (!document.getElementById("__________cytoscape_stylesheet")) document.head.appendChild(h("meta", { id: "__________cytoscape_stylesheet" }));
-  const cy = cytoscape({
-    container: box,
-    elements: [
-      ...g.nodes.map((n, i) => ({
-        group: "nodes" as const,
-        data: { id: `n${i}`, label: n.label, path: n.path, folder: n.cluster?.folder ?? null, w: 4 + 22 * Math.sqrt(n.size / maxSize), colour: colourOf(n.group, groups), center: n.path === g.center ? 1 : 0 },
-        position: { x: n.x, y: n.y },
-        classes: n.cluster ? "cluster" : "",
-      })),
-      ...g.edges.map(([a, b], i) => ({ group: "edges" as const, data: { id: `e${i}`, source: `n${a}`, target: `n${b}` } })),
-    ],
-    layout: { name: "preset", fit: true, padding: 20 },
-    style: [
-      {
-        selector: "node",
-        style: {
-          width: "data(w)",
-          height: "data(w)",
-          "background-color": "data(colour)",
-          label: "data(label)",
-          "font-size": 10,
-          color: dark,
-          "min-zoomed-font-size": big ? 14 : 8,
-          "text-valign": "bottom",
-          "text-margin-y": 2,
-        },
-      },
-      { selector: "node.cluster", style: { shape: "round-rectangle", "border-width": 2, "border-color": dark, "background-opacity": 0.6 } },
-      { selector: "node[center = 1]", style: { "border-width": 3, "border-color": dark } },
-      { selector: "edge", style: { width: 0.6, "line-color": "#adb5bd", opacity: 0.5, "curve-style": "haystack" } },
-      { selector: "node:selected", style: { "border-width": 3, "border-color": "#f03e3e" } },
-    ],
-    minZoom: 0.02,
-    maxZoom: 8,
-    textureOnViewport: big,
-    hideEdgesOnViewport: big,
-    pixelRatio: 1,
+  const style = getComputedStyle(document.documentElement);
+  const fg = style.getPropertyValue("--fg").trim() || "#222";
+  const line = style.getPropertyValue("--line").trim() || "#ccc";
+  const graph = new Graph({ type: "undirected", multi: false });
+  g.nodes.forEach((n, i) => {
+    const c = groups.indexOf(n.group);
+    graph.addNode(`n${i}`, {
+      x: n.x,
+      y: -n.y, // screen y grows downwards, the layout's upwards
+      size: 2 + 10 * Math.sqrt(n.size / maxSize),
+      color: c >= 0 && c < PALETTE.length ? PALETTE[c] : "#868e96",
+      label: n.label,
+      path: n.path,
+      folder: n.cluster?.folder ?? null,
+      forceLabel: !!n.cluster || n.path === g.center,
+    });
   });
-  cy.on("tap", "node", (e) => {
-    const d = e.target.data();
-    if (d.path) ctx.navigate(noteUrl(d.path));
-    else if (d.folder !== null) ctx.navigate(`/graph?folder=${encodeURIComponent(d.folder)}`);
-  });
-  cy.ready(() => {
-    box.dataset.nodeCount = String(cy.nodes().length);
-    box.dataset.edgeCount = String(cy.edges().length);
-    box.dataset.ready = "1";
-    box.dataset.readyMs = String(Math.round(performance.now() - t0));
-  });
+  for (const [a, b] of g.edges) if (a !== b && !graph.hasEdge(`n${a}`, `n${b}`)) graph.addEdge(`n${a}`, `n${b}`, { size: 0.5, color: line });
+  let renderer: Sigma | null = null;
+  try {
+    renderer = new Sigma(graph, box, {
+      labelColor: { color: fg },
+      labelSize: 12,
+      labelRenderedSizeThreshold: g.nodes.length > 300 ? 7 : 4,
+      defaultEdgeColor: line,
+      zIndex: true,
+    });
+  } catch (e) {
+    // No WebGL in this browser: the list below still lists every note.
+    clear(box, h("p", { class: "warn" }, `The graph needs WebGL, which this browser does not offer (${(e as Error).message}). The notes are listed below.`));
+  }
+  if (renderer) {
+    const r = renderer;
+    r.on("clickNode", ({ node }) => {
+      const a = graph.getNodeAttributes(node);
+      if (a.path) ctx.navigate(noteUrl(a.path as string));
+      else if (a.folder !== null) ctx.navigate(`/graph?folder=${encodeURIComponent(a.folder as string)}`);
+    });
+    r.on("enterNode", () => box.classList.add("pointing"));
+    r.on("leaveNode", () => box.classList.remove("pointing"));
+    // Drawn once sigma has rendered a frame: from here it pans, zooms and takes clicks.
+    r.once("afterRender", () => {
+      box.dataset.nodeCount = String(graph.order);
+      box.dataset.edgeCount = String(graph.size);
+      box.dataset.fetchMs = String(Math.round(tFetched - t0));
+      box.dataset.readyMs = String(Math.round(performance.now() - t0));
+      box.dataset.ready = "1";
+    });
+    r.refresh();
+  }
   const clustered = g.total - g.shown;
   info.textContent =
     `${g.shown} notes, ${g.edges.length} links` +
@@ -140,7 +134,7 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
   box.after(list);
   return {
     dispose() {
-      cy.destroy();
+      renderer?.kill();
     },
   };
 }

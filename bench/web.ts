@@ -1,0 +1,131 @@
+// The web UI on obsidian-hub (6,571 notes): how long a person waits.
+// Goals (issue 12): note view and search ≤ 200 ms, graph interactive ≤ 2 s.
+//
+//   bun bench/web.ts [--vault PATH] [--runs N]
+//
+// Two views of each: the API answer on its own (fetch with a session), and
+// the page in Chromium (playwright-core, Debian's /usr/bin/chromium), timed
+// from the navigation or the keystroke to the content on screen: a note's
+// body rendered, the search results for the typed query, the graph's canvas
+// drawn and taking clicks (sigma rendered its first frame). The graph's layout is computed
+// once per index change; "cold" is its first computation on a fresh server.
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+import { createLoginCode } from "../lib/web/sessions";
+import { serveVaultCopy } from "./lib/served-vault";
+import { makeQueries } from "./lib/queries";
+import { fmtMs, loadavg, median, percentile, rng } from "./lib/stats";
+
+// Browser globals, for the functions that run inside the page (page.evaluate / waitForFunction).
+declare const document: any, window: any, location: any, HTMLCanvasElement: any;
+
+const { values } = parseArgs({ options: { vault: { type: "string" }, runs: { type: "string" } } });
+const SRC = resolve(values.vault ?? join(import.meta.dir, "../../shared/corpora/obsidian-hub"));
+const RUNS = Number(values.runs ?? 20);
+const CHROMIUM = process.env.LETTUCE_CHROMIUM ?? "/usr/bin/chromium";
+
+const served = await serveVaultCopy(SRC, "web");
+const { vault, server } = served;
+const origin = new URL(server.url).origin;
+const noteCount = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+console.log(`vault: ${SRC} (${noteCount} notes), indexed in ${fmtMs(served.indexMs)}; load ${loadavg()}`);
+
+const login = async () => {
+  const res = await fetch(`${origin}/login?code=${createLoginCode(vault.stateDb).code}`, { redirect: "manual" });
+  return res.headers.get("set-cookie")!.split(";")[0]!;
+};
+const cookie = await login();
+const rand = rng(12);
+const paths = (vault.indexDb.query("SELECT path FROM notes ORDER BY path").all() as { path: string }[]).map((r) => r.path);
+const sample = Array.from({ length: RUNS }, () => paths[Math.floor(rand() * paths.length)]!);
+const queries = makeQueries(vault.indexDb, RUNS).map((q) => q.q);
+const rows: [string, string, string, string][] = [];
+const row = (what: string, xs: number[], goal: string) => rows.push([what, fmtMs(median(xs)), fmtMs(percentile(xs, 95)), goal]);
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+// API answers.
+const cold = await timed(() => fetch(`${origin}/api/graph`, { headers: { cookie } }).then((r) => r.arrayBuffer()));
+const graphBytes = (await (await fetch(`${origin}/api/graph`, { headers: { cookie, "accept-encoding": "gzip" } })).arrayBuffer()).byteLength;
+const warmGraph: number[] = [];
+for (let i = 0; i < 5; i++) warmGraph.push(await timed(() => fetch(`${origin}/api/graph`, { headers: { cookie } }).then((r) => r.arrayBuffer())));
+const apiNote: number[] = [];
+for (const p of sample) apiNote.push(await timed(() => fetch(`${origin}/api/note?path=${encodeURIComponent(p)}`, { headers: { cookie } }).then((r) => r.arrayBuffer())));
+const apiSearch: number[] = [];
+for (const q of queries) apiSearch.push(await timed(() => fetch(`${origin}/api/search?q=${encodeURIComponent(q)}`, { headers: { cookie } }).then((r) => r.arrayBuffer())));
+row("GET /api/note", apiNote, "—");
+row("GET /api/search", apiSearch, "—");
+rows.push(["GET /api/graph, cold (layout)", fmtMs(cold), "", "—"]);
+row(`GET /api/graph, cached (${Math.round(graphBytes / 1024)} KB gzip)`, warmGraph, "—");
+
+if (!existsSync(CHROMIUM)) {
+  console.log(`(no Chromium at ${CHROMIUM}: page timings skipped)`);
+} else {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${origin}/login?code=${createLoginCode(vault.stateDb).code}`);
+  await page.waitForSelector("body[data-ready='1']");
+
+  // A note: click its link in the app (no reload, as a person browses) until its body is on screen.
+  const pageNote: number[] = [];
+  for (const p of sample) {
+    const href = "/notes/" + p.split("/").map(encodeURIComponent).join("/");
+    pageNote.push(
+      await timed(async () => {
+        await page.evaluate((h) => {
+          const a = document.createElement("a");
+          a.href = h;
+          document.body.appendChild(a);
+          a.click();
+          a.remove();
+        }, href);
+        await page.waitForFunction((path) => document.querySelector(".markdown")?.getAttribute("data-path") === path, p);
+      }),
+    );
+  }
+  // A full load of a note page (shell, script, session, note).
+  const fullNote: number[] = [];
+  for (const p of sample.slice(0, 8)) {
+    fullNote.push(await timed(async () => {
+      await page.goto(`${origin}/notes/${p.split("/").map(encodeURIComponent).join("/")}`);
+      await page.waitForSelector(".markdown");
+    }));
+  }
+  // Search: type the query into the page's field; time from the last key to its results on screen.
+  await page.goto(`${origin}/search`);
+  await page.waitForSelector("input.big-search");
+  const pageSearch: number[] = [];
+  for (const q of queries) {
+    await page.fill("input.big-search", "");
+    await page.waitForFunction(() => document.querySelector("p[role=status]")?.textContent === "Type to search.");
+    await page.type("input.big-search", q);
+    pageSearch.push(
+      await timed(() => page.waitForFunction((query) => new URL(location.href).searchParams.get("q") === query && /notes · /.test(document.querySelector("p[role=status]")?.textContent ?? ""), q)),
+    );
+  }
+  // Graph: navigate until sigma has drawn every node and takes clicks.
+  const pageGraph: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    pageGraph.push(await timed(async () => {
+      await page.goto(`${origin}/graph`);
+      await page.waitForSelector("#graph[data-ready='1']", { timeout: 60_000 });
+    }));
+  }
+  const drawn = await page.getAttribute("#graph", "data-node-count");
+  await browser.close();
+  row("note, in-app navigation → body on screen", pageNote, "≤ 200 ms");
+  row("note, full page load → body on screen", fullNote, "—");
+  row("search, typed → results on screen (incl. 120 ms debounce)", pageSearch, "≤ 200 ms");
+  row(`graph page → ${drawn} nodes drawn, interactive (layout cached)`, pageGraph, "≤ 2 s");
+}
+
+console.log(`\n| what | p50 | p95 | goal |\n| --- | --- | --- | --- |`);
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+console.log(`\nload after: ${loadavg()}`);
+await served.close();
