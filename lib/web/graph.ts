@@ -15,7 +15,6 @@ export const LOCAL_GRAPH_MAX_NODES = 600;
 
 
 export interface DrawNode {
-  id: string;
   label: string;
   /** The note's path; null for a cluster. */
   path: string | null;
@@ -114,8 +113,8 @@ async function layout(nodes: DrawNode[], edges: [number, number][]): Promise<voi
   const scale = Math.max(300, 70 * Math.sqrt(nodes.length)) / span;
   nodes.forEach((n, i) => {
     const a = g.getNodeAttributes(String(i));
-    n.x = Math.round((a.x - minX) * scale * 10) / 10;
-    n.y = Math.round((a.y - minY) * scale * 10) / 10;
+    n.x = Math.round((a.x - minX) * scale);
+    n.y = Math.round((a.y - minY) * scale);
   });
 }
 
@@ -157,7 +156,7 @@ async function drawWhole(c: ReturnType<typeof cached>, cap: number, folder: stri
   const at = new Map<number, number>(); // vault-graph index -> drawn index
   for (const { n, i } of kept) {
     at.set(i, nodes.length);
-    nodes.push({ id: n.path, label: n.title || n.path, path: n.path, group: topFolder(n.folder), size: degree.get(n.path) ?? 0, x: 0, y: 0 });
+    nodes.push({ label: n.title || n.path, path: n.path, group: topFolder(n.folder), size: degree.get(n.path) ?? 0, x: 0, y: 0 });
   }
   const clusters = new Map<string, number>();
   for (const { n, i } of folded) {
@@ -166,7 +165,7 @@ async function drawWhole(c: ReturnType<typeof cached>, cap: number, folder: stri
     if (ci === undefined) {
       ci = nodes.length;
       clusters.set(cf, ci);
-      nodes.push({ id: `cluster:${cf}`, label: `${cf || "(vault root)"} …`, path: null, group: topFolder(cf), size: 0, x: 0, y: 0, cluster: { folder: cf, notes: 0 } });
+      nodes.push({ label: `${cf || "(vault root)"} …`, path: null, group: topFolder(cf), size: 0, x: 0, y: 0, cluster: { folder: cf, notes: 0 } });
     }
     const cn = nodes[ci]!;
     cn.cluster!.notes++;
@@ -200,7 +199,6 @@ export async function localGraph(vault: VaultContext, path: string, depth: numbe
   const titleOf = new Map(graph.nodes.map((n) => [n.path, n.title]));
   const index = new Map(lg.nodes.map((n, i) => [n.path, i]));
   const nodes: DrawNode[] = lg.nodes.map((n) => ({
-    id: n.path,
     label: titleOf.get(n.path) || n.name,
     path: n.path,
     group: topFolder(n.path.includes("/") ? n.path.slice(0, n.path.lastIndexOf("/")) : ""),

@@ -10,7 +10,6 @@ import { clear, h, noteUrl } from "../dom";
 import type { Page, PageContext } from "../types";
 
 interface DrawNode {
-  id: string;
   label: string;
   path: string | null;
   group: string;
@@ -89,6 +88,7 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
       labelSize: 12,
       labelRenderedSizeThreshold: g.nodes.length > 300 ? 7 : 4,
       defaultEdgeColor: line,
+      stagePadding: 40,
       zIndex: true,
     });
   } catch (e) {
