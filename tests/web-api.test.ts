@@ -7,6 +7,8 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { localDay } from "../lib/web/health-history";
+import { withEnv } from "./helpers/env";
+import { startModelServer } from "./helpers/model-server";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { loginSession, type WebSession } from "./web-helpers";
 
@@ -130,6 +132,23 @@ describe("tree, search and graph", () => {
     expect(body.mode).toBe("keyword");
     const expected = notesOnDisk(s.root).filter((p) => /compost/i.test(file(p)));
     expect(body.items.map((h: any) => h.path).sort()).toEqual(expected.sort());
+  });
+
+  test("hybrid search ranks with an embeddings provider, and says why when there is none", async () => {
+    const model = startModelServer();
+    try {
+      const openai = { LETTUCE_EMBED_PROVIDER: "openai", LETTUCE_EMBED_BASE_URL: `${model.url}/v1`, LETTUCE_EMBED_MODEL: "hash-embed", LETTUCE_LLM_PROVIDER: "none" };
+      const hybrid = await withEnv(openai, () => get("/api/search?q=compost%20pallets&mode=hybrid"));
+      expect(hybrid.body.mode).toBe("hybrid");
+      expect(hybrid.body.items.slice(0, 5).map((h: any) => h.path)).toContain("Garden/Compost.md");
+      expect(model.state.requests.some((r) => r.path === "/v1/embeddings")).toBe(true);
+    } finally {
+      await model.stop();
+    }
+    const none = await withEnv({ LETTUCE_EMBED_PROVIDER: "none" }, () => get("/api/search?q=compost&mode=hybrid"));
+    expect(none.body.mode).toBe("keyword");
+    expect(none.body.fallback.kind).toBe("not-configured");
+    expect(none.body.items.map((h: any) => h.path)).toContain("Garden/Compost.md");
   });
 
   test("the whole graph has one node per note on disk; past the cap the rest fold into folder clusters", async () => {

@@ -164,6 +164,8 @@ function keyboard(): void {
 
 function live(): void {
   const dot = document.getElementById("live-dot")!;
+  // A burst of index events (a sync tool writing many notes) asks for the counts once.
+  const refreshCounts = debounce(() => void get<Session>("/api/session").then((s) => setBadge("directives", s.pendingDirectives)).catch(() => {}), 500);
   let es: EventSource | null = null;
   const connect = () => {
     es = new EventSource("/api/events");
@@ -178,7 +180,7 @@ function live(): void {
     const deliver = (kind: LiveEvent["kind"]) => (ev: MessageEvent) => {
       const data = JSON.parse(ev.data);
       if (kind === "state" || kind === "hello") setBadge("proposals", data.pendingProposals);
-      if (kind === "index") void get("/api/session").then((s: Session) => setBadge("directives", s.pendingDirectives)).catch(() => {});
+      if (kind === "index") refreshCounts();
       current?.onEvent?.({ kind, data } as LiveEvent);
     };
     es.addEventListener("hello", deliver("hello"));

@@ -44,17 +44,17 @@ export async function loginHelp(c: Context, vault: VaultContext, extra = ""): Pr
 }
 
 export function loginRoutes(vault: VaultContext) {
-  let window = { start: Date.now(), failed: 0 };
+  let failures = { start: Date.now(), count: 0 };
   const login = async (c: Context) => {
-    if (Date.now() - window.start > 60_000) window = { start: Date.now(), failed: 0 };
-    if (window.failed >= MAX_FAILED_LOGINS_PER_MINUTE) {
+    if (Date.now() - failures.start > 60_000) failures = { start: Date.now(), count: 0 };
+    if (failures.count >= MAX_FAILED_LOGINS_PER_MINUTE) {
       pageHeaders(c);
       c.header("Retry-After", "60");
       return c.html(await plainPage("Lettuce: slow down", "<h1>Too many failed logins</h1><p>Wait a minute, then use a fresh link from <code>lettuce login</code>.</p>"), 429);
     }
     const code = c.req.query("code") ?? "";
     if (!consumeLoginCode(vault.stateDb, code)) {
-      window.failed++;
+      failures.count++;
       return loginHelp(c, vault, "This login link is not valid: it was already used, it expired (links last 10 minutes), or it belongs to another server.");
     }
     const { cookie } = createSession(vault.stateDb);

@@ -4,7 +4,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { ToolError } from "../errors";
-import { wikiHealth } from "../hygiene/health";
+import { healthFrom } from "../hygiene/health";
 import { lintVault, type Finding } from "../hygiene/lint";
 import { RULES } from "../hygiene/lint-config";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
@@ -54,7 +54,7 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
 
   app.get("/api/hygiene", (c) => {
     const report = lintVault(idb);
-    const health = wikiHealth(idb);
+    const health = healthFrom(report);
     try {
       recordHealth(vault.stateDb, health);
     } catch {

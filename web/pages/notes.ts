@@ -155,6 +155,21 @@ function notePath(url: URL): string {
     .join("/");
 }
 
+/** The backlinks past the first page, a page at a time. */
+function moreLinks(path: string, shown: number, total: number): HTMLElement {
+  const box = h("div");
+  const btn = h("button", { class: "more" }, `${total - shown} more`);
+  btn.addEventListener("click", async () => {
+    const r = await get<{ items: { sourcePath: string; sourceName: string; line: number }[]; total: number }>("/api/links", { path, dir: "in", offset: shown, limit: 200 });
+    box.replaceWith(
+      h("ul", null, r.items.map((b) => h("li", null, h("a", { href: noteUrl(b.sourcePath) }, b.sourceName), h("span", { class: "muted small" }, ` line ${b.line}`)))),
+      shown + r.items.length < r.total ? moreLinks(path, shown + r.items.length, r.total) : "",
+    );
+  });
+  box.appendChild(btn);
+  return box;
+}
+
 export async function notePage(ctx: PageContext): Promise<Page> {
   const path = notePath(ctx.url);
   const content = h("article", { class: "note-pane", "aria-live": "polite" });
@@ -207,7 +222,7 @@ export async function notePage(ctx: PageContext): Promise<Page> {
         n.backlinks.items.length
           ? h("ul", null, n.backlinks.items.map((b) => h("li", null, h("a", { href: noteUrl(b.sourcePath) }, b.sourceName), h("span", { class: "muted small" }, ` line ${b.line}`))))
           : h("p", { class: "muted small" }, "No note links here."),
-        n.backlinks.total > n.backlinks.items.length ? h("p", { class: "muted small" }, `and ${n.backlinks.total - n.backlinks.items.length} more`) : null,
+        n.backlinks.total > n.backlinks.items.length ? moreLinks(n.path, n.backlinks.items.length, n.backlinks.total) : null,
       ),
       h(
         "section",
@@ -240,12 +255,17 @@ export async function notePage(ctx: PageContext): Promise<Page> {
 export async function tagsPage(ctx: PageContext): Promise<Page> {
   const content = h("section", { class: "note-pane" });
   layout(ctx, null, content);
-  const t = await get<{ items: { tag: string; count: number }[]; total: number }>("/api/tags", { limit: 500 });
-  clear(
-    content,
-    h("h1", null, `Tags (${t.total})`),
-    h("div", { class: "tag-cloud" }, t.items.map((x) => h("a", { class: "tag", href: `/tags/${encodeURIComponent(x.tag)}` }, `#${x.tag}`, h("span", { class: "count" }, String(x.count))))),
-  );
+  const cloud = h("div", { class: "tag-cloud" });
+  const more = h("div");
+  const loadPage = async (offset: number) => {
+    const t = await get<{ items: { tag: string; count: number }[]; total: number }>("/api/tags", { limit: 300, offset });
+    if (offset === 0) content.insertBefore(h("h1", null, `Tags (${t.total})`), cloud);
+    append(cloud, t.items.map((x) => h("a", { class: "tag", href: `/tags/${encodeURIComponent(x.tag)}` }, `#${x.tag}`, h("span", { class: "count" }, String(x.count)))));
+    const next = offset + t.items.length;
+    clear(more, next < t.total ? h("button", { class: "more", onclick: () => void loadPage(next) }, `${t.total - next} more tags`) : null);
+  };
+  clear(content, cloud, more);
+  await loadPage(0);
   return {};
 }
 
