@@ -75,7 +75,8 @@ async function render(): Promise<void> {
   if (section !== "/search") searchBox.value = "";
   else if (document.activeElement !== searchBox) searchBox.value = url.searchParams.get("q") ?? "";
   const ctx: PageContext = { main, url, session, navigate, stale: () => seq !== renderSeq };
-  clear(main, h("p", { class: "loading" }, "Loading…"));
+  // Pages draw their own frame at once; a bar at the top says data is on its way.
+  document.body.classList.add("busy");
   try {
     const p = await page(ctx);
     if (seq === renderSeq) current = p ?? null;
@@ -84,6 +85,7 @@ async function render(): Promise<void> {
     if (seq !== renderSeq) return;
     clear(main, h("div", { class: "error-box", role: "alert" }, h("h1", null, "Could not load this page"), h("p", null, (e as Error).message)));
   }
+  if (seq === renderSeq) document.body.classList.remove("busy");
   if (seq === renderSeq && url.hash) {
     const target = document.getElementById(url.hash.slice(1)) ?? document.getElementById("h-" + url.hash.slice(1));
     target?.scrollIntoView();

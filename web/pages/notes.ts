@@ -71,13 +71,30 @@ export function folderTree(active: string | null): HTMLElement {
   return h("nav", { class: "tree", "aria-label": "Vault" }, h("div", { class: "tree-head" }, h("a", { href: "/" }, "Vault"), h("a", { href: "/tags", class: "small" }, "Tags")), root);
 }
 
+// The tree stays on screen while the person moves between notes (rebuilding it
+// for every note cost more than the note): only the current mark moves.
+let tree: HTMLElement | null = null;
+
 /** Drop cached folder listings after notes appear or vanish. */
 export function forgetTree(): void {
   treeCache.clear();
+  tree = null;
+}
+
+function markActive(el: HTMLElement, active: string | null): void {
+  for (const a of el.querySelectorAll("a[aria-current]")) a.removeAttribute("aria-current");
+  if (active) el.querySelector(`a.note-link[href="${CSS.escape(noteUrl(active))}"]`)?.setAttribute("aria-current", "page");
 }
 
 function layout(ctx: PageContext, active: string | null, content: HTMLElement, aside?: HTMLElement): void {
-  clear(ctx.main, h("div", { class: "notes-layout" }, folderTree(active), content, aside ?? null));
+  const shown = ctx.main.querySelector(":scope > .notes-layout");
+  if (shown && tree && shown.firstElementChild === tree) {
+    shown.replaceChildren(tree, content, ...(aside ? [aside] : []));
+    markActive(tree, active);
+    return;
+  }
+  tree = folderTree(active);
+  clear(ctx.main, h("div", { class: "notes-layout" }, tree, content, aside ?? null));
 }
 
 export async function homePage(ctx: PageContext): Promise<Page> {
