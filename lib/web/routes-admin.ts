@@ -21,8 +21,7 @@ import type { WebEnv } from "./auth";
 import { clientConfig } from "./client-config";
 import { localGraph, wholeGraph } from "./graph";
 import { healthHistory, recordHealth } from "./health-history";
-import { jsonBody } from "./routes-review";
-import { paging } from "./routes-notes";
+import { jsonBody, paging } from "./request";
 import { badRequest, errorResponse } from "./security";
 
 const WORK_LIST = 100;

@@ -6,33 +6,22 @@ import type { Hono } from "hono";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { backlinks, outgoingLinks } from "../retrieval/links";
-import { findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
+import { childFolders, findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
 import { searchNotes } from "../retrieval/search";
 import { tagCounts } from "../retrieval/tags";
 import { semanticSearch } from "../semantic/search";
 import { SemanticService } from "../semantic/service";
 import { mimeTypeOf } from "../vault/mime";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
-import { scanVault } from "../vault/scan";
 import type { VaultContext } from "../vault-context";
 import type { WebEnv } from "./auth";
 import { renderNote } from "./render";
+import { paging } from "./request";
 import { errorResponse, FILE_CSP } from "./security";
 
-export const PAGE = 100;
-const MAX_PAGE = 500;
 /** Links listed with a note; more page through /api/links. */
 const LINKS_WITH_NOTE = 100;
 const INLINE_TYPES = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml|x-icon|vnd\.microsoft\.icon)$/;
-
-/** limit/offset from the query string, clamped. */
-export function paging(q: (k: string) => string | undefined, def = PAGE): { limit: number; offset: number } {
-  const n = (v: string | undefined, d: number) => {
-    const x = Number(v);
-    return Number.isFinite(x) && x >= 0 ? Math.floor(x) : d;
-  };
-  return { limit: Math.min(MAX_PAGE, Math.max(1, n(q("limit"), def))), offset: n(q("offset"), 0) };
-}
 
 function folderArg(raw: string | undefined): string {
   return raw ? normalizeVaultPath(raw, { allowRoot: true }) : "";
@@ -46,11 +35,8 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       const folder = folderArg(c.req.query("folder"));
       if (folder) safeAbsPath(vault.root, folder);
       const { limit, offset } = paging((k) => c.req.query(k), 200);
-      // Folders from the disk (empty ones too, as list_folders), only the direct children.
-      const prefix = folder ? folder + "/" : "";
-      const folders = scanVault(vault.root, { foldersOnly: true })
-        .folders.filter((f) => f.startsWith(prefix) && !f.slice(prefix.length).includes("/") && f !== folder)
-        .sort((a, b) => a.localeCompare(b));
+      // From the index (folders with notes in them): walking the disk for every click costs too much on a big vault.
+      const folders = childFolders(db, folder);
       const notes = listNotesIn(db, folder, false, limit, offset);
       return c.json({ folder, folders: offset === 0 ? folders : [], notes: { ...notes, limit, offset } });
     } catch (e) {

@@ -12,7 +12,7 @@ import { countEdits, editFacets, editGroup, listEdits, type EditRow } from "../w
 import { approveProposal, changeDiff, getProposal, listProposals, previewProposal, PROPOSAL_STATUSES, rejectProposal, type ProposalStatus } from "../write/proposals";
 import { revertEdit } from "../write/revert";
 import type { WebEnv } from "./auth";
-import { paging } from "./routes-notes";
+import { jsonBody, paging } from "./request";
 import { badRequest, errorResponse } from "./security";
 
 /** How the person's own actions are labelled on the timeline. */
@@ -26,20 +26,6 @@ function idParam(raw: string | undefined): number | null {
   return Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 
-async function jsonBody<T>(req: Request, schema: z.ZodType<T>): Promise<T | { error: string }> {
-  let raw: unknown = {};
-  const text = await req.text();
-  if (text.trim()) {
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      return { error: "The body is not valid JSON" };
-    }
-  }
-  const r = schema.safeParse(raw);
-  return r.success ? r.data : { error: r.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") };
-}
-export { jsonBody };
 
 function rowChange(r: EditRow): FileChange {
   if (r.action === "move") return { action: "move", path: r.path, from: r.fromPath ?? undefined, before: r.before, after: r.after };
