@@ -239,6 +239,15 @@ describe("work, health, settings", () => {
     expect(w.mentions.items.length).toBeGreaterThan(0);
   });
 
+  test("a directive an agent claimed shows who holds its lease", async () => {
+    const claimed = await s.call("await_directives", { cursor: 0, worker: "laptop/claude", timeout_ms: 1000 });
+    expect(claimed.directives.length).toBeGreaterThan(0);
+    const w = (await get("/api/work")).body;
+    const leased = w.directives.items.filter((d: any) => d.lease);
+    expect(leased.map((d: any) => `${d.path}:${d.line}`).sort()).toEqual(claimed.directives.map((d: any) => `${d.path}:${d.line}`).sort());
+    for (const d of leased) expect(d.lease.worker).toBe("laptop/claude");
+  });
+
   test("the health page records today's score in state.db", async () => {
     const h = (await get("/api/hygiene")).body;
     expect(h.health.noteCount).toBe(notesOnDisk(s.root).length);

@@ -86,6 +86,17 @@ describe("login links", () => {
     }
   });
 
+  test("a code minted in another vault's state.db does not open this one", async () => {
+    const other = await startTestServer();
+    try {
+      const { code } = createLoginCode(other.vault.stateDb);
+      expect((await fetch(`${origin}/login?code=${code}`, { redirect: "manual" })).status).toBe(401);
+      expect((await fetch(`${originOf(other.url)}/login?code=${code}`, { redirect: "manual" })).status).toBe(303);
+    } finally {
+      await other.close();
+    }
+  });
+
   test("a login from a foreign Host is refused before the code is spent", async () => {
     const { code } = createLoginCode(s.vault.stateDb);
     const evil = await fetch(`${origin}/login?code=${code}`, { headers: { host: "evil.example" }, redirect: "manual" });
