@@ -5,6 +5,7 @@
 // a click opens the note (or, for a cluster, that folder's graph).
 import Graph from "graphology";
 import Sigma from "sigma";
+import { EdgeLineProgram } from "sigma/rendering";
 import { get } from "../api";
 import { clear, h, noteUrl } from "../dom";
 import type { Page, PageContext } from "../types";
@@ -88,6 +89,8 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
       labelSize: 12,
       labelRenderedSizeThreshold: g.nodes.length > 300 ? 7 : 4,
       defaultEdgeColor: line,
+      // One-pixel GL lines instead of sigma's default thick-line rectangles: much less to fill per frame.
+      edgeProgramClasses: { line: EdgeLineProgram },
       stagePadding: 40,
       zIndex: true,
     });
