@@ -8,13 +8,14 @@ import { configCommand } from "./config";
 import { editsCommand, revertCommand } from "./edits";
 import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
+import { loginCommand } from "./login";
 import { proposalsCommand } from "./proposals";
 import { reviewCommand } from "./review";
 import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand, loginCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -6,6 +6,7 @@ import { verifyToken, type TokenInfo } from "../store/tokens";
 import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
 import { JSONRPC, type McpDispatcher } from "./mcp";
+import { mountWebUi } from "../web/app";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -101,6 +102,9 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   };
   app.get("/mcp", (c) => notAllowed(c));
   app.delete("/mcp", (c) => notAllowed(c));
+
+  // The person's web UI at / (browser sessions only; see lib/web/app.ts).
+  mountWebUi(app, vault);
 
   return app;
 }
