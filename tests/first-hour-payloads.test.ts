@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { copyVault, startTestServer, type TestServer } from "./helpers/server";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 setDefaultTimeout(600_000);
 
@@ -25,9 +27,17 @@ const REQUIRED: Record<string, Record<string, unknown>> = {
   related_notes: { path: "05 - Concepts/Zettelkasten.md" },
   search: { query: "plugin" },
   semantic_search: { query: "how do I write a plugin" },
+  answer: { query: "how do I write a plugin" },
   notes_by_tag: { tag: "placeholder" },
   read_attachment: { path: "" }, // filled in from list_attachments
   withdraw_proposal: { id: 1 },
+  get_database_schema: { databaseId: "Concepts.base" },
+  search_workspace: { query: "plugin" },
+  prepare_context: { task: "Write a guide to the community plugins for note linking" },
+  get_page: { pageId: "00 - Start here.md" },
+  get_pages: { pageIds: ["00 - Start here.md", "05 - Concepts/Zettelkasten.md"] },
+  get_related_pages: { pageId: "" }, // the most linked-to note, below
+  query_database: { databaseId: "Concepts.base" },
 };
 /** Tools whose answers are not vault-sized, or that change things: not called here. */
 const NOT_CALLED = new Set(["eval", "withdraw_proposal", "await_directives"]);
@@ -37,17 +47,23 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
   let model: ModelServer;
   const saved: Record<string, string | undefined> = {};
   beforeAll(async () => {
-    model = startModelServer();
-    const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: model.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_BACKGROUND: "0" };
+    // One JSON object that satisfies every LLM tool's protocol (answer, lint_semantic, suggest_tags), saying little.
+    const reply = JSON.stringify({ answer: "The notes do not say.", citations: [], quotes: [], findings: [], suggestions: [], claims: [] });
+    model = startModelServer({ chatReply: () => reply });
+    const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: model.url, LETTUCE_LLM_PROVIDER: "ollama", LETTUCE_LLM_MODEL: "llama3.2", LETTUCE_EMBED_BACKGROUND: "0" };
     for (const [k, v] of Object.entries(env)) {
       saved[k] = process.env[k];
       process.env[k] = v;
     }
-    s = await startTestServer({ src: OBSIDIAN_HUB });
+    const root = copyVault(OBSIDIAN_HUB);
+    // The hub has no Obsidian Bases: one over a big folder, as a person would make it.
+    writeFileSync(join(root, "Concepts.base"), 'filters:\n  and:\n    - file.inFolder("05 - Concepts")\nviews:\n  - type: table\n    name: All\n');
+    s = await startTestServer({ root });
     await s.call("reindex_embeddings");
   });
   afterAll(async () => {
     await s?.close();
+    if (s) rmSync(s.root, { recursive: true, force: true });
     await model?.stop();
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -62,6 +78,7 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
     REQUIRED.read_attachment = { path: attachments.items[0].path };
     const hub = s.vault.indexDb.query("SELECT resolved AS p FROM links WHERE resolved LIKE '%.md' GROUP BY resolved ORDER BY count(*) DESC LIMIT 1").get() as { p: string };
     for (const t of ["list_outgoing_links", "list_backlinks", "link_graph"]) REQUIRED[t] = { path: hub.p };
+    REQUIRED.get_related_pages = { pageId: hub.p };
     const sizes: Record<string, number> = {};
     for (const t of tools) {
       if (t.annotations?.readOnlyHint !== true || NOT_CALLED.has(t.name)) continue;

@@ -211,7 +211,9 @@ describe("serve", () => {
     try {
       await second.waitForStdout(/Index current: 21 notes \(0 new or changed\)/);
       expect(second.stdout()).not.toMatch(/First run|shown only/);
-      expect(second.stdout()).not.toMatch(/\b[A-Za-z0-9_-]{43}\b/);
+      // No token; the web UI's one-time login code (same alphabet, its own line) is not one.
+      expect(second.stdout().replace(/\/login\?code=[\w-]+/, "/login?code=…")).not.toMatch(/\b[A-Za-z0-9_-]{43}\b/);
+      expect(second.stdout()).toMatch(/\/login\?code=[\w-]{43}\n/);
       const c = await connectClient(`http://127.0.0.1:${port2}/mcp`, token);
       expect((await c.listTools()).tools.length).toBeGreaterThan(5);
       await c.close();

@@ -251,7 +251,7 @@ test("eval with an LLM scores faithfulness: cites only retrieved notes and says 
       expect(r.perQuestion.map((q: { faithful: boolean }) => q.faithful)).toEqual([true, false]);
       // The model was shown the retrieved notes' text.
       const asked = llm.state.requests.filter((q) => q.path === "/v1/chat/completions").map((q) => q.body.messages.at(-1).content);
-      expect(asked[0]).toContain("### Garden/Frost Dates.md");
+      expect(asked[0]).toContain("path: Garden/Frost Dates.md");
     });
   } finally {
     rmSync(join(s.root, "eval"), { recursive: true, force: true });

@@ -141,7 +141,7 @@ describe("lettuce proposals", () => {
 
 describe("lettuce config", () => {
   test("immutablePaths: shown, changed while the server runs, refused when malformed", async () => {
-    expect((await runLettuce(["config", s.root])).stdout).toBe("immutablePaths=sources/\n");
+    expect((await runLettuce(["config", s.root])).stdout).toBe("immutablePaths=sources/\nauditRetentionDays=90\ncontextMode=off\n");
     const set = await runLettuce(["config", s.root, "immutablePaths", "sources, raw/clips/"]);
     expect(set).toMatchObject({ code: 0, stdout: "immutablePaths=sources/,raw/clips/\n" });
     expect((await s.call("get_vault_info", {}, "read")).immutablePaths).toEqual(["sources/", "raw/clips/"]);

@@ -2,6 +2,8 @@
 // the embedding reconcile, and retrieval evaluation. The work lives in lib/semantic/.
 import { z } from "zod";
 import { findNote } from "../lib/retrieval/notes";
+import { chatAnswers } from "../lib/providers/probe";
+import { selectChat } from "../lib/providers/select";
 import { runEval } from "../lib/semantic/eval";
 import { relatedNotes } from "../lib/semantic/related";
 import { RECENCY_HALF_LIFE_DAYS } from "../lib/semantic/fusion";
@@ -116,7 +118,8 @@ contributeVaultInfo(async (info, { vault }) => {
   const svc = SemanticService.for(vault);
   const embeddings = await svc.hasEmbedder();
   info.capabilities.embeddings = embeddings;
-  info.capabilities.llm = await svc.hasChat();
+  // True only when the chat model answers (a probe cached for 30 s), not merely when one is configured.
+  info.capabilities.llm = await chatAnswers((await selectChat()).provider);
   info.liveness.embeddingIndexStale = embeddings ? svc.isStale(await svc.embedder()) : false;
 });
 

@@ -2,6 +2,7 @@
 // write path (lib/write/service.ts); with a propose token the same call is
 // validated the same way and queued as a proposal for a person to review.
 import { z } from "zod";
+import { contextGate } from "../lib/write/context-run";
 import { MAX_CITATIONS, MAX_EDITS_PER_CALL } from "../lib/write/limits";
 import { appendLogOp, applyEditsOp, completeDirectiveOp, filePageOp, patchSectionOp, writeNoteOp } from "../lib/write/ops";
 import { deleteNoteOp, moveNoteOp } from "../lib/write/ops-move";
@@ -29,10 +30,15 @@ const PROPOSES =
   "Queues a proposal: with your propose token nothing in the vault changes; the call is validated as a write would be and returns {proposalId, status: \"pending\", path, summary, diff} for a person to approve or reject (see list_my_proposals).";
 const COMMON_ERRORS = "Errors: path-invalid, note-not-found, conflict, immutable-path, too-large.";
 
-function run<A>(op: WriteOp<A>, args: A, ctx: ToolContext) {
+// Every write tool takes the contextRunId prepare_context returned; the vault's contextMode decides what it is worth.
+const contextRunId = z.string().max(200).optional().describe("The contextRunId from prepare_context (needed when the vault's contextMode is strict)");
+
+async function run<A>(op: WriteOp<A>, { contextRunId: runId, ...rest }: A & { contextRunId?: string }, ctx: ToolContext) {
+  const gate = contextGate(ctx.vault, ctx.token.name, runId);
+  const args = rest as A; // the run id is no argument of the operation (nor of a stored proposal)
   const who = { agent: ctx.agent, token: ctx.token.name };
-  if (ctx.token.scope === "propose") return propose(ctx.vault, op, args, who);
-  return writeService(ctx.vault).execute(op, args, { tool: op.name, ...who });
+  const out = ctx.token.scope === "propose" ? await propose(ctx.vault, op, args, who) : await writeService(ctx.vault).execute(op, args, { tool: op.name, ...who });
+  return gate.contextNotice ? { ...out, contextNotice: gate.contextNotice } : out;
 }
 
 interface WriteToolSpec<S extends z.ZodObject> {
@@ -56,8 +62,8 @@ function writeTool<S extends z.ZodObject>(op: WriteOp<z.output<S>>, { what, erro
     proposeDescription: `${PROPOSES} ${what} ${errors}`,
     scopes: WRITE_SCOPES,
     annotations: { readOnlyHint: false, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false },
-    input,
-    handler: (args, ctx) => run(op, args, ctx),
+    input: input.extend({ contextRunId }),
+    handler: (args, ctx) => run(op, args as z.output<S> & { contextRunId?: string }, ctx),
   });
 }
 

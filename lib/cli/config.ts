@@ -1,3 +1,5 @@
+import { DEFAULT_RETENTION_DAYS } from "../audit/log";
+import { CONTEXT_MODES } from "../store/context-runs";
 import { openStateDb, setSetting, getSetting } from "../store/state-db";
 import { checkVaultDir, DEFAULT_IMMUTABLE_PATHS } from "../vault-context";
 import { normalizeVaultPath } from "../vault/paths";
@@ -23,11 +25,29 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
     },
     show: (raw) => (raw ? (JSON.parse(raw) as string[]) : DEFAULT_IMMUTABLE_PATHS).join(",") || '""',
   },
+  auditRetentionDays: {
+    help: `days the audit log keeps each agent tool call (default ${DEFAULT_RETENTION_DAYS}); older entries are pruned`,
+    parse(v) {
+      const n = Number(v.trim());
+      if (!Number.isInteger(n) || n < 1 || n > 36500) throw new UsageError(`auditRetentionDays must be a whole number of days from 1 to 36500, got ${JSON.stringify(v)}`);
+      return String(n);
+    },
+    show: (raw) => raw ?? String(DEFAULT_RETENTION_DAYS),
+  },
+  contextMode: {
+    help: "off (default) | smart (writes without a prepare_context contextRunId are answered with a recommendation) | strict (they are refused)",
+    parse(v) {
+      const mode = v.trim().toLowerCase();
+      if (!(CONTEXT_MODES as readonly string[]).includes(mode)) throw new UsageError(`contextMode is one of ${CONTEXT_MODES.join(", ")}, not ${JSON.stringify(v)}`);
+      return mode;
+    },
+    show: (raw) => raw ?? "off",
+  },
 };
 
 export const configCommand: Command = {
   name: "config",
-  summary: "Show or change a vault's settings (immutable paths)",
+  summary: "Show or change a vault's settings (immutable paths, audit retention, context mode)",
   usage: [
     "lettuce config <vault>                 show every setting",
     "lettuce config <vault> KEY             show one",

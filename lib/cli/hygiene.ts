@@ -1,6 +1,7 @@
 import { healthFrom } from "../hygiene/health";
 import { lintVault, type Finding, type LintReport } from "../hygiene/lint";
 import { RULES } from "../hygiene/lint-config";
+import { lintSemanticCli } from "./answer";
 import { parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 
@@ -27,16 +28,33 @@ export const lintCommand: Command = {
   summary: "Check the vault's hygiene: broken links, orphans, tag problems",
   usage: [
     "lettuce lint <vault> [--rule RULE] [--severity error|warning|info] [--json]",
+    "lettuce lint <vault> --semantic [--path FOLDER] [--max-batches N] [--json]",
     "",
     "Runs the deterministic lint (the same as the lint tool): unresolved-link, orphan-note,",
     "no-inbound, tag-typo, orphan-tag, untagged-note, and the schema rules that index.md's",
     "`lint:` frontmatter block declares (see docs/hygiene.md). Exit code 1 when there is an",
     "error or warning (info findings alone exit 0), so it can gate a CI job.",
     `Rules: ${RULES.join(", ")}`,
+    "",
+    "--semantic runs the LLM review instead (the lint_semantic tool: contradictions, stale claims,",
+    "missing pages, data gaps, open questions, suggested sources), over every batch of related",
+    "pages with progress; advisory, exit code 0. Needs an LLM provider (see docs/answer.md).",
   ].join("\n"),
   async run(argv) {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" }, rule: { type: "string" }, severity: { type: "string" } });
+    const { values, positionals } = parse(argv, {
+      json: { type: "boolean" },
+      rule: { type: "string" },
+      severity: { type: "string" },
+      semantic: { type: "boolean" },
+      path: { type: "string" },
+      "max-batches": { type: "string" },
+    });
     if (positionals.length !== 1) throw new UsageError("lint takes exactly one vault path");
+    if (values.semantic) {
+      if (values.rule !== undefined || values.severity !== undefined) throw new UsageError("--rule and --severity apply to the deterministic lint, not --semantic");
+      return lintSemanticCli(positionals[0]!, { json: !!values.json, path: values.path, maxBatches: values["max-batches"] });
+    }
+    if (values.path !== undefined || values["max-batches"] !== undefined) throw new UsageError("--path and --max-batches go with --semantic");
     if (values.rule !== undefined && !(RULES as readonly string[]).includes(values.rule)) throw new UsageError(`unknown rule ${JSON.stringify(values.rule)}`);
     if (values.severity !== undefined && !["error", "warning", "info"].includes(values.severity)) throw new UsageError("--severity must be error, warning or info");
     let { findings } = await lintAt(positionals[0], values.json);

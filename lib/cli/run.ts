@@ -1,19 +1,23 @@
 import { ToolError } from "../errors";
 import { MissingVaultError, VaultError } from "../vault-context";
 import { VERSION } from "../version";
+import { answerCommand } from "./answer";
+import { auditCommand } from "./audit";
 import { UsageError, type Command } from "./command";
 import { configCommand } from "./config";
 import { editsCommand, revertCommand } from "./edits";
 import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
+import { loginCommand } from "./login";
 import { proposalsCommand } from "./proposals";
 import { doctorCommand } from "./doctor";
+import { reviewCommand } from "./review";
 import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
 import { versionCommand } from "./version";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, embedCommand, relatedCommand, evalCommand, doctorCommand, versionCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand, loginCommand, doctorCommand, versionCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -4,20 +4,13 @@ import { announceServer, liveServer } from "../store/presence";
 import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
+import { clientConfig } from "../web/client-config";
+import { createLoginCode } from "../web/sessions";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { lettuceCommand, shellQuote } from "./invocation";
+import { loginUrl } from "./login";
 
 export const DEFAULT_PORT = 51234;
-
-function clientConfig(url: string, token: string): string {
-  const cursor = JSON.stringify({ mcpServers: { lettuce: { url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2);
-  return [
-    "Claude Code:",
-    `  claude mcp add --transport http lettuce ${url} --header "Authorization: Bearer ${token}"`,
-    "Cursor / Claude Desktop / any client that takes JSON (mcp.json):",
-    cursor.replace(/^/gm, "  "),
-  ].join("\n");
-}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -72,6 +65,7 @@ export const serveCommand: Command = {
       // Tokens are shown once, at creation; a person who lost theirs needs the way to a new one.
       console.log(`${tokens} active token${tokens === 1 ? "" : "s"} (a token is printed once, when it is made). A new one: ${cli}`);
     }
+    console.log(`Web UI (this link logs you in once, within 10 minutes; \`lettuce login <vault>\` prints a fresh one):\n  ${loginUrl(running.url, createLoginCode(vault.stateDb).code)}`);
     vault.startWatching();
     const t0 = performance.now();
     let lastLog = 0;

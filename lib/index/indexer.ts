@@ -45,6 +45,7 @@ export class Indexer {
   status: IndexStatus = { state: "starting", total: 0, done: 0, indexedAt: null };
   private queue: Promise<unknown> = Promise.resolve();
   private listeners = new Set<(c: IndexChange) => void>();
+  private scanListeners = new Set<() => void>();
   private rows: NoteRows;
   private ftsSink: FtsSink | null = null;
   private generations = 0;
@@ -61,6 +62,16 @@ export class Indexer {
   onChange(fn: (c: IndexChange) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /**
+   * Called after each completed full scan, when the index matches the disk as a
+   * whole (the change journal reconciles then: a rebuilt index reports no
+   * deletions, but a note deleted while the server was down is gone from it).
+   */
+  onScanned(fn: () => void): () => void {
+    this.scanListeners.add(fn);
+    return () => this.scanListeners.delete(fn);
   }
 
   /** Run index mutations one at a time: the watcher, write tools and scans all come through here. */
@@ -131,6 +142,13 @@ export class Indexer {
       onProgress?.(this.status);
       const change = await this.apply(todo, deleted, attachments, goneFiles, known, onProgress);
       this.markCurrent();
+      for (const fn of this.scanListeners) {
+        try {
+          fn();
+        } catch (err) {
+          console.error("index scan listener failed:", err);
+        }
+      }
       return change;
     });
   }

@@ -138,7 +138,11 @@ export class OllamaChat implements ChatProvider {
             messages,
             stream: false,
             ...(opts.json ? { format: "json" } : {}),
-            options: { temperature: opts.temperature ?? 0, ...(opts.maxTokens ? { num_predict: opts.maxTokens } : {}) },
+            options: {
+              temperature: opts.temperature ?? 0,
+              ...(opts.maxTokens ? { num_predict: opts.maxTokens } : {}),
+              ...(opts.numCtx ? { num_ctx: opts.numCtx } : {}),
+            },
           });
         } catch (e) {
           throw classify(this.label, this.host, this.model, e, c.retryAfter(), timedOut(), this.policy.timeoutMs);
@@ -149,6 +153,12 @@ export class OllamaChat implements ChatProvider {
       },
       opts.signal,
     );
+  }
+
+  /** Ollama answers and has the model installed (listing models loads none, so this costs nothing). */
+  async ping(timeoutMs: number): Promise<boolean> {
+    const installed = await probeOllama(this.host, timeoutMs);
+    return !!installed?.some((m) => sameOllamaModel(m, this.model));
   }
 
   close(): void {}

@@ -18,7 +18,7 @@ export function openAiBase(raw: string): string {
   return u.toString().replace(/\/+$/, "");
 }
 
-async function postJson(
+export async function postJson(
   label: string,
   url: string,
   body: unknown,
@@ -135,6 +135,31 @@ export class OpenAIChat implements ChatProvider {
       },
       opts.signal,
     );
+  }
+
+  /**
+   * GET /models answers 200: the endpoint is up and takes the key. Servers
+   * without a listing (404/405/501) get a one-token chat instead. Never throws.
+   */
+  async ping(timeoutMs: number): Promise<boolean> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const headers = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : undefined;
+    try {
+      const res = await fetch(`${this.baseUrl}/models`, { headers, signal });
+      await res.body?.cancel();
+      if (res.ok) return true;
+      if (![404, 405, 501].includes(res.status)) return false;
+      const chat = await fetch(`${this.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: this.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1, temperature: 0 }),
+        signal,
+      });
+      await chat.body?.cancel();
+      return chat.ok;
+    } catch {
+      return false;
+    }
   }
 
   close(): void {}

@@ -10,14 +10,16 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-const envInt = (name: string, def: number) => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : def;
+const envInt = (name: string, def: number, min = 1) => {
+  const raw = process.env[name];
+  const n = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isFinite(n) && n >= min ? n : def;
 };
 
 export function defaultPolicy(kind: "embed" | "chat"): RetryPolicy {
   return {
-    attempts: envInt("LETTUCE_PROVIDER_RETRIES", 2) + 1,
+    // 0 is a valid number of retries: try once.
+    attempts: envInt("LETTUCE_PROVIDER_RETRIES", 2, 0) + 1,
     timeoutMs: envInt("LETTUCE_PROVIDER_TIMEOUT_MS", kind === "chat" ? 120_000 : 60_000),
     baseDelayMs: 500,
     maxDelayMs: 8_000,

@@ -38,6 +38,12 @@ export interface ChatOptions {
   maxTokens?: number;
   /** Ask the model for a JSON object (both wire formats have a switch for it). */
   json?: boolean;
+  /**
+   * The context window the request needs, in tokens. Ollama's default window
+   * (2048 or 4096) silently drops the start of a longer prompt, so Ollama gets
+   * it as options.num_ctx; OpenAI-compatible servers size their window themselves.
+   */
+  numCtx?: number;
   signal?: AbortSignal;
 }
 
@@ -46,6 +52,8 @@ export interface ChatProvider {
   readonly id: string;
   readonly model: string;
   chat(messages: ChatMessage[], opts?: ChatOptions): Promise<string>;
+  /** Does the model answer right now? A cheap check (a model listing, else a one-token chat); never throws. */
+  ping(timeoutMs: number): Promise<boolean>;
   close(): void;
 }
 

@@ -57,3 +57,29 @@ export function linkGraph(db: Database, center: string, depth: number, maxNodes:
   if (truncated) result.truncated = true;
   return result;
 }
+
+export interface VaultGraph {
+  nodes: { path: string; title: string; folder: string }[];
+  /** Distinct note-to-note links (self-links dropped), as indexes into `nodes`. */
+  edges: [number, number][];
+}
+
+/** Every note and every resolved note-to-note link: the whole-vault picture of the web UI's graph. */
+export function vaultGraph(db: Database): VaultGraph {
+  const rows = db.query("SELECT id, path, title, folder FROM notes ORDER BY path").all() as { id: number; path: string; title: string; folder: string }[];
+  const index = new Map<string, number>();
+  const nodes = rows.map((r, i) => {
+    index.set(r.path, i);
+    return { path: r.path, title: r.title, folder: r.folder };
+  });
+  const pairs = db
+    .query("SELECT DISTINCT n.path AS src, l.resolved AS dst FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved IS NOT NULL AND l.resolved != n.path")
+    .all() as { src: string; dst: string }[];
+  const edges: [number, number][] = [];
+  for (const p of pairs) {
+    const a = index.get(p.src);
+    const b = index.get(p.dst);
+    if (a !== undefined && b !== undefined) edges.push([a, b]);
+  }
+  return { nodes, edges };
+}

@@ -46,3 +46,28 @@ export function backlinks(db: Database, notePath: string, noteId: number, limit 
     .all(notePath, noteId, limit, offset) as Backlink[];
   return { items, total };
 }
+
+/** How many distinct other notes link to each of these notes (absent = none): a "well-linked" prior. */
+export function inboundCounts(db: Database, noteIds: number[]): Map<number, number> {
+  if (!noteIds.length) return new Map();
+  const rows = db
+    .query(
+      `SELECT t.id AS id, count(DISTINCT l.note_id) AS n FROM notes t JOIN links l ON l.resolved = t.path
+       WHERE t.id IN (SELECT value FROM json_each(?)) AND l.note_id != t.id GROUP BY t.id`,
+    )
+    .all(JSON.stringify(noteIds)) as { id: number; n: number }[];
+  return new Map(rows.map((r) => [r.id, r.n]));
+}
+
+/** The notes a note links to (resolved, itself excluded), in the order it first links to them. */
+export function linkedNoteIds(db: Database, noteId: number): number[] {
+  const rows = db
+    .query("SELECT t.id AS id, min(l.ord) AS o FROM links l JOIN notes t ON t.path = l.resolved WHERE l.note_id = ? AND t.id != l.note_id GROUP BY t.id ORDER BY o")
+    .all(noteId) as { id: number }[];
+  return rows.map((r) => r.id);
+}
+
+/** Every link between two different notes, once per pair and direction. */
+export function noteLinkPairs(db: Database): { src: number; dst: number }[] {
+  return db.query("SELECT DISTINCT l.note_id AS src, t.id AS dst FROM links l JOIN notes t ON t.path = l.resolved WHERE t.id != l.note_id").all() as { src: number; dst: number }[];
+}

@@ -80,6 +80,26 @@ export function notesWithTag(db: Database, tagLc: string, limit: number, offset:
   return pageOfNotes(db, "WHERE id IN (SELECT note_id FROM tags WHERE tag_lc = ? OR substr(tag_lc, 1, ?) = ?)", [tagLc, tagLc.length + 1, tagLc + "/"], limit, offset);
 }
 
+/** The folders directly under `folder` ("" = the vault root) that hold notes at any depth, by name. */
+export function childFolders(db: Database, folder: string): string[] {
+  const rows = (
+    folder
+      ? db.query("SELECT DISTINCT folder FROM notes WHERE substr(folder, 1, ?) = ?").all(folder.length + 1, folder + "/")
+      : db.query("SELECT DISTINCT folder FROM notes WHERE folder != ''").all()
+  ) as { folder: string }[];
+  const prefix = folder ? folder + "/" : "";
+  const out = new Set<string>();
+  for (const r of rows) out.add(prefix + r.folder.slice(prefix.length).split("/")[0]);
+  return [...out].sort((a, b) => a.localeCompare(b));
+}
+
+/** Notes by last modification, newest first (the web UI's start page). */
+export function recentNotes(db: Database, limit: number, offset: number): NotePage {
+  const total = noteCount(db);
+  const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes ORDER BY mtime DESC, path LIMIT ? OFFSET ?`).all(limit, offset) as NoteRow[];
+  return { items: rows.map(summarize), total };
+}
+
 export function noteById(db: Database, id: number): NoteRow | null {
   return db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE id = ?`).get(id) as NoteRow | null;
 }

@@ -8,3 +8,16 @@ export function tagCounts(db: Database, limit = -1, offset = 0): { items: { tag:
     .all(limit, offset) as { tag: string; count: number }[];
   return { items, total };
 }
+
+/** Each note's tags, lower-cased (notes without tags are absent). */
+export function tagsOfNotes(db: Database, noteIds: number[]): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  if (!noteIds.length) return out;
+  const rows = db.query("SELECT DISTINCT note_id AS id, tag_lc AS tag FROM tags WHERE note_id IN (SELECT value FROM json_each(?))").all(JSON.stringify(noteIds)) as { id: number; tag: string }[];
+  for (const r of rows) {
+    const list = out.get(r.id);
+    if (list) list.push(r.tag);
+    else out.set(r.id, [r.tag]);
+  }
+  return out;
+}

@@ -1,15 +1,16 @@
 // eval: score retrieval (and, with an LLM, answer faithfulness) against the
-// vault's own question set, eval/questions.jsonl.
+// vault's own question set, eval/questions.jsonl. Faithfulness goes through
+// answer's own synthesis and validation (lib/answer), so that it scores what
+// the answer tool does.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
+import { synthesize } from "../answer/answer";
+import { buildContext } from "../answer/context";
+import { foldText } from "../answer/validate";
 import type { ChatProvider } from "../providers/types";
-import { parseJsonObject } from "./expand";
-import { keywordRank } from "./keyword";
-import { semanticSearch } from "./search";
+import { retrieve, type RetrievedNote } from "./retrieve";
 import type { SemanticService } from "./service";
-import { notesByIds } from "./store";
-import { toToolError } from "./tool-error";
 
 export const EVAL_FILE = "eval/questions.jsonl";
 
@@ -72,44 +73,22 @@ export function readQuestions(root: string): EvalQuestion[] {
   return out;
 }
 
-/** Top-k paths for a question: hybrid retrieval when there is an embeddings provider, BM25 otherwise. */
-async function retrieve(svc: SemanticService, question: string, k: number, hybrid: boolean): Promise<string[]> {
-  if (hybrid) return (await semanticSearch(svc, { query: question, hybrid: true, limit: k })).items.map((h) => h.path);
-  await svc.syncKeywords();
-  const ids = keywordRank(svc.vault.indexDb, question, k).map((h) => h.noteId);
-  const notes = notesByIds(svc.vault.indexDb, ids);
-  return ids.map((id) => notes.get(id)?.path).filter((p): p is string => !!p);
+/** Top-k notes for a question, with their passages: hybrid retrieval when there is an embeddings provider, BM25 otherwise. */
+async function retrieveFor(svc: SemanticService, question: string, k: number, hybrid: boolean): Promise<RetrievedNote[]> {
+  return (await retrieve(svc, { query: question, limit: k, mode: hybrid ? "hybrid" : "keyword", passagesPerNote: 3 })).notes;
 }
 
-/** Answer from the retrieved notes only, and check: cites only them, and says every must_contain span. */
-async function faithful(svc: SemanticService, chat: ChatProvider, q: EvalQuestion, retrieved: string[]): Promise<boolean> {
-  const bodies = retrieved.map((p) => {
-    const r = svc.vault.indexDb.query("SELECT f.body AS body FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.path = ?").get(p) as { body: string } | null;
-    return `### ${p}\n${(r?.body ?? "").slice(0, 3000)}`;
-  });
-  let reply: string;
-  try {
-    reply = await chat.chat(
-      [
-        {
-          role: "system",
-          content:
-            'Answer the question using only the notes given. Reply with one JSON object: {"answer": "...", "citations": ["path of each note you used"]}. If the notes do not answer it, say so in the answer and cite nothing.',
-        },
-        { role: "user", content: `Question: ${q.question}\n\nNotes:\n${bodies.join("\n\n")}` },
-      ],
-      { json: true, temperature: 0, maxTokens: 600 },
-    );
-  } catch (e) {
-    throw toToolError(e);
-  }
-  const j = parseJsonObject(reply);
-  const answer = typeof j?.answer === "string" ? j.answer : "";
-  const citations = Array.isArray(j?.citations) ? j.citations.filter((c): c is string => typeof c === "string") : [];
-  const shown = new Set(retrieved.map(key));
-  const citesOnlyShown = citations.every((c) => shown.has(key(c)));
-  const saysAll = q.must_contain.every((s) => answer.toLowerCase().includes(s.toLowerCase()));
-  return answer.length > 0 && citesOnlyShown && saysAll;
+/**
+ * Answer from the retrieved notes only, through answer's own synthesis, and
+ * check: the model cited only pages it was shown (none of its citations had to
+ * be dropped) and the answer says every must_contain span.
+ */
+async function faithful(chat: ChatProvider, q: EvalQuestion, notes: RetrievedNote[]): Promise<boolean> {
+  const pages = buildContext(notes.map((n) => ({ path: n.path, title: n.title, passages: n.passages })));
+  if (!pages.length) return false;
+  const { reply, validated } = await synthesize(chat, q.question, pages);
+  const said = foldText(reply.answer).text;
+  return validated.dropped.citations === 0 && q.must_contain.every((s) => said.includes(foldText(s).text));
 }
 
 export async function runEval(svc: SemanticService, k: number): Promise<EvalReport> {
@@ -118,7 +97,8 @@ export async function runEval(svc: SemanticService, k: number): Promise<EvalRepo
   const chat = (await svc.hasChat()) ? await svc.chat() : null;
   const perQuestion: QuestionScore[] = [];
   for (const q of questions) {
-    const retrieved = await retrieve(svc, q.question, k, hybrid);
+    const notes = await retrieveFor(svc, q.question, k, hybrid);
+    const retrieved = notes.map((n) => n.path);
     const expected = new Set(q.expected_paths.map(key));
     const ranks = retrieved.map((p, i) => (expected.has(key(p)) ? i + 1 : 0)).filter((r) => r > 0);
     const hits = ranks.length;
@@ -130,7 +110,7 @@ export async function runEval(svc: SemanticService, k: number): Promise<EvalRepo
       precision: hits / k,
       reciprocalRank: ranks.length ? 1 / ranks[0]! : 0,
       hit: hits > 0,
-      faithful: chat ? await faithful(svc, chat, q, retrieved) : null,
+      faithful: chat ? await faithful(chat, q, notes) : null,
     });
   }
   const mean = (f: (q: QuestionScore) => number) => Math.round((perQuestion.reduce((s, q) => s + f(q), 0) / perQuestion.length) * 1e4) / 1e4;

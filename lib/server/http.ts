@@ -3,8 +3,10 @@ import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { verifyToken, type TokenInfo } from "../store/tokens";
+import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
 import { JSONRPC, type McpDispatcher } from "./mcp";
+import { mountWebUi } from "../web/app";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -50,25 +52,27 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
 
   app.get("/health", (c) => c.json({ ok: true, state: vault.indexer.status.state }));
 
-  app.use(
-    "/mcp",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Request body over ${MAX_BODY_BYTES} bytes` } }, 413),
-    }),
-  );
-  app.use(
-    "/mcp",
-    bearerAuth({
-      // A malformed Authorization header is as bad as a wrong token: the same flat 401 (Hono's default is 400).
-      invalidAuthenticationHeader: { message: () => new Response("Unauthorized", { status: 401 }), wwwAuthenticateHeader: 'Bearer error="invalid_token"' },
-      verifyToken: (token, c) => {
-        const info = verifyToken(vault.stateDb, token);
-        if (info) (c as unknown as { set(k: "token", v: TokenInfo): void }).set("token", info);
-        return info !== null;
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Request body over ${MAX_BODY_BYTES} bytes` } }, 413),
+  });
+  const requireToken = bearerAuth({
+    // A malformed Authorization header is as bad as a wrong token: the same flat 401 (Hono's default is 400).
+    invalidAuthenticationHeader: { message: () => new Response("Unauthorized", { status: 401 }), wwwAuthenticateHeader: 'Bearer error="invalid_token"' },
+    verifyToken: (token, c) => {
+      const info = verifyToken(vault.stateDb, token);
+      if (info) (c as unknown as { set(k: "token", v: TokenInfo): void }).set("token", info);
+      return info !== null;
+    },
+  });
+  app.use("/mcp", limitBody, requireToken);
+  app.use("/v1/*", limitBody, requireToken);
+
+  // Tool search for HTTP clients (spec/tool-search.md), the same search as the search_tools tool.
+  app.post("/v1/tools/search", async (c) => {
+    const [status, body] = await toolSearchHttp(await c.req.text(), c.get("token").scope);
+    return c.json(body, status as 200);
+  });
 
   app.post("/mcp", async (c) => {
     const pv = c.req.header("mcp-protocol-version");
@@ -98,6 +102,9 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   };
   app.get("/mcp", (c) => notAllowed(c));
   app.delete("/mcp", (c) => notAllowed(c));
+
+  // The person's web UI at / (browser sessions only; see lib/web/app.ts).
+  mountWebUi(app, vault);
 
   return app;
 }

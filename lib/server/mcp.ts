@@ -7,10 +7,13 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ToolError } from "../errors";
+import { auditLog } from "../audit/log";
+import { changeJournal } from "../changes/journal";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
 import { VERSION } from "../version";
+import { handleResources } from "./resources";
 
 export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
 
@@ -51,6 +54,17 @@ export class McpDispatcher {
     private hooks: { afterCall?: (e: { tool: string; caller: Caller; ok: boolean; kind?: string; args: unknown }) => void } = {},
   ) {
     for (const t of tools) this.byName.set(t.name, t);
+    // Workspace services fed by every dispatcher: the audit log records each call, the change journal each index pass.
+    changeJournal(vault);
+    const audit = auditLog(vault);
+    const after = hooks.afterCall;
+    this.hooks = {
+      ...hooks,
+      afterCall: (e) => {
+        audit.record({ tool: e.tool, ok: e.ok, kind: e.kind, args: e.args, tokenName: e.caller.token.name, agent: e.caller.agent || this.clientNames.get(e.caller.token.name) || null });
+        after?.(e);
+      },
+    };
   }
 
   visibleTools(scope: Scope): unknown[] {
@@ -99,6 +113,12 @@ export class McpDispatcher {
           return { jsonrpc: "2.0", id, result: { tools: this.visibleTools(caller.token.scope) } };
         case "tools/call":
           return await this.callTool(id, params, caller);
+        case "resources/list":
+        case "resources/read":
+        case "resources/templates/list": {
+          const r = handleResources(this.vault, m.method, params, caller.token.scope);
+          return "error" in r ? rpcError(id, r.error.code, r.error.message, r.error.data) : { jsonrpc: "2.0", id, result: r.result };
+        }
         default:
           return rpcError(id, JSONRPC.METHOD_NOT_FOUND, `Method not found: ${m.method}`);
       }
@@ -114,7 +134,7 @@ export class McpDispatcher {
     if (typeof clientName === "string" && clientName) this.clientNames.set(caller.token.name, clientName.slice(0, 100));
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
       serverInfo: { name: "lettuce", title: "Lettuce", version: VERSION },
       instructions: SERVER_INSTRUCTIONS,
     };
@@ -124,7 +144,10 @@ export class McpDispatcher {
     const name = params.name;
     if (typeof name !== "string") return rpcError(id, JSONRPC.INVALID_PARAMS, "tools/call needs params.name (a string)");
     const tool = this.byName.get(name);
-    if (!tool) return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
+    if (!tool) {
+      this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "unknown-tool", args: undefined });
+      return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
+    }
     const ctx: ToolContext = {
       vault: this.vault,
       token: caller.token,
@@ -137,6 +160,7 @@ export class McpDispatcher {
     }
     const parsed = tool.input.safeParse(params.arguments ?? {});
     if (!parsed.success) {
+      this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "invalid-params", args: params.arguments });
       return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
     }
     try {

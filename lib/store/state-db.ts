@@ -4,6 +4,10 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { lettuceDir } from "./index-db";
 import { WRITE_TABLES_SQL } from "../write/schema";
+import { CHANGES_TABLES_SQL } from "../changes/schema";
+import { AUDIT_TABLES_SQL } from "../audit/schema";
+import { REVIEWS_TABLE_SQL } from "./reviews";
+import { WEB_TABLES_SQL } from "../web/schema";
 
 // state.db holds what cannot be rebuilt from the vault (tokens, and later the
 // edits timeline, proposals, reviews, audit). Append migrations; never edit one.
@@ -21,6 +25,10 @@ export const STATE_MIGRATIONS: string[] = [
   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
   WRITE_TABLES_SQL, // agent-edits timeline and proposals (lib/write)
+  CHANGES_TABLES_SQL, // the change feed's journal (lib/changes)
+  AUDIT_TABLES_SQL, // the audit log (lib/audit)
+  REVIEWS_TABLE_SQL, // human reviews bound to a note's content hash (lib/store/reviews.ts)
+  WEB_TABLES_SQL, // web UI login codes, sessions, daily health scores (lib/web)
 ];
 
 export function openStateDb(root: string): Database {

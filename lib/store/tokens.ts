@@ -61,6 +61,11 @@ export function revokeToken(db: Database, nameOrId: string): boolean {
   return res.changes > 0;
 }
 
+/** Revoke exactly the token with this id (the web UI's button; a name that looks like a number cannot be hit by mistake). */
+export function revokeTokenById(db: Database, id: number): boolean {
+  return db.query("UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND id = ?").run(new Date().toISOString(), id).changes > 0;
+}
+
 const lastTouched = new Map<number, number>();
 
 /**

@@ -260,7 +260,7 @@ export function headingPlainText(md: string): string {
     .trim();
 }
 
-function parseWikilinkInner(inner: string): { target: string; heading: string | null; block: string | null; display: string | null } {
+export function parseWikilinkInner(inner: string): { target: string; heading: string | null; block: string | null; display: string | null } {
   // In tables the alias pipe is escaped as \| so that it does not split the cell.
   const pipe = inner.search(/\\?\|/);
   let ref = inner;

@@ -73,6 +73,13 @@ export class DirectiveHub {
     return this.revision;
   }
 
+  /** Live leases by directive key (directiveKeys), for the person's view of who is working on what. */
+  liveLeases(now = Date.now()): Map<string, { worker: string; expires: number }> {
+    const out = new Map<string, { worker: string; expires: number }>();
+    for (const [key, l] of this.leases) if (l.expires > now) out.set(key, { worker: l.worker, expires: l.expires });
+    return out;
+  }
+
   /** Parked calls right now (tests and the bench watch it). */
   get parked(): number {
     return this.waiters.size;

@@ -130,18 +130,52 @@ export function dropPending(db: Database, ids: number[]): void {
   })();
 }
 
-export function listEdits(db: Database, opts: { path?: string; limit?: number; offset?: number } = {}): EditRecord[] {
-  const limit = opts.limit ?? 50;
-  const offset = opts.offset ?? 0;
-  const rows = opts.path
-    ? db
-        .query(
-          `SELECT ${LIST_COLUMNS} FROM agent_edits WHERE state = 'applied' AND (path = ?1 OR from_path = ?1 OR trash_path = ?1)
-           ORDER BY id DESC LIMIT ?2 OFFSET ?3`,
-        )
-        .all(opts.path, limit, offset)
-    : db.query(`SELECT ${LIST_COLUMNS} FROM agent_edits WHERE state = 'applied' ORDER BY id DESC LIMIT ? OFFSET ?`).all(limit, offset);
+export interface EditFilter {
+  /** Entries about this note (as source, destination or trashed note). */
+  path?: string;
+  agent?: string;
+  tool?: string;
+}
+
+function editWhere(f: EditFilter): { where: string; params: string[] } {
+  const where = ["state = 'applied'"];
+  const params: string[] = [];
+  if (f.path) {
+    where.push("(path = ? OR from_path = ? OR trash_path = ?)");
+    params.push(f.path, f.path, f.path);
+  }
+  if (f.agent) {
+    where.push("agent = ?");
+    params.push(f.agent);
+  }
+  if (f.tool) {
+    where.push("tool = ?");
+    params.push(f.tool);
+  }
+  return { where: where.join(" AND "), params };
+}
+
+export function listEdits(db: Database, opts: EditFilter & { limit?: number; offset?: number } = {}): EditRecord[] {
+  const { where, params } = editWhere(opts);
+  const rows = db.query(`SELECT ${LIST_COLUMNS} FROM agent_edits WHERE ${where} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...params, opts.limit ?? 50, opts.offset ?? 0);
   return (rows as Record<string, unknown>[]).map(toRecord);
+}
+
+export function countEdits(db: Database, f: EditFilter = {}): number {
+  const { where, params } = editWhere(f);
+  return (db.query(`SELECT count(*) AS n FROM agent_edits WHERE ${where}`).get(...params) as { n: number }).n;
+}
+
+/** The agents and tools that appear on the timeline (for filters), most frequent first. */
+export function editFacets(db: Database, limit = 100): { agents: string[]; tools: string[] } {
+  const col = (c: "agent" | "tool") =>
+    (db.query(`SELECT ${c} AS v FROM agent_edits WHERE state = 'applied' GROUP BY ${c} ORDER BY count(*) DESC, ${c} LIMIT ?`).all(limit) as { v: string }[]).map((r) => r.v);
+  return { agents: col("agent"), tools: col("tool") };
+}
+
+/** The newest applied timeline id (0 on an empty timeline): changes when anything lands. */
+export function latestEditId(db: Database): number {
+  return (db.query("SELECT coalesce(max(id), 0) AS n FROM agent_edits WHERE state = 'applied'").get() as { n: number }).n;
 }
 
 export function getEdit(db: Database, id: number): EditRow | null {

@@ -55,7 +55,8 @@ function toProposal(r: Record<string, unknown>): Proposal {
 
 const text = (b: Uint8Array | null) => (b === null ? "" : Buffer.from(b).toString("utf8"));
 
-function changeDiff(c: FileChange): string {
+/** A unified diff of one file change (a write, move or delete). */
+export function changeDiff(c: FileChange): string {
   const strip = (s: string) => s.replace(/^=+\n/, "");
   if (c.action === "move") return `rename from ${c.from}\nrename to ${c.path}\n`;
   if (c.action === "delete") return `delete ${c.path} (moved to ${c.trash})\n` + strip(createTwoFilesPatch(`a/${c.path}`, "/dev/null", text(c.before), ""));
@@ -103,17 +104,25 @@ export function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { 
   return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff };
 }
 
+export function pendingCount(db: Database): number {
+  return (db.query("SELECT count(*) AS n FROM proposals WHERE status = 'pending'").get() as { n: number }).n;
+}
+
 export function getProposal(db: Database, id: number): Proposal | null {
   const r = db.query("SELECT * FROM proposals WHERE id = ?").get(id) as Record<string, unknown> | null;
   return r ? toProposal(r) : null;
 }
 
-export function listProposals(db: Database, opts: { token?: string; status?: ProposalStatus; limit?: number; offset?: number } = {}): { items: Proposal[]; total: number } {
+export function listProposals(db: Database, opts: { token?: string; agent?: string; status?: ProposalStatus; limit?: number; offset?: number } = {}): { items: Proposal[]; total: number } {
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (opts.token !== undefined) {
     where.push("token = ?");
     params.push(opts.token);
+  }
+  if (opts.agent !== undefined) {
+    where.push("agent = ?");
+    params.push(opts.agent);
   }
   if (opts.status) {
     where.push("status = ?");

@@ -74,7 +74,7 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
 }
 
 /** Revert the call that timeline entry `id` belongs to (all of its file changes, newest first). */
-export async function revertEdit(vault: VaultContext, id: number, opts: { force?: boolean; reindex?: boolean; agent?: string } = {}): Promise<RevertResult> {
+export async function revertEdit(vault: VaultContext, id: number, opts: { force?: boolean; reindex?: boolean; agent?: string; token?: string } = {}): Promise<RevertResult> {
   const service = writeService(vault, { reindex: opts.reindex });
   const rows = editGroup(vault.stateDb, id);
   if (!rows.length) throw new ToolError("edit-not-found", `No edit ${id} in the timeline (lettuce edits lists them)`);
@@ -86,7 +86,7 @@ export async function revertEdit(vault: VaultContext, id: number, opts: { force?
     const disk = new Overlay(vault.root);
     changes = [...rows].reverse().flatMap((r) => inverse(r, disk, vault.root, !!opts.force));
     if (!changes.length) throw new ToolError("no-change", `Edit ${id} is already undone; nothing to revert`);
-    res = await commitChanges({ root: vault.root, timelineDb: service.db }, changes, { tool: "revert", agent: opts.agent ?? "person", token: "cli", reverts: rows[0]!.id });
+    res = await commitChanges({ root: vault.root, timelineDb: service.db }, changes, { tool: "revert", agent: opts.agent ?? "person", token: opts.token ?? "cli", reverts: rows[0]!.id });
   } catch (e) {
     if (e instanceof StaleError) throw new ToolError("conflict", `${e.path} changed while reverting; run the revert again`, { path: e.path });
     throw e;

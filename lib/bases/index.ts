@@ -1,0 +1,87 @@
+// Databases are Obsidian Bases: the API the workspace tools, the change feed
+// and the digest use to know databases and their rows. Ids are vault-relative
+// paths: a base "Tasks.base", a row "Projects/Fix login.md".
+import { ToolError } from "../errors";
+import { loadBase as loadBaseFile, resolveBaseId, type LoadedBase } from "./base-file";
+import { UnsupportedExpression } from "./expr";
+import { basePaths, noteInBase, rowNoteByPath, rowsOf, tryLoadBase, type VaultLike } from "./rows";
+
+export { baseName, isBasePath, type LoadedBase } from "./base-file";
+export { databaseSchema, queryDatabase, type DatabaseRow, type DatabaseSchema, type QueryResult } from "./query";
+export type { VaultLike } from "./rows";
+
+export interface DatabaseRef {
+  id: string;
+  title: string;
+}
+
+/** Every database (.base file) in the vault, by path. Unreadable ones are listed too: get_database_schema says what is wrong. */
+export function listBases(vault: VaultLike): DatabaseRef[] {
+  return basePaths(vault.indexDb).map((id) => ({ id, title: tryLoadBase(vault.root, id)?.name ?? id.slice(id.lastIndexOf("/") + 1).replace(/\.base$/i, "") }));
+}
+
+/** One database by an agent-supplied id (validated; .base may be left off). Throws database-not-found / invalid-base / path-invalid. */
+export function loadBase(vault: VaultLike, databaseId: string): LoadedBase {
+  return loadBaseFile(vault.root, resolveBaseId(vault.indexDb, vault.root, databaseId));
+}
+
+/** A database's rows ({id, title}) by path. Throws unsupported-expression when its filters cannot be evaluated. */
+export function baseRows(vault: VaultLike, base: LoadedBase): DatabaseRef[] {
+  return rowsOf(vault, base).map((r) => ({ id: r.path, title: r.title }));
+}
+
+/**
+ * The databases a note is a row of, by base path. Bases whose filters Lettuce
+ * cannot evaluate, or that do not parse, are left out (their own tools report why).
+ */
+export function basesContainingNote(vault: VaultLike, notePath: string): DatabaseRef[] {
+  const note = rowNoteByPath(vault.indexDb, notePath);
+  if (!note) return [];
+  const out: DatabaseRef[] = [];
+  for (const id of basePaths(vault.indexDb)) {
+    const base = tryLoadBase(vault.root, id);
+    if (!base) continue;
+    try {
+      if (noteInBase(base, note)) out.push({ id, title: base.name });
+    } catch (e) {
+      if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
+    }
+  }
+  return out;
+}
+
+/**
+ * For get_page / get_related_pages / list_workspace: a note's database (the
+ * first base containing it, by path), and up to `limit` sibling rows.
+ * null when the note is a plain page.
+ */
+export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10): { databaseId: string; databaseTitle: string; siblings: { total: number; items: DatabaseRef[] } } | null {
+  const first = basesContainingNote(vault, notePath)[0];
+  if (!first) return null;
+  const base = tryLoadBase(vault.root, first.id);
+  if (!base) return null;
+  const others = rowsOf(vault, base).filter((r) => r.path !== notePath);
+  return { databaseId: first.id, databaseTitle: first.title, siblings: { total: others.length, items: others.slice(0, limit).map((r) => ({ id: r.path, title: r.title })) } };
+}
+
+/**
+ * Which database each row note belongs to (the first base by path that
+ * selects it), for classifying many notes at once. Bases that do not parse or
+ * whose filters cannot be evaluated select nothing here.
+ */
+export function databaseOfNotes(vault: VaultLike): Map<string, DatabaseRef> {
+  const out = new Map<string, DatabaseRef>();
+  for (const id of basePaths(vault.indexDb)) {
+    const base = tryLoadBase(vault.root, id);
+    if (!base) continue;
+    let rows;
+    try {
+      rows = rowsOf(vault, base);
+    } catch (e) {
+      if (e instanceof ToolError) continue;
+      throw e;
+    }
+    for (const r of rows) if (!out.has(r.path)) out.set(r.path, { id, title: base.name });
+  }
+  return out;
+}

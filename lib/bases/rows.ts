@@ -1,0 +1,123 @@
+// A base's rows: the vault's notes its base-level filters select, read from
+// the index (frontmatter, tags, links) rather than from disk. Row sets are
+// cached per index generation, so repeated queries and paging cost one
+// evaluation until the vault changes.
+import type { Database } from "bun:sqlite";
+import { getMeta } from "../store/index-db";
+import { loadBase, passes, unsupportedError, type LoadedBase } from "./base-file";
+import type { EvalEnv, RowFile } from "./evaluate";
+import { UnsupportedExpression } from "./expr";
+
+/** What lib/bases needs of an open vault (a VaultContext fits). */
+export interface VaultLike {
+  root: string;
+  indexDb: Database;
+}
+
+export interface RowNote {
+  id: number;
+  path: string;
+  title: string;
+  file: RowFile;
+}
+
+interface NoteRowLite {
+  id: number;
+  path: string;
+  folder: string;
+  title: string;
+  size: number;
+  mtime: number;
+  ctime: number;
+  frontmatter: string;
+  tags: string;
+}
+
+function parseObject(json: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(json);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function toRowNote(db: Database, r: NoteRowLite): RowNote {
+  let links: string[] | null = null;
+  const file: RowFile = {
+    path: r.path,
+    folder: r.folder,
+    size: r.size,
+    mtime: r.mtime,
+    ctime: r.ctime,
+    tags: (JSON.parse(r.tags) as string[]).map((t) => t.toLowerCase()),
+    frontmatter: parseObject(r.frontmatter),
+    links() {
+      links ??= (db.query("SELECT coalesce(resolved, target) AS t FROM links WHERE note_id = ? ORDER BY ord").all(r.id) as { t: string }[]).map((x) => x.t);
+      return links;
+    },
+  };
+  return { id: r.id, path: r.path, title: r.title, file };
+}
+
+const COLS = "id, path, folder, title, size, mtime, ctime, frontmatter, tags";
+
+let allNotesCache: { db: Database; gen: string | null; notes: RowNote[] } | null = null;
+
+/** Every note as the expression language sees it, by path; cached for the current index generation. */
+export function allRowNotes(db: Database): RowNote[] {
+  const gen = getMeta(db, "gen");
+  if (allNotesCache && allNotesCache.db === db && allNotesCache.gen === gen) return allNotesCache.notes;
+  const notes = (db.query(`SELECT ${COLS} FROM notes ORDER BY path`).all() as NoteRowLite[]).map((r) => toRowNote(db, r));
+  allNotesCache = { db, gen, notes };
+  return notes;
+}
+
+export function rowNoteByPath(db: Database, path: string): RowNote | null {
+  const r = db.query(`SELECT ${COLS} FROM notes WHERE path = ?`).get(path) as NoteRowLite | null;
+  return r ? toRowNote(db, r) : null;
+}
+
+export function envFor(base: LoadedBase, file: RowFile): EvalEnv {
+  return { file, formulas: base.formulas };
+}
+
+/** Does one note belong to the base? Throws UnsupportedExpression when the filter cannot be evaluated. */
+export function noteInBase(base: LoadedBase, note: RowNote): boolean {
+  if (base.filterError) throw base.filterError;
+  return base.filters === null || passes(base.filters, envFor(base, note.file));
+}
+
+const rowCache = new Map<string, { key: string; rows: RowNote[] }>();
+
+/** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
+export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
+  const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
+  const cacheKey = `${vault.root}\0${base.id}`;
+  const hit = rowCache.get(cacheKey);
+  if (hit && hit.key === key) return hit.rows;
+  let rows: RowNote[];
+  try {
+    rows = allRowNotes(vault.indexDb).filter((n) => noteInBase(base, n));
+  } catch (e) {
+    if (e instanceof UnsupportedExpression) throw unsupportedError(base, e);
+    throw e;
+  }
+  rowCache.set(cacheKey, { key, rows });
+  if (rowCache.size > 200) rowCache.delete(rowCache.keys().next().value!);
+  return rows;
+}
+
+/** Every `.base` file in the vault, by path. */
+export function basePaths(db: Database): string[] {
+  return (db.query("SELECT path FROM files WHERE path LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => r.path);
+}
+
+/** Load a base, or null when it is unreadable (bad YAML, gone): for callers that survey every base. */
+export function tryLoadBase(root: string, id: string): LoadedBase | null {
+  try {
+    return loadBase(root, id);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,123 @@
+// A base's columns: what its `properties:` and its views' `order:` name, plus
+// every frontmatter key found in its rows, each with a type inferred from the
+// values (Obsidian keeps property types in .obsidian/types.json, which is a
+// hidden file agents never see; inference gives the same answer for the
+// common cases and needs nothing outside the notes).
+import type { LoadedBase } from "./base-file";
+import { evaluate, isDateString, propertyOf, toJsonValue, type Value } from "./evaluate";
+import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
+import { envFor, type RowNote } from "./rows";
+
+export type ColumnType = "text" | "number" | "checkbox" | "date" | "select" | "multi_select";
+
+export interface Column {
+  id: string;
+  name: string;
+  type: ColumnType;
+  options?: string[];
+  /** Why a formula column has no values (an expression Lettuce cannot evaluate). */
+  error?: string;
+}
+
+/** How a column's value is read from a row. */
+export interface ColumnReader {
+  column: Column;
+  read(row: RowNote): unknown;
+}
+
+const MAX_OPTIONS = 50;
+const MAX_SELECT = 20;
+
+const FILE_TYPES: Record<string, ColumnType> = {
+  "file.size": "number",
+  "file.mtime": "date",
+  "file.ctime": "date",
+  "file.tags": "multi_select",
+  "file.links": "multi_select",
+};
+
+function frequencies(values: string[]): string[] {
+  const count = new Map<string, number>();
+  for (const v of values) count.set(v, (count.get(v) ?? 0) + 1);
+  return [...count.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([v]) => v);
+}
+
+const scalarText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/**
+ * The type of a column from its non-empty values: all booleans → checkbox,
+ * all numbers → number, all date strings → date, any list → multi_select,
+ * short strings with few distinct values → select (at most 20, and at most
+ * half the filled rows once there are more than six), otherwise text.
+ */
+export function inferType(values: unknown[]): { type: ColumnType; options?: string[] } {
+  const vals = values.filter((v) => v !== null && v !== undefined && v !== "");
+  if (!vals.length) return { type: "text" };
+  if (vals.every((v) => typeof v === "boolean")) return { type: "checkbox" };
+  if (vals.every((v) => typeof v === "number")) return { type: "number" };
+  if (vals.every((v) => isDateString(v))) return { type: "date" };
+  if (vals.some(Array.isArray)) {
+    const items = vals.flatMap((v) => (Array.isArray(v) ? v : [v])).filter((x) => x !== null && x !== undefined).map(scalarText);
+    return { type: "multi_select", options: frequencies(items).slice(0, MAX_OPTIONS) };
+  }
+  if (vals.every((v) => typeof v === "string" && v.length <= 100 && !v.includes("\n"))) {
+    const distinct = frequencies(vals as string[]);
+    const cap = Math.min(MAX_SELECT, Math.max(3, Math.ceil(vals.length / 2)));
+    if (distinct.length <= cap) return { type: "select", options: distinct };
+  }
+  return { type: "text" };
+}
+
+function exprReader(id: string): Expr {
+  return parseExpr(id);
+}
+
+/** Every column of a base over the given rows, in order: configured properties, view columns, then frontmatter keys by how many rows have them. */
+export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
+  const ids: string[] = [];
+  const add = (id: string) => {
+    if (id && !ids.includes(id)) ids.push(id);
+  };
+  for (const id of base.properties.keys()) add(id);
+  for (const id of base.viewColumns) add(id);
+  const seen = new Map<string, { n: number; first: number }>();
+  let i = 0;
+  for (const r of rows) {
+    for (const k of Object.keys(r.file.frontmatter)) {
+      const s = seen.get(k);
+      if (s) s.n++;
+      else seen.set(k, { n: 1, first: i++ });
+    }
+  }
+  const known = new Set(ids.map((x) => x.toLowerCase()));
+  [...seen.entries()]
+    .filter(([k]) => !known.has(k.toLowerCase()))
+    .sort((a, b) => b[1].n - a[1].n || a[1].first - b[1].first)
+    .forEach(([k]) => add(k));
+
+  return ids.map((id) => {
+    const name = base.properties.get(id)?.displayName ?? id;
+    let read: (row: RowNote) => unknown;
+    let error: string | undefined;
+    if (id.startsWith("file.") || id.startsWith("formula.")) {
+      const formula = id.startsWith("formula.") ? base.formulas.get(id.slice(8)) : undefined;
+      if (formula instanceof UnsupportedExpression) error = `Lettuce cannot evaluate ${JSON.stringify(formula.expression)}: ${formula.what}`;
+      else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
+      const expr = error ? null : exprReader(id);
+      read = (row) => {
+        if (!expr) return null;
+        try {
+          return toJsonValue(evaluate(expr, envFor(base, row.file)));
+        } catch {
+          return null;
+        }
+      };
+    } else {
+      read = (row) => toJsonValue(propertyOf(row.file.frontmatter, id) as Value);
+    }
+    const fixed = FILE_TYPES[id];
+    const inferred = fixed && fixed !== "multi_select" ? { type: fixed } : inferType(rows.map(read));
+    const column: Column = { id, name, ...inferred, ...(error ? { error } : {}) };
+    return { column, read };
+  });
+}

@@ -1,0 +1,177 @@
+// Values of the Bases expression language and how they compare: dates
+// (from frontmatter strings or date()), durations ("1w", "2 days"), lists,
+// objects, and a note's file object. JavaScript's rules where Obsidian follows
+// them; a date and a date-like string compare as dates.
+
+/** One note as the expression language sees it (`file.*`, `note.*`, bare property names). */
+export interface RowFile {
+  path: string;
+  folder: string;
+  size: number;
+  mtime: number;
+  ctime: number;
+  /** Lower-cased, without '#'. */
+  tags: string[];
+  frontmatter: Record<string, unknown>;
+  /** Where the note's links point: resolved vault paths, or the link text when unresolved. Loaded on first use. */
+  links(): string[];
+}
+
+export class DateV {
+  constructor(
+    readonly ms: number,
+    readonly hasTime: boolean,
+  ) {}
+  toString(): string {
+    const iso = new Date(this.ms).toISOString();
+    return this.hasTime ? iso : iso.slice(0, 10);
+  }
+}
+
+export class DurationV {
+  constructor(
+    readonly months: number,
+    readonly ms: number,
+  ) {}
+}
+
+export const FILE = Symbol("file");
+export const FORMULA = Symbol("formula");
+export type FileRef = { [FILE]: RowFile };
+export type FormulaNs = { [FORMULA]: true };
+export type Value = string | number | boolean | null | DateV | DurationV | Value[] | { [k: string]: unknown } | FileRef | FormulaNs;
+
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A date from a frontmatter string ("2026-03-02", "2026-03-02T10:00", "2026-03-02 10:00:00"), or null. */
+export function parseDate(s: string): DateV | null {
+  const m = DATE_RE.exec(s.trim());
+  if (!m) return null;
+  if (m[4] === undefined) {
+    const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    return Number.isNaN(ms) ? null : new DateV(ms, false);
+  }
+  const ms = Date.parse(s.trim().replace(" ", "T"));
+  return Number.isNaN(ms) ? null : new DateV(ms, true);
+}
+
+export function isDateString(v: unknown): v is string {
+  return typeof v === "string" && parseDate(v) !== null;
+}
+
+const UNITS: [RegExp, number, number][] = [
+  [/^(y|yr|yrs|year|years)$/, 12, 0],
+  [/^(M|month|months)$/, 1, 0],
+  [/^(w|week|weeks)$/, 0, 7 * 86_400_000],
+  [/^(d|day|days)$/, 0, 86_400_000],
+  [/^(h|hour|hours)$/, 0, 3_600_000],
+  [/^(m|minute|minutes)$/, 0, 60_000],
+  [/^(s|second|seconds)$/, 0, 1000],
+];
+
+export function parseDuration(s: string): DurationV | null {
+  const parts = [...s.trim().matchAll(/(-?\d+(?:\.\d+)?)\s*([a-zA-Z]+)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join("").replace(/\s/g, "") !== s.replace(/\s/g, "")) return null;
+  let months = 0;
+  let ms = 0;
+  for (const [, n, unit] of parts) {
+    const u = UNITS.find(([re]) => re.test(unit!));
+    if (!u) return null;
+    months += Number(n) * u[1];
+    ms += Number(n) * u[2];
+  }
+  return new DurationV(months, ms);
+}
+
+export function addDuration(d: DateV, dur: DurationV, sign: 1 | -1): DateV {
+  const dt = new Date(d.ms);
+  if (dur.months) dt.setUTCMonth(dt.getUTCMonth() + sign * dur.months);
+  return new DateV(dt.getTime() + sign * dur.ms, d.hasTime || dur.ms % 86_400_000 !== 0);
+}
+
+export const isFile = (v: unknown): v is FileRef => typeof v === "object" && v !== null && FILE in v;
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof DateV) && !(v instanceof DurationV) && !isFile(v) && !(FORMULA in v);
+
+export function toDate(v: Value): DateV | null {
+  if (v instanceof DateV) return v;
+  if (typeof v === "string") return parseDate(v);
+  if (typeof v === "number") return new DateV(v, true);
+  return null;
+}
+
+export function toNumber(v: Value): number | null {
+  if (typeof v === "number") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Number(v);
+  return null;
+}
+
+export function truthy(v: Value): boolean {
+  if (v === null || v === false || v === "" || v === 0) return false;
+  if (typeof v === "number" && Number.isNaN(v)) return false;
+  return true;
+}
+
+export function valuesEqual(a: Value, b: Value): boolean {
+  if (a === null || b === null) return a === b;
+  if (a instanceof DateV || b instanceof DateV) {
+    const da = toDate(a);
+    const db = toDate(b);
+    return da !== null && db !== null && da.ms === db.ms;
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => valuesEqual(x as Value, b[i] as Value));
+  }
+  if (typeof a === "number" || typeof b === "number") {
+    const na = toNumber(a);
+    const nb = toNumber(b);
+    return na !== null && nb !== null && na === nb;
+  }
+  if (typeof a === "string" && typeof b === "string") return a === b;
+  if (typeof a === "boolean" && typeof b === "boolean") return a === b;
+  if (isFile(a) && isFile(b)) return a[FILE].path === b[FILE].path;
+  return false;
+}
+
+/** <0, 0, >0, or null when the two cannot be ordered. */
+export function compare(a: Value, b: Value): number | null {
+  if (a === null || b === null) return null;
+  if (a instanceof DateV || b instanceof DateV) {
+    const da = toDate(a);
+    const db = toDate(b);
+    return da && db ? da.ms - db.ms : null;
+  }
+  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  const na = toNumber(a);
+  const nb = toNumber(b);
+  return na !== null && nb !== null ? na - nb : null;
+}
+
+export function asString(v: Value): string {
+  if (v === null) return "";
+  if (Array.isArray(v)) return v.map((x) => asString(x as Value)).join(", ");
+  if (v instanceof DateV) return v.toString();
+  if (isFile(v)) return v[FILE].path;
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+/** A property by name; Obsidian treats property names case-insensitively, so a differently-cased key is the fallback. */
+export function propertyOf(obj: Record<string, unknown>, name: string): Value {
+  if (Object.hasOwn(obj, name)) return (obj[name] as Value) ?? null;
+  const lc = name.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lc) return (obj[k] as Value) ?? null;
+  return null;
+}
+
+/** A value as JSON for an agent: dates as ISO strings, durations in ms. */
+export function toJsonValue(v: Value): unknown {
+  if (v instanceof DateV) return v.toString();
+  if (v instanceof DurationV) return v.ms + v.months * 30 * 86_400_000;
+  if (Array.isArray(v)) return v.map((x) => toJsonValue(x as Value));
+  if (isFile(v)) return v[FILE].path;
+  if (typeof v === "number" && !Number.isFinite(v)) return null;
+  return v;
+}

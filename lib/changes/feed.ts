@@ -1,0 +1,120 @@
+// get_changes_since over the change journal. A cursor is a position in the
+// journal's sequence (exact: every recorded change has a later number than
+// the cursor it follows), plus what the sync it belongs to started from, so
+// that a paged bootstrap reports every item as created and a `since` sync
+// tells created from updated. The spec's second-granular inclusivity is kept:
+// resuming within the second the cursor was issued re-reports that second.
+import { ToolError } from "../errors";
+import { basesContainingNote } from "../bases";
+import type { ChangeJournal, JournalVault } from "./journal";
+
+export interface Change {
+  id: string;
+  type: "page" | "database" | "database_row";
+  title: string;
+  changeType: "created" | "updated" | "deleted";
+  updatedAt: string;
+  databaseId?: string;
+}
+
+export interface ChangesPage {
+  changes: Change[];
+  hasMore: boolean;
+  nextCursor: string;
+}
+
+/**
+ * s: last position delivered; c: an item is "created" when it came into being after c;
+ * d: tombstones only after d; t: the unix second an end-of-feed cursor was issued (0 mid-sync).
+ */
+interface Cursor {
+  s: number;
+  c: number;
+  d: number;
+  t: number;
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify({ v: 1, ...c })).toString("base64url");
+}
+
+function decodeCursor(raw: string): Cursor {
+  let o: Record<string, unknown> | null = null;
+  try {
+    o = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
+  } catch {
+    o = null;
+  }
+  const ok = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+  if (!o || o.v !== 1 || !ok(o.s) || !ok(o.c) || !ok(o.d) || !ok(o.t)) {
+    throw new ToolError("invalid-input", "cursor is not one get_changes_since (or the digest resource) returned");
+  }
+  return { s: o.s as number, c: o.c as number, d: o.d as number, t: o.t as number };
+}
+
+const nowSecond = () => Math.floor(Date.now() / 1000);
+
+/**
+ * A cursor at the journal's current end: what the digest resource prints before
+ * it builds the map. It is exact (not inclusive of its second): everything
+ * recorded up to it is already in the map, which is read from the index after it.
+ */
+export function cursorNow(journal: ChangeJournal): string {
+  const s = journal.maxSeq();
+  return encodeCursor({ s, c: s, d: s, t: 0 });
+}
+
+interface Row {
+  id: string;
+  kind: "note" | "base";
+  seq: number;
+  change: "created" | "updated" | "deleted";
+  title: string;
+  database_id: string | null;
+  updated_at: number;
+  seen_at: number;
+  created_seq: number;
+}
+
+export function changesSince(vault: JournalVault, journal: ChangeJournal, opts: { since?: string; cursor?: string; limit: number }): ChangesPage {
+  const db = vault.stateDb;
+  return db.transaction(() => {
+    const max = journal.maxSeq();
+    let cur: Cursor;
+    if (opts.cursor) cur = decodeCursor(opts.cursor);
+    else if (opts.since !== undefined) {
+      const ms = Date.parse(opts.since);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(opts.since) || Number.isNaN(ms)) throw new ToolError("invalid-input", `since is not an ISO 8601 time: ${JSON.stringify(opts.since)}`);
+      const first = (db.query("SELECT min(seq) AS s FROM change_journal WHERE seen_at >= ?").get(ms) as { s: number | null }).s;
+      const s = first === null ? max : first - 1;
+      cur = { s, c: s, d: s, t: 0 };
+    } else {
+      // Bootstrap: every live item as created; deletions only from here on.
+      cur = { s: 0, c: 0, d: max, t: 0 };
+    }
+    const again = cur.t === nowSecond() ? cur.t * 1000 : Number.MAX_SAFE_INTEGER;
+    const rows = db
+      .query(
+        `SELECT id, kind, seq, change, title, database_id, updated_at, seen_at, created_seq FROM change_journal
+         WHERE (seq > ?1 OR seen_at >= ?2) AND NOT (change = 'deleted' AND seq <= ?3 AND seen_at < ?2)
+         ORDER BY seq LIMIT ?4`,
+      )
+      .all(cur.s, again, cur.d, opts.limit + 1) as Row[];
+    const hasMore = rows.length > opts.limit;
+    const page = rows.slice(0, opts.limit);
+    const changes = page.map((r) => toChange(vault, r, cur.c));
+    const last = page[page.length - 1];
+    const next: Cursor = hasMore
+      ? { s: Math.max(cur.s, last!.seq), c: cur.c, d: cur.d, t: 0 } // mid-sync: exact, or a page would repeat
+      : { s: Math.max(cur.s, max), c: Math.max(cur.s, max), d: Math.max(cur.s, max), t: nowSecond() };
+    return { changes, hasMore, nextCursor: encodeCursor(next) };
+  })();
+}
+
+function toChange(vault: JournalVault, r: Row, createdAfter: number): Change {
+  const changeType = r.change === "deleted" ? "deleted" : r.created_seq > createdAfter ? "created" : "updated";
+  const base = { id: r.id, title: r.title, changeType, updatedAt: new Date(r.updated_at).toISOString() } as const;
+  if (r.kind === "base") return { ...base, type: "database" };
+  const databaseId = r.change === "deleted" ? r.database_id : (basesContainingNote(vault, r.id)[0]?.id ?? null);
+  return databaseId ? { ...base, type: "database_row", databaseId } : { ...base, type: "page" };
+}

@@ -1,0 +1,218 @@
+// The change journal behind get_changes_since: fed by the indexer (the start-up
+// scan and the watcher, so a person's edits in any editor count, and so do
+// the write tools, which re-index what they wrote). It keeps one row per item
+// with the content hash last reported, so it records a change only when an
+// item's content really differs from what the feed already said: a rebuilt
+// index.db, a touched file or a second scan add nothing.
+import type { Database } from "bun:sqlite";
+import { readFileSync, statSync } from "node:fs";
+import { basesContainingNote, baseName, isBasePath, listBases, type VaultLike } from "../bases";
+import { allRowNotes, noteInBase, tryLoadBase } from "../bases/rows";
+import type { IndexChange, Indexer } from "../index/indexer";
+import { contentHash } from "../index/parse-job";
+import { getMeta } from "../store/index-db";
+import { safeAbsPath } from "../vault/paths";
+
+export interface JournalVault extends VaultLike {
+  stateDb: Database;
+  indexer: Indexer;
+  onClose(fn: () => void): void;
+}
+
+/** The current state of one item, as the index (or the disk, for a base) has it. */
+interface LiveItem {
+  id: string;
+  kind: "note" | "base";
+  title: string;
+  hash: string;
+  mtime: number;
+  databaseId: string | null;
+}
+
+interface JournalRow {
+  id: string;
+  kind: "note" | "base";
+  change: "created" | "updated" | "deleted";
+  hash: string | null;
+  title: string;
+}
+
+// Above this many notes in one pass, row membership is computed base by base
+// (one evaluation per base over every note) instead of note by note.
+const BULK_MEMBERSHIP = 200;
+
+export class ChangeJournal {
+  private readonly db: Database;
+
+  constructor(private readonly vault: JournalVault) {
+    this.db = vault.stateDb;
+  }
+
+  private noteItems(paths: string[] | null): LiveItem[] {
+    const idx = this.vault.indexDb;
+    const rows = (
+      paths === null
+        ? idx.query("SELECT path, title, hash, mtime FROM notes").all()
+        : paths.flatMap((p) => (idx.query("SELECT path, title, hash, mtime FROM notes WHERE path = ?").all(p) as unknown[]))
+    ) as { path: string; title: string; hash: string; mtime: number }[];
+    const membership = rows.length > BULK_MEMBERSHIP ? this.membershipMap() : null;
+    return rows.map((r) => ({
+      id: r.path,
+      kind: "note",
+      title: r.title,
+      hash: r.hash,
+      mtime: r.mtime,
+      databaseId: membership ? (membership.get(r.path) ?? null) : (basesContainingNote(this.vault, r.path)[0]?.id ?? null),
+    }));
+  }
+
+  /** note path → the first base (by path) it is a row of. */
+  private membershipMap(): Map<string, string> {
+    const out = new Map<string, string>();
+    const notes = allRowNotes(this.vault.indexDb);
+    for (const { id } of listBases(this.vault)) {
+      const base = tryLoadBase(this.vault.root, id);
+      if (!base || base.filterError) continue;
+      for (const n of notes) {
+        if (out.has(n.path)) continue;
+        try {
+          if (noteInBase(base, n)) out.set(n.path, id);
+        } catch {
+          break; // an unsupported formula inside the filter: this base has no known rows
+        }
+      }
+    }
+    return out;
+  }
+
+  private baseItem(path: string): LiveItem | null {
+    try {
+      const abs = safeAbsPath(this.vault.root, path);
+      const st = statSync(abs);
+      if (!st.isFile()) return null;
+      return { id: path, kind: "base", title: baseName(path), hash: contentHash(readFileSync(abs)), mtime: st.mtimeMs, databaseId: null };
+    } catch {
+      return null;
+    }
+  }
+
+  private journalRows(ids: string[] | null): Map<string, JournalRow> {
+    const sql = "SELECT id, kind, change, hash, title FROM change_journal";
+    const rows = (ids === null ? this.db.query(sql).all() : ids.flatMap((id) => this.db.query(`${sql} WHERE id = ?`).all(id))) as JournalRow[];
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * Compare live items with what the journal last said and record the
+   * differences in one transaction. `gone` are ids known to be deleted.
+   */
+  private apply(live: LiveItem[], gone: string[], known: Map<string, JournalRow>): number {
+    const now = Date.now();
+    let written = 0;
+    this.db.transaction(() => {
+      let seq = (this.db.query("SELECT coalesce(max(seq), 0) AS s FROM change_journal").get() as { s: number }).s;
+      const upsert = this.db.query(
+        `INSERT INTO change_journal(id, kind, seq, change, title, hash, database_id, updated_at, seen_at, created_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT(id) DO UPDATE SET kind = ?2, seq = ?3, change = ?4, title = ?5, hash = ?6, database_id = ?7, updated_at = ?8, seen_at = ?9,
+           created_seq = CASE WHEN ?4 = 'created' THEN ?10 ELSE created_seq END`,
+      );
+      const tombstone = this.db.query("UPDATE change_journal SET seq = ?, change = 'deleted', hash = NULL, updated_at = ?, seen_at = ? WHERE id = ?");
+      for (const item of live) {
+        const prev = known.get(item.id);
+        if (prev && prev.change !== "deleted" && prev.hash === item.hash) continue;
+        const change = !prev || prev.change === "deleted" ? "created" : "updated";
+        seq++;
+        upsert.run(item.id, item.kind, seq, change, item.title, item.hash, item.databaseId, Math.min(now, Math.round(item.mtime)), now, seq);
+        written++;
+      }
+      for (const id of gone) {
+        const prev = known.get(id);
+        if (!prev || prev.change === "deleted") continue;
+        tombstone.run(++seq, now, now, id);
+        written++;
+      }
+    }).immediate();
+    return written;
+  }
+
+  /** Record what one index pass changed. */
+  record(change: IndexChange): number {
+    const bases = change.attachments.filter(isBasePath);
+    if (!change.changed.length && !change.deleted.length && !bases.length) return 0;
+    const live: LiveItem[] = [...this.noteItems(change.changed)];
+    const gone = [...change.deleted];
+    for (const p of bases) {
+      const item = this.baseItem(p);
+      if (item) live.push(item);
+      else gone.push(p);
+    }
+    return this.apply(live, gone, this.journalRows([...live.map((l) => l.id), ...gone]));
+  }
+
+  /**
+   * Bring the journal in line with the whole index: what the feed missed
+   * (a crash between the index commit and the journal's, an index built by
+   * `lettuce index` while no server ran). Deletions only once the index has
+   * completed a scan: an index being rebuilt from nothing is not a vault
+   * whose notes were all deleted.
+   */
+  reconcile(): number {
+    const live = this.noteItems(null);
+    for (const { id } of listBases(this.vault)) {
+      const item = this.baseItem(id);
+      if (item) live.push(item);
+    }
+    const known = this.journalRows(null);
+    const complete = getMeta(this.vault.indexDb, "indexedAt") !== null;
+    const here = new Set(live.map((l) => l.id));
+    const gone = complete ? [...known.values()].filter((r) => r.change !== "deleted" && !here.has(r.id)).map((r) => r.id) : [];
+    return this.apply(live, gone, known);
+  }
+
+  /** The position after every change recorded so far. */
+  maxSeq(): number {
+    return (this.db.query("SELECT coalesce(max(seq), 0) AS s FROM change_journal").get() as { s: number }).s;
+  }
+}
+
+const journals = new WeakMap<object, ChangeJournal>();
+
+/**
+ * The vault's journal, attached to its indexer on first use: it records every
+ * later index pass, reconciles after every full scan, and catches up at once
+ * when the index is already built.
+ */
+export function changeJournal(vault: JournalVault): ChangeJournal {
+  let j = journals.get(vault);
+  if (j) return j;
+  const journal = new ChangeJournal(vault);
+  journals.set(vault, journal);
+  const report = (e: unknown) => console.error("lettuce: change journal:", e);
+  const offChange = vault.indexer.onChange((c) => {
+    try {
+      journal.record(c);
+    } catch (e) {
+      report(e); // the next full scan's reconcile fills the gap
+    }
+  });
+  const offScan = vault.indexer.onScanned(() => {
+    try {
+      journal.reconcile();
+    } catch (e) {
+      report(e);
+    }
+  });
+  vault.onClose(() => {
+    offChange();
+    offScan();
+  });
+  if (getMeta(vault.indexDb, "indexedAt") !== null) {
+    try {
+      journal.reconcile();
+    } catch (e) {
+      report(e);
+    }
+  }
+  return journal;
+}

@@ -1,0 +1,228 @@
+// A note as the person sees it: Markdown rendered with `marked` plus the
+// Obsidian syntax a vault uses ([[wikilinks]], ![[embeds]], callouts, #tags,
+// ==highlights==, %%comments%%), links resolved the way the index resolves
+// them, then sanitised (lib/web/sanitize.ts). A vault's Markdown is untrusted:
+// everything this file emits is escaped here and cleaned again after.
+import { readFileSync } from "node:fs";
+import GithubSlugger from "github-slugger";
+import { Marked, type MarkedExtension, type Tokens } from "marked";
+import { headingPlainText, parseWikilinkInner, splitFrontmatter } from "../vault/parse";
+import { safeAbsPath } from "../vault/paths";
+import type { VaultContext } from "../vault-context";
+import { sanitizeNoteHtml } from "./sanitize";
+
+/** Largest note text rendered inside another by an embed. */
+const MAX_EMBED_CHARS = 50_000;
+const IMAGE = /\.(png|jpe?g|gif|webp|avif|bmp|svg|ico)$/i;
+
+export const noteHref = (path: string, heading?: string | null) =>
+  "/notes/" + path.split("/").map(encodeURIComponent).join("/") + (heading ? `#h-${slugOf(heading)}` : "");
+export const fileHref = (path: string) => "/api/file?path=" + encodeURIComponent(path);
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+function slugOf(heading: string): string {
+  return new GithubSlugger().slug(headingPlainText(heading));
+}
+
+interface RenderContext {
+  vault: VaultContext;
+  path: string;
+  depth: number;
+  slugger: GithubSlugger;
+}
+
+// marked runs synchronously: the note being rendered is kept here for the extensions.
+const stack: RenderContext[] = [];
+const ctx = () => stack[stack.length - 1]!;
+
+function resolve(target: string, kind: "wikilink" | "markdown"): string | null {
+  const c = ctx();
+  return c.vault.indexer.resolver.resolve({ target, kind }, c.path);
+}
+
+/** The body under a heading: from the heading line to the next heading of the same or a higher level. */
+function sectionOf(body: string, heading: string): string | null {
+  const want = slugOf(heading);
+  const lines = body.split("\n");
+  let start = -1;
+  let level = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(#{1,6})\s+(.*)$/.exec(lines[i]!);
+    if (!m) continue;
+    if (start === -1) {
+      if (slugOf(m[2]!) === want) {
+        start = i;
+        level = m[1]!.length;
+      }
+    } else if (m[1]!.length <= level) return lines.slice(start, i).join("\n");
+  }
+  return start === -1 ? null : lines.slice(start).join("\n");
+}
+
+function embedNote(path: string, heading: string | null, label: string): string {
+  const c = ctx();
+  const link = `<a class="wikilink" href="${escapeHtml(noteHref(path, heading))}">${escapeHtml(label)}</a>`;
+  // One level of embedding: an embed inside an embed is a link, which also ends cycles.
+  if (c.depth >= 1) return link;
+  let body: string;
+  try {
+    body = splitFrontmatter(readFileSync(safeAbsPath(c.vault.root, path), "utf8")).body;
+  } catch {
+    return `<span class="unresolved">${escapeHtml(label)}</span>`;
+  }
+  if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
+  if (body.length > MAX_EMBED_CHARS) body = body.slice(0, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
+  const inner = renderWith({ vault: c.vault, path, depth: c.depth + 1, slugger: new GithubSlugger() }, body);
+  return `<div class="embed"><div class="embed-title">${link}</div><div class="embed-body">${inner}</div></div>`;
+}
+
+function renderWikilink(inner: string, embed: boolean): string {
+  const { target, heading, block, display } = parseWikilinkInner(inner);
+  const resolved = resolve(target, "wikilink");
+  const label = display ?? (target || heading || block || inner);
+  if (embed && resolved) {
+    if (IMAGE.test(resolved)) {
+      // ![[pic.png|300]] or |300x200 sets the size, as in Obsidian.
+      const size = /^(\d{1,5})(?:x(\d{1,5}))?$/.exec(display ?? "");
+      const dims = size ? ` width="${size[1]}"${size[2] ? ` height="${size[2]}"` : ""}` : "";
+      const alt = size ? target : label;
+      return `<img src="${escapeHtml(fileHref(resolved))}" alt="${escapeHtml(alt)}"${dims}>`;
+    }
+    if (/\.md$/i.test(resolved)) return embedNote(resolved, heading, label);
+    return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
+  }
+  if (!resolved) return `<a class="wikilink unresolved" href="${escapeHtml(noteHref(target.endsWith(".md") ? target : target + ".md"))}">${escapeHtml(label)}</a>`;
+  if (!/\.md$/i.test(resolved)) return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
+  return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, heading))}">${escapeHtml(label)}</a>`;
+}
+
+const isExternal = (href: string) => /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(href) || href.startsWith("//");
+
+function splitHref(href: string): { target: string; fragment: string | null } {
+  const hash = href.indexOf("#");
+  const raw = hash === -1 ? href : href.slice(0, hash);
+  let target = raw;
+  try {
+    target = decodeURIComponent(raw);
+  } catch {
+    /* keep it as written */
+  }
+  return { target, fragment: hash === -1 ? null : href.slice(hash + 1) };
+}
+
+const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
+
+const obsidian: MarkedExtension = {
+  gfm: true,
+  breaks: true, // Obsidian's default ("strict line breaks" off)
+  hooks: {
+    // %%comments%% are for the editor only.
+    preprocess: (md) => md.replace(/%%[\s\S]*?%%/g, ""),
+  },
+  extensions: [
+    {
+      name: "wikilink",
+      level: "inline",
+      start: (src) => src.match(/!?\[\[/)?.index,
+      tokenizer(src) {
+        const m = /^(!?)\[\[([^\[\]\n]+?)\]\]/.exec(src);
+        if (m) return { type: "wikilink", raw: m[0], embed: m[1] === "!", inner: m[2] };
+        return undefined;
+      },
+      renderer: (t) => renderWikilink(t.inner as string, t.embed as boolean),
+    },
+    {
+      name: "highlight",
+      level: "inline",
+      start: (src) => src.indexOf("=="),
+      tokenizer(src) {
+        const m = /^==(?=\S)([^\n]*?\S)==/.exec(src);
+        if (m) return { type: "highlight", raw: m[0], tokens: this.lexer.inlineTokens(m[1]!) };
+        return undefined;
+      },
+      renderer(t) {
+        return `<mark>${this.parser.parseInline(t.tokens ?? [])}</mark>`;
+      },
+    },
+    {
+      name: "tag",
+      level: "inline",
+      // Only after whitespace or at the start: `C#` and `page#part` are not tags.
+      start: (src) => {
+        const m = /(^|\s)#[\p{L}\p{N}_\-/]*[\p{L}_\-/]/u.exec(src);
+        return m ? m.index + m[1]!.length : undefined;
+      },
+      tokenizer(src, tokens) {
+        const prev = tokens[tokens.length - 1]?.raw ?? "";
+        if (prev && !/\s$/.test(prev)) return undefined;
+        const m = /^#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/u.exec(src);
+        if (m && !/^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(m[1]!)) return { type: "tag", raw: m[0], tag: m[1]!.replace(/\/+$/, "") };
+        return undefined;
+      },
+      renderer: (t) => `<a class="tag" href="/tags/${escapeHtml(encodeURIComponent(t.tag as string))}">#${escapeHtml(t.tag as string)}</a>`,
+    },
+  ],
+  renderer: {
+    heading({ tokens, depth, text }) {
+      const id = ctx().slugger.slug(headingPlainText(text));
+      return `<h${depth} id="h-${escapeHtml(id)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
+    },
+    blockquote(token: Tokens.Blockquote) {
+      const m = CALLOUT.exec(token.text);
+      if (!m) return `<blockquote>\n${this.parser.parse(token.tokens)}</blockquote>\n`;
+      const type = m[1]!.toLowerCase();
+      const fold = m[2];
+      const title = m[3]!.trim() || type.charAt(0).toUpperCase() + type.slice(1);
+      const c = ctx();
+      const body = m[4] ? renderWith({ ...c }, m[4], false) : "";
+      const titleHtml = instance.parseInline(title) as string;
+      const cls = `callout callout-${escapeHtml(type.replace(/[^a-z0-9-]/g, ""))}`;
+      if (fold) {
+        return `<details class="${cls}"${fold === "+" ? " open" : ""}><summary class="callout-title">${titleHtml}</summary><div class="callout-body">${body}</div></details>\n`;
+      }
+      return `<div class="${cls}"><div class="callout-title">${titleHtml}</div><div class="callout-body">${body}</div></div>\n`;
+    },
+    link({ href, title, tokens }) {
+      const text = this.parser.parseInline(tokens);
+      const t = title ? ` title="${escapeHtml(title)}"` : "";
+      if (isExternal(href)) return `<a class="external" href="${escapeHtml(href)}"${t} rel="noopener noreferrer" target="_blank">${text}</a>`;
+      if (href.startsWith("#")) return `<a href="#h-${escapeHtml(href.slice(1))}"${t}>${text}</a>`;
+      const { target, fragment } = splitHref(href);
+      const resolved = resolve(target, "markdown");
+      if (!resolved) return `<a class="unresolved" href="${escapeHtml(noteHref(target))}"${t}>${text}</a>`;
+      if (!/\.md$/i.test(resolved)) return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}"${t}>${text}</a>`;
+      return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, fragment))}"${t}>${text}</a>`;
+    },
+    image({ href, title, text }) {
+      const t = title ? ` title="${escapeHtml(title)}"` : "";
+      // Remote images would tell a third party that the note was opened: shown as links (the CSP blocks them anyway).
+      if (/^https?:/i.test(href) || href.startsWith("//")) return `<a class="external-image" href="${escapeHtml(href)}" rel="noopener noreferrer" target="_blank">🖼 ${escapeHtml(text || href)}</a>`;
+      if (/^data:image\//i.test(href)) return `<img src="${escapeHtml(href)}" alt="${escapeHtml(text)}"${t}>`;
+      if (isExternal(href)) return escapeHtml(text);
+      const resolved = resolve(splitHref(href).target, "markdown");
+      if (!resolved) return `<span class="unresolved">${escapeHtml(text || href)}</span>`;
+      return `<img src="${escapeHtml(fileHref(resolved))}" alt="${escapeHtml(text)}"${t}>`;
+    },
+  },
+};
+
+const instance = new Marked(obsidian);
+
+function renderWith(c: RenderContext, markdown: string, clean = true): string {
+  stack.push(c);
+  try {
+    const html = instance.parse(markdown, { async: false }) as string;
+    return clean ? sanitizeNoteHtml(html) : html;
+  } finally {
+    stack.pop();
+  }
+}
+
+/** A note's body (frontmatter removed) as sanitised HTML. */
+export function renderNote(vault: VaultContext, path: string, content: string): string {
+  const body = splitFrontmatter(content.replace(/\r\n?/g, "\n")).body;
+  return renderWith({ vault, path, depth: 0, slugger: new GithubSlugger() }, body);
+}

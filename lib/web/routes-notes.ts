@@ -1,0 +1,150 @@
+// Reading the vault in the browser: the folder tree, a note (rendered), its
+// links, tags, attachments, and search. Queries live in lib/retrieval and
+// lib/semantic; these handlers validate, call and shape. Every list pages.
+import { readFileSync, statSync } from "node:fs";
+import type { Hono } from "hono";
+import { ToolError } from "../errors";
+import { contentHash } from "../index/parse-job";
+import { backlinks, outgoingLinks } from "../retrieval/links";
+import { childFolders, findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
+import { searchNotes } from "../retrieval/search";
+import { tagCounts } from "../retrieval/tags";
+import { semanticSearch } from "../semantic/search";
+import { SemanticService } from "../semantic/service";
+import { mimeTypeOf } from "../vault/mime";
+import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
+import type { VaultContext } from "../vault-context";
+import type { WebEnv } from "./auth";
+import { renderNote } from "./render";
+import { paging } from "./request";
+import { errorResponse, FILE_CSP } from "./security";
+
+/** Links listed with a note; more page through /api/links. */
+const LINKS_WITH_NOTE = 100;
+const INLINE_TYPES = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml|x-icon|vnd\.microsoft\.icon)$/;
+
+function folderArg(raw: string | undefined): string {
+  return raw ? normalizeVaultPath(raw, { allowRoot: true }) : "";
+}
+
+export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
+  const db = vault.indexDb;
+
+  app.get("/api/tree", (c) => {
+    try {
+      const folder = folderArg(c.req.query("folder"));
+      if (folder) safeAbsPath(vault.root, folder);
+      const { limit, offset } = paging((k) => c.req.query(k), 200);
+      // From the index (folders with notes in them): walking the disk for every click costs too much on a big vault.
+      const folders = childFolders(db, folder);
+      const notes = listNotesIn(db, folder, false, limit, offset);
+      return c.json({ folder, folders: offset === 0 ? folders : [], notes: { ...notes, limit, offset } });
+    } catch (e) {
+      return errorResponse(c, e);
+    }
+  });
+
+  app.get("/api/recent", (c) => {
+    const { limit, offset } = paging((k) => c.req.query(k), 30);
+    return c.json({ ...recentNotes(db, limit, offset), limit, offset });
+  });
+
+  app.get("/api/note", (c) => {
+    try {
+      const row = findNote(db, vault.root, c.req.query("path") ?? "");
+      const abs = safeAbsPath(vault.root, row.path);
+      let bytes: Buffer;
+      let modified: string;
+      try {
+        bytes = readFileSync(abs);
+        modified = statSync(abs).mtime.toISOString();
+      } catch {
+        throw new ToolError("note-not-found", `Note not found: ${row.path}`);
+      }
+      const content = bytes.toString("utf8");
+      return c.json({
+        path: row.path,
+        title: row.title,
+        tags: JSON.parse(row.tags),
+        aliases: JSON.parse(row.aliases),
+        frontmatter: JSON.parse(row.frontmatter),
+        html: renderNote(vault, row.path, content),
+        hash: contentHash(bytes),
+        size: bytes.length,
+        modified,
+        headings: noteHeadings(db, row.id).map(({ level, title, id }) => ({ level, title, id })),
+        outgoing: outgoingLinks(db, row.id, LINKS_WITH_NOTE),
+        backlinks: backlinks(db, row.path, row.id, LINKS_WITH_NOTE),
+      });
+    } catch (e) {
+      return errorResponse(c, e);
+    }
+  });
+
+  app.get("/api/links", (c) => {
+    try {
+      const row = findNote(db, vault.root, c.req.query("path") ?? "");
+      const { limit, offset } = paging((k) => c.req.query(k));
+      const page = c.req.query("dir") === "out" ? outgoingLinks(db, row.id, limit, offset) : backlinks(db, row.path, row.id, limit, offset);
+      return c.json({ ...page, limit, offset });
+    } catch (e) {
+      return errorResponse(c, e);
+    }
+  });
+
+  app.get("/api/tags", (c) => {
+    const { limit, offset } = paging((k) => c.req.query(k), 200);
+    return c.json({ ...tagCounts(db, limit, offset), limit, offset });
+  });
+
+  app.get("/api/tag", (c) => {
+    const tag = (c.req.query("tag") ?? "").replace(/^#+/, "").toLowerCase();
+    const { limit, offset } = paging((k) => c.req.query(k));
+    return c.json({ tag, ...notesWithTag(db, tag, limit, offset), limit, offset });
+  });
+
+  // An attachment's bytes: images inline (for <img>), anything else as a download. Never a note, never a hidden file.
+  app.get("/api/file", (c) => {
+    try {
+      const rel = normalizeVaultPath(c.req.query("path") ?? "");
+      if (isIgnoredPath(rel) || /\.md$/i.test(rel)) throw new ToolError("path-invalid", `Not an attachment: ${rel}`);
+      const abs = safeAbsPath(vault.root, rel);
+      let st;
+      try {
+        st = statSync(abs);
+      } catch {
+        st = null;
+      }
+      if (!st?.isFile()) throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
+      const type = mimeTypeOf(rel);
+      const headers: Record<string, string> = {
+        "Content-Type": INLINE_TYPES.test(type) ? type : "application/octet-stream",
+        "Content-Security-Policy": FILE_CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, max-age=60",
+      };
+      if (!INLINE_TYPES.test(type)) headers["Content-Disposition"] = `attachment; filename*=UTF-8''${encodeURIComponent(rel.slice(rel.lastIndexOf("/") + 1))}`;
+      return new Response(Bun.file(abs), { headers });
+    } catch (e) {
+      return errorResponse(c, e);
+    }
+  });
+
+  // Search as you type: keyword (BM25), or hybrid when an embeddings provider is there.
+  app.get("/api/search", async (c) => {
+    const q = (c.req.query("q") ?? "").slice(0, 500);
+    const { limit, offset } = paging((k) => c.req.query(k), 20);
+    if (c.req.query("mode") === "hybrid" && q.trim()) {
+      try {
+        const svc = SemanticService.for(vault);
+        const res = await semanticSearch(svc, { query: q, hybrid: true, limit, offset, signal: c.req.raw.signal });
+        return c.json({ mode: "hybrid", ...res, limit, offset });
+      } catch (e) {
+        if (!(e instanceof ToolError)) return errorResponse(c, e);
+        // Not configured, or still embedding: say why and answer by keyword.
+        return c.json({ mode: "keyword", fallback: { kind: e.kind, reason: e.message }, ...searchNotes(db, q, limit, offset), limit, offset });
+      }
+    }
+    return c.json({ mode: "keyword", ...searchNotes(db, q, limit, offset), limit, offset });
+  });
+}

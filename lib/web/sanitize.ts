@@ -1,0 +1,69 @@
+// The allow-list a rendered note passes through (sanitize-html). A vault's
+// Markdown may hold raw HTML written by anyone (a clipped web page, an agent):
+// no script, no event handler, no javascript: or other odd URL scheme, no
+// style, no frame or form survives. The page's Content-Security-Policy
+// (lib/web/security.ts) is the second wall.
+import sanitizeHtml from "sanitize-html";
+
+const OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [
+    "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "kbd", "samp", "var",
+    "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "sub", "sup", "small", "abbr", "cite", "q",
+    "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption",
+    "a", "img", "figure", "figcaption", "details", "summary", "div", "span", "input",
+  ],
+  allowedAttributes: {
+    a: ["href", "title", "class", "rel", "target"],
+    img: ["src", "alt", "title", "width", "height"],
+    input: ["type", "checked", "disabled"],
+    th: ["align", "colspan", "rowspan"],
+    td: ["align", "colspan", "rowspan"],
+    ol: ["start"],
+    details: ["open", "class"],
+    code: ["class"],
+    div: ["class"],
+    span: ["class"],
+    summary: ["class"],
+    h1: ["id"], h2: ["id"], h3: ["id"], h4: ["id"], h5: ["id"], h6: ["id"],
+  },
+  allowedClasses: {
+    a: ["wikilink", "unresolved", "tag", "external", "external-image", "attachment"],
+    code: ["language-*"],
+    div: ["callout", "callout-*", "embed", "embed-title", "embed-body"],
+    details: ["callout", "callout-*"],
+    summary: ["callout-title"],
+    span: ["unresolved"],
+  },
+  allowedSchemes: ["http", "https", "mailto"],
+  // Images come from the vault (relative /api/file URLs) or inline data; never from another host.
+  allowedSchemesByTag: { img: ["data"] },
+  allowProtocolRelative: false,
+  disallowedTagsMode: "discard",
+  transformTags: {
+    // Only read-only checkboxes (task lists).
+    input: (tagName, attribs) => (attribs.type === "checkbox" ? { tagName, attribs: { type: "checkbox", disabled: "", ...(attribs.checked !== undefined ? { checked: "" } : {}) } } : { tagName: "span", attribs: {} }),
+    // Heading ids live under h- so that a note cannot take an id the page itself uses.
+    ...Object.fromEntries(
+      ["h1", "h2", "h3", "h4", "h5", "h6"].map((h) => [
+        h,
+        (tagName: string, attribs: sanitizeHtml.Attributes) => ({
+          tagName,
+          attribs: attribs.id ? { id: attribs.id.startsWith("h-") ? attribs.id : `h-${attribs.id}` } : {},
+        }),
+      ]),
+    ),
+    a: (tagName, attribs) => {
+      // Links leaving the vault open in a new tab, without handing it this page.
+      const out: sanitizeHtml.Attributes = { ...attribs };
+      if (out.target) {
+        out.target = "_blank";
+        out.rel = "noopener noreferrer";
+      }
+      return { tagName, attribs: out };
+    },
+  },
+};
+
+export function sanitizeNoteHtml(html: string): string {
+  return sanitizeHtml(html, OPTIONS);
+}

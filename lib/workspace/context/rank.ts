@@ -1,0 +1,336 @@
+// Context Pack v2 ranking (docs/workspace.md, "Context packs"): which pages
+// answer a task. BM25 over titles (10×) and bodies for the task's words, plus
+// the agent's keywords at half weight; fused with the vector ranking when the
+// vault's embeddings are there; then a link-graph prior, a boost for pages a
+// person reviewed at their current content, and a penalty for deprecated or
+// stale ones. The weights are RANKING; the bench (bench/context.ts) measures them.
+import type { Database } from "bun:sqlite";
+import { ToolError } from "../../errors";
+import { selectEmbedder } from "../../providers/select";
+import { noteCount, SUMMARY_COLUMNS, type NoteRow } from "../../retrieval/notes";
+import { reviewsOf } from "../../store/reviews";
+import { rrf } from "../../semantic/fusion";
+import { retrieve } from "../../semantic/retrieve";
+import { SemanticService } from "../../semantic/service";
+import { embeddedModel, inList } from "../../semantic/store";
+import type { VaultContext } from "../../vault-context";
+import { inboundCounts } from "../neighbours";
+import { fold, ftsQuote, lightStem, STOPWORDS } from "../text";
+import { freshnessOf, trustOf, type Freshness, type TrustInfo } from "../trust";
+import { indexMemo } from "../vault-cache";
+
+export const TRUST_POLICIES = ["any", "prefer-human-reviewed", "human-reviewed-only"] as const;
+export type TrustPolicy = (typeof TRUST_POLICIES)[number];
+
+export const RANKING = {
+  /** Candidates each ranked list contributes. */
+  depth: 40,
+  keywordWeight: 0.5,
+  /** RRF constant when fusing with vectors: small, so the top of each list counts most. */
+  rrfK: 10,
+  /** × (1 + inbound · ln(1 + notes linking here)). */
+  inbound: 0.04,
+  /** × this when one / two or more of the three best candidates link to the page. */
+  coLinked: [1, 1.08, 1.15],
+  reviewed: 1.25,
+  asserted: 1.08,
+  deprecated: 0.35,
+  stale: 0.75,
+  /** Candidates scoring under this share of the best are not worth a concept slot. */
+  floor: 0.2,
+  /** Words in more than this share of the notes are left out of the query (BM25 gives them almost no weight, and scoring every note costs time). */
+  commonShare: 0.5,
+  /** Uninflected words in more notes than this share are matched exactly rather than as prefixes. */
+  prefixShare: 0.1,
+  /** Of the lexical score, this share depends on how many of the task's words the page holds (coverage), the rest on BM25 alone. */
+  coverage: 0.5,
+};
+
+export interface Term {
+  /** As the index gets it: lower-cased, lightly stemmed, accents left to the tokenizer. */
+  fts: string;
+  /** Folded and stemmed, for matching titles and bodies in JS (as a word prefix). */
+  folded: string;
+  /** The word as folded, unstemmed (for people: selectionReason, warnings). */
+  word: string;
+}
+
+/** A text's search terms: words of two or more letters that are not stopwords, once each. */
+export function termsOf(text: string, max: number): Term[] {
+  const out: Term[] = [];
+  const seen = new Set<string>();
+  for (const raw of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
+    const folded = fold(raw);
+    if (folded.length < 2 || STOPWORDS.has(folded) || seen.has(folded)) continue;
+    seen.add(folded);
+    out.push({ fts: lightStem(raw.toLowerCase()), folded: lightStem(folded), word: folded });
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+/** The FTS5 form of a term: a prefix query ("link"* finds links, linking), or the exact word (below). */
+const prefixTerm = (t: Term) => (t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : ftsQuote(t.fts));
+
+/**
+ * What the ranking query asks for a term. A prefix merges the lists of every
+ * word starting with it, which costs time in proportion to how common the
+ * word is, and adds little for a word most notes hold anyway: so a common
+ * uninflected word is matched exactly, an inflected one ("notes" → note*) or a
+ * rarer one by prefix.
+ */
+function queryTerm(t: Term, df: number, notes: number): string {
+  return t.fts !== t.word || df <= RANKING.prefixShare * notes ? prefixTerm(t) : ftsQuote(t.fts);
+}
+
+/** BM25 (higher is better) of the notes matching any of the query terms, best first. */
+function bm25Any(db: Database, terms: string[], depth: number): Map<number, number> {
+  if (!terms.length) return new Map();
+  try {
+    const rows = db
+      .query("SELECT rowid AS id, bm25(fts, 10.0, 1.0) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?")
+      .all(terms.join(" OR "), depth) as { id: number; s: number }[];
+    return new Map(rows.map((r) => [r.id, -r.s]));
+  } catch {
+    return new Map();
+  }
+}
+
+// How many notes hold each term (as a prefix), per vault until the index changes: a count
+// needs no scoring, but for a common word it still walks a long list, and agents repeat words.
+const DF = {};
+
+function documentFrequencies(vault: VaultContext, terms: Term[]): number[] {
+  const cache = indexMemo(vault, DF, () => new Map<string, number>());
+  if (cache.size > 10_000) cache.clear();
+  const q = vault.indexDb.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?");
+  return terms.map((t) => {
+    let n = cache.get(t.fts);
+    if (n === undefined) {
+      try {
+        n = (q.get(prefixTerm(t)) as { n: number }).n;
+      } catch {
+        n = 0;
+      }
+      cache.set(t.fts, n);
+    }
+    return n;
+  });
+}
+
+/**
+ * The query terms worth asking for: present somewhere and not in most notes;
+ * when all present ones are common, the two rarest.
+ */
+function informative(terms: Term[], dfs: number[], notes: number): { terms: Term[]; query: string[] } {
+  const present = terms.map((t, i) => ({ t, df: dfs[i]! })).filter((x) => x.df > 0);
+  const rare = present.filter((x) => x.df <= RANKING.commonShare * notes);
+  const kept = rare.length ? rare : present.sort((a, b) => a.df - b.df).slice(0, 2);
+  return { terms: kept.map((x) => x.t), query: kept.map((x) => queryTerm(x.t, x.df, notes)) };
+}
+
+/** Coverage reads this much of a body at most: a word not in the first 64 KB of a huge page barely changes its coverage. */
+const COVERAGE_CHARS = 65_536;
+
+/** Title and (the start of the) body of a candidate note, matchable(), for coverage. One rowid lookup each. */
+function candidateText(db: Database, id: number): string {
+  const r = db.query("SELECT title, substr(body, 1, ?) AS body FROM fts WHERE rowid = ?").get(COVERAGE_CHARS, id) as { title: string; body: string } | null;
+  if (!r) return "";
+  return matchable(`${r.title}\n${r.body}`);
+}
+
+/** Matchers for terms as the start of a word. */
+function wordStarts(terms: Term[]): RegExp[] {
+  return terms.map((t) => new RegExp(`(?:^|[^\\p{L}\\p{N}])${t.folded.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, "u"));
+}
+
+/** The share of the matchers a text satisfies. */
+function coverage(text: string, res: RegExp[]): number {
+  if (!res.length) return 0;
+  let hits = 0;
+  for (const re of res) if (re.test(text)) hits++;
+  return hits / res.length;
+}
+
+/** The vector ranking of the task, when this vault has vectors of the configured model; null otherwise (with why, when it tried). */
+async function vectorRanking(vault: VaultContext, text: string, depth: number, signal?: AbortSignal): Promise<{ ids: number[] } | { skipped: string } | null> {
+  const model = embeddedModel(vault.indexDb);
+  // No vectors yet: never start a vault-wide embedding from here (serve and `lettuce embed` build them).
+  if (!model?.dim) return null;
+  const sel = await selectEmbedder();
+  if (!sel.provider || sel.provider.id !== model.id) return null;
+  try {
+    const r = await retrieve(SemanticService.for(vault), { query: text, limit: depth, mode: "vector", signal });
+    return { ids: r.notes.map((n) => n.noteId) };
+  } catch (e) {
+    if (e instanceof ToolError) return { skipped: e.message };
+    throw e;
+  }
+}
+
+export interface Candidate {
+  row: NoteRow;
+  frontmatter: Record<string, unknown>;
+  score: number;
+  taskScore: number;
+  keywordScore: number;
+  vectorRank: number | null;
+  inbound: number;
+  coLinked: number;
+  trust: TrustInfo;
+  fresh: Freshness;
+}
+
+export interface Ranking {
+  candidates: Candidate[];
+  ranking: "keyword" | "keyword+vector";
+  vectorSkipped?: string;
+  taskTerms: Term[];
+  keywordTerms: Term[];
+  missing: Term[];
+  keywordHits: number;
+  /** Matching pages left out by trustPolicy human-reviewed-only. */
+  excludedByTrust: number;
+}
+
+function rowsByIds(db: Database, ids: number[]): Map<number, NoteRow> {
+  if (!ids.length) return new Map();
+  const rows = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE ${inList("id")}`).all(JSON.stringify(ids)) as NoteRow[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Notes the three best candidates link to, with which of the three link to each. */
+function linkedByTop(db: Database, topIds: number[]): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  if (!topIds.length) return out;
+  const rows = db.query(`SELECT DISTINCT note_id AS src, resolved AS path FROM links WHERE ${inList("note_id")} AND resolved IS NOT NULL`).all(JSON.stringify(topIds)) as { src: number; path: string }[];
+  for (const r of rows) {
+    const set = out.get(r.path) ?? new Set<number>();
+    set.add(r.src);
+    out.set(r.path, set);
+  }
+  return out;
+}
+
+export async function rankForTask(
+  vault: VaultContext,
+  o: { task: string; keywords: string[]; trustPolicy: TrustPolicy; maxConcepts: number; signal?: AbortSignal },
+): Promise<Ranking> {
+  const db = vault.indexDb;
+  const taskTerms = termsOf(o.task, 24);
+  const taskSet = new Set(taskTerms.map((t) => t.folded));
+  const keywordTerms = termsOf(o.keywords.join(" "), 48).filter((t) => !taskSet.has(t.folded));
+  const notes = noteCount(db);
+  const taskDf = documentFrequencies(vault, taskTerms);
+  const missing = taskTerms.filter((_, i) => taskDf[i] === 0);
+  const taskQuery = informative(taskTerms, taskDf, notes);
+  const keywordQuery = informative(keywordTerms, documentFrequencies(vault, keywordTerms), notes);
+  const byTask = bm25Any(db, taskQuery.query, RANKING.depth);
+  const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
+  const vec = taskTerms.length || keywordTerms.length ? await vectorRanking(vault, [o.task, ...o.keywords].join("\n"), RANKING.depth, o.signal) : null;
+  const vectorIds = vec && "ids" in vec ? vec.ids : null;
+
+  // Lexical score: the task's BM25 plus half the keywords'.
+  const lexical = new Map<number, number>();
+  for (const [id, s] of byTask) lexical.set(id, s);
+  for (const [id, s] of byKeyword) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
+  // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
+  const taskRes = wordStarts(taskQuery.terms);
+  const keywordRes = wordStarts(keywordQuery.terms);
+  const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
+  for (const [id, s] of lexical) {
+    const text = candidateText(db, id);
+    const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
+    lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
+  }
+  let base: Map<number, number>;
+  if (vectorIds && vectorIds.length) {
+    const lexIds = [...lexical].sort((a, b) => b[1] - a[1]).map(([id]) => id);
+    base = rrf(
+      [
+        { ids: lexIds, weight: 1 },
+        { ids: vectorIds, weight: 1 },
+      ],
+      RANKING.rrfK,
+    );
+  } else base = lexical;
+  const max = Math.max(0, ...base.values());
+  const ids = [...base.keys()];
+  const rows = rowsByIds(db, ids);
+  const reviews = reviewsOf(
+    vault.stateDb,
+    [...rows.values()].map((r) => r.path),
+  );
+  const inbound = inboundCounts(
+    db,
+    [...rows.values()].map((r) => r.path),
+  );
+  const vectorRank = new Map((vectorIds ?? []).map((id, i) => [id, i + 1]));
+
+  let candidates: Candidate[] = [];
+  for (const [id, b] of base) {
+    const row = rows.get(id);
+    if (!row || max <= 0) continue;
+    let fm: Record<string, unknown> = {};
+    try {
+      fm = JSON.parse(row.frontmatter) ?? {};
+    } catch {
+      fm = {};
+    }
+    const trust = trustOf(row.hash, fm, reviews.get(row.path));
+    const fresh = freshnessOf(fm, row.mtime);
+    const n = inbound.get(row.path) ?? 0;
+    let score = (b / max) * (1 + RANKING.inbound * Math.log1p(n));
+    if (o.trustPolicy !== "any") score *= trust.trust === "human-reviewed" ? RANKING.reviewed : trust.trust === "external-human-asserted" ? RANKING.asserted : 1;
+    if (fresh.deprecated) score *= RANKING.deprecated;
+    else if (fresh.stale) score *= RANKING.stale;
+    candidates.push({ row, frontmatter: fm, score, taskScore: byTask.get(id) ?? 0, keywordScore: byKeyword.get(id) ?? 0, vectorRank: vectorRank.get(id) ?? null, inbound: n, coLinked: 0, trust, fresh });
+  }
+  candidates.sort((a, b) => b.score - a.score || (a.row.path < b.row.path ? -1 : 1));
+  // Graph prior, second half: pages the three best candidates point at.
+  const linked = linkedByTop(
+    db,
+    candidates.slice(0, 3).map((c) => c.row.id),
+  );
+  for (const c of candidates) {
+    const from = linked.get(c.row.path);
+    c.coLinked = from ? from.size - (from.has(c.row.id) ? 1 : 0) : 0; // a page's link to itself is no vote
+    c.score *= RANKING.coLinked[Math.min(2, c.coLinked)]!;
+  }
+  candidates.sort((a, b) => b.score - a.score || (a.row.path < b.row.path ? -1 : 1));
+  let excludedByTrust = 0;
+  if (o.trustPolicy === "human-reviewed-only") {
+    const kept = candidates.filter((c) => c.trust.trust === "human-reviewed");
+    excludedByTrust = candidates.length - kept.length;
+    candidates = kept;
+  }
+  const top = candidates[0]?.score ?? 0;
+  candidates = candidates.filter((c) => c.score >= RANKING.floor * top).slice(0, o.maxConcepts);
+  return {
+    candidates,
+    ranking: vectorIds ? "keyword+vector" : "keyword",
+    ...(vec && "skipped" in vec ? { vectorSkipped: vec.skipped } : {}),
+    taskTerms,
+    keywordTerms,
+    missing,
+    keywordHits: byKeyword.size,
+    excludedByTrust,
+  };
+}
+
+/**
+ * Lower-cased text, folded only when it holds letters that can carry accents
+ * (Latin beyond ASCII, Greek, Cyrillic, …): folding is the slow part, and
+ * emoji or CJK need none.
+ */
+export function matchable(text: string): string {
+  const lower = text.toLowerCase();
+  return /[\u00c0-\u1fff]/.test(lower) ? fold(lower) : lower;
+}
+
+/** Which of the terms a text holds (as the start of one of its words); `prepared`: the text is already matchable(). */
+export function termsIn(text: string, terms: Term[], prepared = false): Term[] {
+  const t = prepared ? text : matchable(text);
+  const res = wordStarts(terms);
+  return terms.filter((_, i) => res[i]!.test(t));
+}

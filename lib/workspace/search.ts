@@ -1,0 +1,184 @@
+// search_workspace: find pages and databases by title and content.
+// The full-text index answers first: title (and alias) matches above content
+// matches, each word a prefix, all words required, case and accents ignored
+// by the index's tokenizer. When it finds nothing, or the query is shorter
+// than three letters, or is written in a script without spaces (where the
+// index holds whole runs of text as one token), a substring match finds
+// fragments inside words: over every title (folded in JS, cached), and over
+// note bodies up to a byte budget per call (SUBSTRING_SCAN_BYTES), so that a
+// keystroke never reads a whole large vault.
+import type { Database } from "bun:sqlite";
+import type { VaultContext } from "../vault-context";
+import { classifyNotes, databaseTitle } from "./databases";
+import { breadcrumbOf, folderOf } from "./items";
+import { databaseEntries, titleEntries } from "./title-cache";
+import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
+
+export interface WorkspaceHit {
+  id: string;
+  type: "page" | "database" | "database_row";
+  title: string;
+  breadcrumb: string[];
+  matchedOn: "title" | "content";
+  snippet: string;
+  databaseId?: string;
+  parentId?: string;
+}
+
+export interface WorkspaceSearch {
+  results: WorkspaceHit[];
+  /** "substring" when the fallback answered. */
+  fallback?: "substring";
+  /** The substring scan stopped at its byte budget before reading every note. */
+  partial?: true;
+}
+
+/** Bytes of note bodies one substring fallback may scan (about 30 ms here; obsidian-hub holds 14.7 MB of notes). */
+export const SUBSTRING_SCAN_BYTES = 4 * 1024 * 1024;
+const SNIPPET_CHARS = 120;
+
+interface RawHit {
+  path: string;
+  title: string;
+  kind: "note" | "database";
+  matchedOn: "title" | "content";
+  snippet: string;
+}
+
+export function searchWorkspace(vault: VaultContext, query: string, limit: number): WorkspaceSearch {
+  const q = query.trim();
+  if (!q) return { results: [] };
+  let hits: RawHit[] = [];
+  if (letterCount(q) >= 3 && !hasNoSpaceScript(q)) hits = indexSearch(vault, q, limit);
+  if (hits.length) return { results: shape(vault, hits) };
+  const sub = substringSearch(vault, q, limit);
+  return { results: shape(vault, sub.hits), fallback: "substring", ...(sub.partial ? { partial: true as const } : {}) };
+}
+
+function shape(vault: VaultContext, hits: RawHit[]): WorkspaceHit[] {
+  const classes = classifyNotes(
+    vault,
+    hits.filter((h) => h.kind === "note").map((h) => h.path),
+  );
+  return hits.map((h) => {
+    const parent = folderOf(h.path);
+    const cls = h.kind === "note" ? classes.get(h.path)! : null;
+    return {
+      id: h.path,
+      type: cls ? cls.type : "database",
+      title: h.title,
+      // A database row's breadcrumb ends with its database's name, as the spec says.
+      breadcrumb: cls?.databaseId ? [...breadcrumbOf(h.path), databaseTitle(cls.databaseId)] : breadcrumbOf(h.path),
+      matchedOn: h.matchedOn,
+      snippet: h.matchedOn === "title" ? "" : h.snippet,
+      ...(cls?.databaseId ? { databaseId: cls.databaseId } : {}),
+      ...(parent ? { parentId: parent } : {}),
+    };
+  });
+}
+
+// ---- the index ----
+
+function ftsRows(db: Database, match: string, limit: number): { path: string; title: string; snippet: string }[] {
+  try {
+    return db
+      .query(
+        `SELECT n.path AS path, n.title AS title, snippet(fts, 1, '', '', '…', 16) AS snippet
+         FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY bm25(fts, 10.0, 1.0) LIMIT ?`,
+      )
+      .all(match, limit) as { path: string; title: string; snippet: string }[];
+  } catch {
+    return []; // a query FTS5 cannot parse finds nothing through the index; the fallback may
+  }
+}
+
+function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
+  // The raw words, not fold()ed: the index folds case and accents itself, and leaves Turkish ı alone.
+  // Stopwords go when other words remain: as prefixes ("the"* = the, them, there, …) they match nearly
+  // every note, which costs a full BM25 pass and narrows nothing.
+  const raw = q.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const content = raw.filter((w) => !FUNCTION_WORDS.has(fold(w)));
+  const words = content.length ? content : raw;
+  if (!words.length) return [];
+  const all = words.map((w) => `${ftsQuote(w)}*`).join(" AND ");
+  const out: RawHit[] = [];
+  const seen = new Set<string>();
+  // Databases whose name holds every word as a prefix of one of its words.
+  const fw = words.map(fold);
+  for (const e of databaseEntries(vault)) {
+    if (out.length >= limit) break;
+    const tw = foldedWords(e.title);
+    if (fw.every((w) => tw.some((t) => t.startsWith(w)))) out.push({ path: e.path, title: e.title, kind: "database", matchedOn: "title", snippet: "" });
+  }
+  for (const r of ftsRows(vault.indexDb, `{title} : (${all})`, limit)) {
+    if (out.length >= limit) break;
+    seen.add(r.path);
+    out.push({ path: r.path, title: r.title, kind: "note", matchedOn: "title", snippet: "" });
+  }
+  if (out.length < limit) {
+    for (const r of ftsRows(vault.indexDb, all, limit + seen.size)) {
+      if (out.length >= limit) break;
+      if (seen.has(r.path)) continue;
+      out.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: r.snippet });
+    }
+  }
+  return out;
+}
+
+// ---- the substring fallback ----
+
+function likePattern(s: string): string {
+  return `%${s.replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+}
+
+function snippetAround(body: string, needle: string): string {
+  let at = body.indexOf(needle);
+  if (at < 0) at = body.toLowerCase().indexOf(needle.toLowerCase());
+  if (at < 0) at = 0;
+  const start = Math.max(0, at - Math.floor((SNIPPET_CHARS - needle.length) / 2));
+  const text = body.slice(start, start + SNIPPET_CHARS).replace(/\s+/g, " ").trim();
+  return (start > 0 ? "…" : "") + text + (start + SNIPPET_CHARS < body.length ? "…" : "");
+}
+
+function substringSearch(vault: VaultContext, q: string, limit: number): { hits: RawHit[]; partial: boolean } {
+  const fq = fold(q);
+  const hits: RawHit[] = [];
+  const seen = new Set<string>();
+  // Titles first: every one is checked (they are small and cached folded). A title starting with the query ranks first.
+  const titled = titleEntries(vault)
+    .filter((e) => e.folded.includes(fq))
+    .sort((a, b) => Number(!fold(a.title).startsWith(fq)) - Number(!fold(b.title).startsWith(fq)) || a.title.length - b.title.length);
+  for (const e of titled.slice(0, limit)) {
+    seen.add(e.path);
+    hits.push({ path: e.path, title: e.title, kind: e.kind, matchedOn: "title", snippet: "" });
+  }
+  if (hits.length >= limit) return { hits, partial: false };
+  // Then bodies, in index order, a bounded number of bytes: LIKE folds ASCII case; other scripts match as typed.
+  const db = vault.indexDb;
+  const ascii = /^[\x20-\x7e]*$/.test(q);
+  const test = ascii ? "body LIKE ? ESCAPE '\\'" : "instr(body, ?) > 0";
+  const arg = ascii ? likePattern(q) : q;
+  const sizes = db.query("SELECT id, size FROM notes ORDER BY id").all() as { id: number; size: number }[];
+  const find = db.query(
+    `SELECT n.path AS path, n.title AS title, f.body AS body FROM fts f JOIN notes n ON n.id = f.rowid
+     WHERE f.rowid BETWEEN ? AND ? AND ${test.replace("body", "f.body")} ORDER BY f.rowid LIMIT ?`,
+  );
+  let i = 0;
+  let scanned = 0;
+  while (i < sizes.length && hits.length < limit && scanned < SUBSTRING_SCAN_BYTES) {
+    // A chunk of about 512 KB of notes, so that a common fragment stops the scan early.
+    const from = sizes[i]!.id;
+    let chunk = 0;
+    while (i < sizes.length && chunk < 512 * 1024 && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += sizes[i++]!.size;
+    scanned += chunk;
+    const to = sizes[i - 1]!.id;
+    for (const r of find.all(from, to, arg, limit + seen.size) as { path: string; title: string; body: string }[]) {
+      if (hits.length >= limit) break;
+      if (seen.has(r.path)) continue;
+      seen.add(r.path);
+      hits.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: snippetAround(r.body, q) });
+    }
+  }
+  return { hits, partial: i < sizes.length && hits.length < limit };
+}
+

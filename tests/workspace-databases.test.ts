@@ -1,0 +1,53 @@
+// The workspace tools know databases and their rows: a note that a `.base`
+// file selects is a `database_row` everywhere (list_workspace, search_workspace,
+// get_page, get_related_pages, get_changes_since), with its databaseId, the
+// database as its parent and the other rows as its siblings.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+let s: TestServer;
+let garden: string[];
+beforeAll(async () => {
+  s = await startTestServer();
+  writeFileSync(join(s.root, "Tasks.base"), 'filters:\n  and:\n    - file.inFolder("Garden")\nviews:\n  - type: table\n    name: Garden notes\n');
+  await s.vault.indexer.update(["Tasks.base"]);
+  garden = readdirSync(join(s.root, "Garden"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `Garden/${f}`)
+    .sort();
+});
+afterAll(() => s?.close());
+
+test("list_workspace: the rows a base selects are database_row items with its databaseId; other notes stay pages", async () => {
+  const g = await s.call("list_workspace", { parentId: "Garden" });
+  const notes = g.items.filter((i: any) => i.id.endsWith(".md"));
+  expect(notes.map((i: any) => i.id).sort()).toEqual(garden);
+  for (const i of notes) expect(i).toMatchObject({ type: "database_row", databaseId: "Tasks.base" });
+  const r = await s.call("list_workspace", { parentId: "Recipes" });
+  for (const i of r.items) expect(i.type).toBe("page");
+  const root = await s.call("list_workspace", {});
+  expect(root.items.find((i: any) => i.id === "Tasks.base")).toMatchObject({ type: "database", title: "Tasks" });
+});
+
+test("search_workspace: a row says so, with its database at the end of its breadcrumb", async () => {
+  const { results } = await s.call("search_workspace", { query: "compost" });
+  const hit = results.find((r: any) => r.id === "Garden/Compost.md");
+  expect(hit).toMatchObject({ type: "database_row", databaseId: "Tasks.base", breadcrumb: ["Garden", "Tasks"] });
+});
+
+test("get_page and get_related_pages: the database is the row's parent, the other rows its siblings", async () => {
+  expect(await s.call("get_page", { pageId: "Garden/Compost.md", mode: "outline" })).toMatchObject({ type: "database_row" });
+  const rel = await s.call("get_related_pages", { pageId: "Garden/Compost.md" });
+  expect(rel.parent).toMatchObject({ id: "Tasks.base", type: "database", databaseId: "Tasks.base" });
+  expect(rel.siblings.total).toBe(garden.length - 1);
+  expect(rel.siblings.items.map((i: any) => i.id).sort()).toEqual(garden.filter((p) => p !== "Garden/Compost.md"));
+  const plain = await s.call("get_related_pages", { pageId: "Recipes/Menemen.md" });
+  expect(plain.siblings).toBeNull();
+});
+
+test("query_database returns the same rows the workspace tools call database_row", async () => {
+  const q = await s.call("query_database", { databaseId: "Tasks.base", limit: 100 });
+  expect(q.rows.map((r: any) => r.id).sort()).toEqual(garden);
+});

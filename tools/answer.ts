@@ -1,0 +1,30 @@
+// answer: ask the wiki a question and get a grounded answer whose citations
+// and quotes are checked against the vault. The work lives in lib/answer/.
+import { z } from "zod";
+import { answerQuestion, DEFAULT_LIMIT } from "../lib/answer/answer";
+import { SemanticService } from "../lib/semantic/service";
+import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+
+export const answerTool = defineTool({
+  name: "answer",
+  description:
+    "Ask the wiki: retrieves the best passages (hybrid, or keyword without embeddings), has the LLM answer from them only, and keeps only citations of retrieved pages and quotes found verbatim in them. Returns {answer, citations, quotedSpans (heading, ordinal), retrieved, dropped}; check_faithfulness adds faithfulness {score, unsupported}. Needs an LLM (kind not-configured).",
+  scopes: ALL_SCOPES,
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  input: z.object({
+    query: z.string().trim().min(1).max(2000).describe("The question, in words"),
+    limit: z.number().int().min(1).max(20).default(DEFAULT_LIMIT).describe(`How many pages to retrieve as context (default ${DEFAULT_LIMIT}, max 20)`),
+    prefer_recent: z.boolean().default(false).describe("Prefer recently edited pages when retrieving"),
+    rerank: z.boolean().default(false).describe("Rerank a pool of 30 fused candidates first (LETTUCE_RERANK_URL cross-encoder, else the LLM); one extra call"),
+    expand: z.boolean().default(false).describe("LLM query expansion (HyDE + paraphrases) for recall; one extra call"),
+    use_graph: z.boolean().default(false).describe("Boost well-linked pages and pages sharing the top hit's tags; add the top page's linked neighbours"),
+    check_faithfulness: z.boolean().default(false).describe("Judge each claim of the answer against the passages; one extra call"),
+  }),
+  async handler({ query, limit, prefer_recent, rerank, expand, use_graph, check_faithfulness }, ctx) {
+    const svc = SemanticService.for(ctx.vault);
+    svc.limiter.take(ctx.token.name, "answer");
+    return answerQuestion(svc, { query, limit, preferRecent: prefer_recent, rerank, expand, useGraph: use_graph, checkFaithfulness: check_faithfulness, signal: ctx.signal });
+  },
+});
+
+export const answerTools = [answerTool];

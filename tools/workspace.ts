@@ -1,0 +1,86 @@
+// The workspace read tools (spec: workspace-read-tools.md) over the vault:
+// an item's id is its vault-relative path; see docs/workspace.md.
+import { z } from "zod";
+import { getPage, getPages } from "../lib/workspace/page";
+import { listWorkspace } from "../lib/workspace/list";
+import { relatedPages } from "../lib/workspace/related";
+import { searchWorkspace } from "../lib/workspace/search";
+import { pagesCiting } from "../lib/workspace/sources";
+import { ToolError } from "../lib/errors";
+import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+
+const itemId = z.string().min(1).max(1000);
+const mode = z.enum(["full", "outline"]).default("full").describe('"outline" = headings plus the first line of each section, with fullContentChars (a cheap skim)');
+
+export const searchWorkspace_ = defineTool({
+  name: "search_workspace",
+  description:
+    "Find pages and databases by title and content: title matches first, every word a prefix, case and accents ignored (cozum finds Çözüm). Short queries, Chinese/Japanese/Thai, or no index hit fall back to a substring match. Returns {results: [{id, type, title, breadcrumb, matchedOn, snippet, parentId?}]}; pass id to get_page. For task context use prepare_context.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    query: z.string().min(1).max(500).describe("Words to find in titles and content"),
+    limit: z.number().int().min(1).max(100).default(10).describe("Maximum results (default 10, max 100)"),
+  }),
+  handler({ query, limit }, { vault }) {
+    return searchWorkspace(vault, query, limit);
+  },
+});
+
+export const listWorkspace_ = defineTool({
+  name: "list_workspace",
+  description:
+    "List one folder's items (sub-folders, notes as pages, .base files as databases): folders first, then by path. Omit parentId for the vault root. Returns {items: [{id, type, title, parentId?, icon?}], hasMore, nextCursor?}; pass nextCursor to continue (stable while files change).",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    parentId: itemId.optional().describe('Folder (or a folder\'s index page) to list, e.g. "Projects"; omit for the root'),
+    limit: z.number().int().min(1).max(500).default(100).describe("Items per page (default 100, max 500)"),
+    cursor: z.string().max(4096).optional().describe("nextCursor from the previous call"),
+  }),
+  handler({ parentId, limit, cursor }, { vault }) {
+    return listWorkspace(vault, parentId, limit, cursor);
+  },
+});
+
+export const getPage_ = defineTool({
+  name: "get_page",
+  description:
+    'Read a page (a note), database (.base) or folder by id (its vault path). Returns {id, title, content, properties, type}: content is the body, properties the frontmatter. mode "outline" gives headings plus each section\'s first line and fullContentChars — skim long pages first. Errors: note-not-found, path-invalid.',
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ pageId: itemId.describe('Item id, e.g. "Projects/Lettuce.md"'), mode }),
+  handler({ pageId, mode }, { vault }) {
+    return getPage(vault, pageId, mode);
+  },
+});
+
+export const getPages_ = defineTool({
+  name: "get_pages",
+  description:
+    "Batch get_page for up to 50 known ids. Returns {results: [{id, ok, page?, error?, kind?}]}: a missing or invalid id is an entry with ok: false, never a failed call.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({ pageIds: z.array(itemId).min(1).max(50).describe("Item ids (max 50)"), mode }),
+  handler({ pageIds, mode }, { vault }) {
+    return { results: getPages(vault, pageIds, mode) };
+  },
+});
+
+export const getRelatedPages = defineTool({
+  name: "get_related_pages",
+  description:
+    "A page's neighbourhood, titles and ids only: {page, parent, children, outgoingLinks, backlinks, siblings, sources?}. Or pass resource (a file or folder path) instead: the notes whose frontmatter sources cite it, {resource, pages: [{id, title, type, match, source}], total, note?} — ask before changing a file.",
+  scopes: ALL_SCOPES,
+  annotations: READ_ONLY,
+  input: z.object({
+    pageId: itemId.optional().describe("Page, database or folder id"),
+    resource: z.string().min(1).max(2000).optional().describe("A repository file or folder path (relative, or the absolute path your editor uses)"),
+  }),
+  handler({ pageId, resource }, { vault }) {
+    if ((pageId === undefined) === (resource === undefined)) throw new ToolError("invalid-input", "Pass exactly one of pageId and resource");
+    return pageId !== undefined ? relatedPages(vault, pageId) : pagesCiting(vault, resource!);
+  },
+});
+
+export const workspaceTools = [searchWorkspace_, listWorkspace_, getPage_, getPages_, getRelatedPages];

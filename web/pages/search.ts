@@ -1,0 +1,99 @@
+// Search as you type: keyword (BM25) always, hybrid when the server has an embeddings provider.
+import { get } from "../api";
+import { clear, debounce, h, noteUrl } from "../dom";
+import type { Page, PageContext } from "../types";
+
+interface Hit {
+  path: string;
+  title: string;
+  snippet: string;
+  score: number;
+}
+
+export async function searchPage(ctx: PageContext): Promise<Page> {
+  const q0 = ctx.url.searchParams.get("q") ?? "";
+  let mode = ctx.url.searchParams.get("mode") === "hybrid" && ctx.session.hybrid ? "hybrid" : "keyword";
+  const input = h("input", { type: "search", class: "big-search", value: q0, placeholder: "Words, \"a phrase\", -exclude, OR", "aria-label": "Search query", autocomplete: "off" });
+  const status = h("p", { class: "muted small", role: "status" });
+  const results = h("ol", { class: "results" });
+  const more = h("div");
+  let ctl: AbortController | null = null;
+
+  const run = async (q: string, offset = 0) => {
+    ctl?.abort();
+    ctl = new AbortController();
+    if (!q.trim()) {
+      clear(results);
+      clear(more);
+      status.textContent = "Type to search.";
+      return;
+    }
+    const t0 = performance.now();
+    let r: { items: Hit[]; total: number; mode: string; fallback?: { reason: string } };
+    try {
+      r = await get("/api/search", { q, mode, offset, limit: 20 }, ctl.signal);
+    } catch (e) {
+      if ((e as Error).name === "AbortError") return;
+      status.textContent = (e as Error).message;
+      return;
+    }
+    if (ctx.stale()) return;
+    const ms = Math.round(performance.now() - t0);
+    status.textContent = `${r.total} notes · ${r.mode}${r.fallback ? ` (hybrid unavailable: ${r.fallback.reason})` : ""} · ${ms} ms`;
+    if (offset === 0) clear(results);
+    results.append(
+      ...r.items.map((hit) =>
+        h("li", null, h("a", { href: noteUrl(hit.path), class: "result-title" }, hit.title || hit.path), h("div", { class: "muted small" }, hit.path), h("p", { class: "snippet" }, hit.snippet)),
+      ),
+    );
+    const next = offset + r.items.length;
+    clear(more, next < r.total ? h("button", { class: "more", onclick: () => void run(q, next) }, `More (${r.total - next} left)`) : null);
+  };
+
+  const update = debounce(() => {
+    const url = new URL(location.href);
+    url.searchParams.set("q", input.value);
+    history.replaceState(null, "", url);
+    void run(input.value);
+  }, 120);
+  input.addEventListener("input", update);
+
+  const modes = ctx.session.hybrid
+    ? h(
+        "div",
+        { class: "modes", role: "radiogroup", "aria-label": "Search mode" },
+        ["keyword", "hybrid"].map((m) =>
+          h(
+            "label",
+            null,
+            h("input", {
+              type: "radio",
+              name: "mode",
+              value: m,
+              checked: m === mode,
+              onchange: () => {
+                mode = m;
+                const url = new URL(location.href);
+                url.searchParams.set("mode", m);
+                history.replaceState(null, "", url);
+                void run(input.value);
+              },
+            }),
+            m === "keyword" ? " Keyword" : " Hybrid (keyword + meaning)",
+          ),
+        ),
+      )
+    : h("p", { class: "muted small" }, "Keyword search (no embeddings provider for hybrid search).");
+
+  clear(ctx.main, h("section", { class: "page search-page" }, h("h1", null, "Search"), input, modes, status, results, more));
+  const global = document.getElementById("global-search") as HTMLInputElement | null;
+  // Typing started in the header: carry on there; otherwise type here.
+  if (global && document.activeElement === global) global.value = q0;
+  else input.focus();
+  await run(q0);
+  return {
+    dispose() {
+      ctl?.abort();
+    },
+  };
+}
