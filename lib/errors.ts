@@ -15,6 +15,8 @@ export type ErrorKind =
   | "not-configured"
   | "rate-limited"
   | "index-not-ready"
+  | "query-too-complex"
+  | "timeout"
   | "internal";
 
 export class ToolError extends Error {

@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
-import { JSONRPC, type McpDispatcher } from "./mcp";
+import { batchRefusal, JSONRPC, parseJsonRpc, type McpDispatcher } from "./mcp";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -21,6 +21,25 @@ function hostnameOf(hostHeader: string): string {
 }
 
 type Env = { Variables: { token: TokenInfo } };
+
+/** application/json, with parameters (charset) or as a +json suffix type. */
+function isJsonContentType(v: string | undefined): boolean {
+  const type = v?.split(";")[0]!.trim().toLowerCase();
+  return !!type && (type === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(type));
+}
+
+/**
+ * The transport asks clients to accept application/json and text/event-stream. We answer
+ * JSON, so one of them (or a wildcard that covers JSON) is enough; no Accept header at
+ * all means anything (HTTP's rule), which keeps curl one-liners working.
+ */
+function acceptsJson(v: string | undefined): boolean {
+  if (v === undefined || v.trim() === "") return true;
+  return v
+    .split(",")
+    .map((p) => p.split(";")[0]!.trim().toLowerCase())
+    .some((t) => t === "application/json" || t === "text/event-stream" || t === "application/*" || t === "*/*");
+}
 
 /**
  * The HTTP face of the server: MCP Streamable HTTP (stateless, JSON responses)
@@ -71,21 +90,33 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   );
 
   app.post("/mcp", async (c) => {
+    // The transport specification: a JSON-RPC body (415 otherwise), and a client that accepts JSON or SSE (406 otherwise).
+    if (!isJsonContentType(c.req.header("content-type"))) {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json" } }, 415);
+    }
+    if (!acceptsJson(c.req.header("accept"))) {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Not Acceptable: the Accept header must include application/json or text/event-stream" } }, 406);
+    }
     const pv = c.req.header("mcp-protocol-version");
     if (pv && !SUPPORTED_PROTOCOL_VERSIONS.includes(pv)) {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Unsupported MCP-Protocol-Version: ${pv}` } }, 400);
     }
     let body: unknown;
     try {
-      body = JSON.parse(await c.req.text());
+      body = parseJsonRpc(await c.req.text());
     } catch {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
+    }
+    if (Array.isArray(body)) {
+      const refusal = batchRefusal(body.length, pv);
+      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
     }
     const token = c.get("token");
     const res = await mcp.handle(body, {
       token: { name: token.name, scope: token.scope },
       agent: c.req.header("x-lettuce-agent")?.slice(0, 100),
       signal: c.req.raw.signal,
+      protocolVersion: pv,
     });
     if (res === null) return c.body(null, 202);
     return c.json(res);
