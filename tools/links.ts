@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { linkGraph } from "../lib/retrieval/graph";
+import { offloaded } from "../lib/offload/pool";
 import { backlinks, outgoingLinks } from "../lib/retrieval/links";
 import { findNote } from "../lib/retrieval/notes";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
@@ -41,11 +41,11 @@ export const linkGraphTool = defineTool({
   input: z.object({
     path: notePathField,
     depth: z.number().int().min(0).default(1).describe("Hops to follow (default 1; values above 5 are capped at 5)"),
-    maxNodes: z.number().int().min(1).max(10000).default(500).describe("Stop adding nodes after this many (default 500)"),
+    maxNodes: z.number().int().min(1).max(10000).default(500).describe("Stop adding nodes after this many (default 500; never more than 2000 nodes or 10000 edges)"),
   }),
-  handler({ path, depth, maxNodes }, { vault }) {
+  async handler({ path, depth, maxNodes }, { vault, signal }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    return linkGraph(vault.indexDb, row.path, Math.min(depth, 5), maxNodes);
+    return offloaded.linkGraph(vault, row.path, Math.min(depth, 5), maxNodes, signal);
   },
 });
 

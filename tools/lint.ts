@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { wikiHealth } from "../lib/hygiene/health";
-import { lintVault } from "../lib/hygiene/lint";
 import { RULES } from "../lib/hygiene/lint-config";
+import { offloaded } from "../lib/offload/pool";
 import { normalizeVaultPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
@@ -17,9 +16,9 @@ export const lint = defineTool({
     path: z.string().optional().describe('Only findings in this note or under this folder (vault-relative, e.g. "Inbox")'),
     limit: z.number().int().min(1).optional().describe("At most this many findings (the most severe come first); default: all"),
   }),
-  handler({ rule, severity, path, limit }, { vault }) {
+  async handler({ rule, severity, path, limit }, { vault, signal }) {
     const scope = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
-    let out = lintVault(vault.indexDb).findings;
+    let out = (await offloaded.lint(vault, signal)).findings;
     if (rule) out = out.filter((f) => f.rule === rule);
     if (severity) out = out.filter((f) => f.severity === severity);
     if (scope) out = out.filter((f) => f.path === scope || f.path.startsWith(scope + "/"));
@@ -34,8 +33,8 @@ export const wikiHealthTool = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
-  handler(_args, { vault }) {
-    return wikiHealth(vault.indexDb);
+  handler(_args, { vault, signal }) {
+    return offloaded.health(vault, signal);
   },
 });
 
