@@ -345,6 +345,9 @@ export class VaultDir {
   }
 }
 
+/** How often a replacement went in by exchange, and how often a person's save had to be swapped back (for tests and benchmarks). */
+export const swapStats = { exchanged: 0, swappedBack: 0 };
+
 function dirArgs(d: VaultDir, name: string): [number, string] {
   return d.fd !== null ? [d.fd, name] : [nativeRename.atFdcwd, join(d.abs, name)];
 }
@@ -364,11 +367,13 @@ export function swapInChecked(dir: VaultDir, tmp: string, name: string, expect: 
   if (nativeRename.available) {
     let err = nativeRename.renameAt(fd, a, fd, b, nativeRename.exchangeFlag);
     if (err === 0) {
+      swapStats.exchanged++;
       if (sameFile(dir.identity(tmp), expect)) {
         dir.remove(tmp); // the version we planned from, now replaced
         return "ok";
       }
       // Not the file we checked: a person's save. Put it back at once.
+      swapStats.swappedBack++;
       err = nativeRename.renameAt(fd, a, fd, b, nativeRename.exchangeFlag);
       if (err === ERRNO.ENOENT) {
         // Our file was removed from the note's place meanwhile: move theirs back without replacing anything.
