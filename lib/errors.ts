@@ -12,6 +12,7 @@ export type ErrorKind =
   | "conflict"
   | "immutable-path"
   | "too-large"
+  | "too-long"
   | "not-configured"
   | "rate-limited"
   | "index-not-ready"
