@@ -88,7 +88,7 @@ describe("write tools refuse hidden paths and write nothing there", () => {
       expect(res.kind, `${tool}: ${res.content?.[0]?.text}`).toBe("path-invalid");
     }
     expect(readFileSync(join(s.root, ".trash/Old secret.md"), "utf8")).toBe(before);
-    expect(readFileSync(join(s.root, ".env"), "utf8")).toBe(SECRETS[".env"]);
+    expect(readFileSync(join(s.root, ".env"), "utf8")).toBe(SECRETS[".env"]!);
     expect((await s.call("read_note", { path: "Projects/Lettuce.md" })).path).toBe("Projects/Lettuce.md");
   });
 });

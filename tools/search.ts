@@ -15,8 +15,8 @@ export const search = defineTool({
   }),
   async handler({ query, limit, offset }, { vault, signal }) {
     // Off the event loop (lib/offload): a slow full-text statement cannot hold other callers.
-    const { items, total } = await offloaded.search(vault, query, limit, offset, signal);
-    return { items, total, offset, limit };
+    // The answer, {items, total, offset, limit}, comes back as JSON text.
+    return offloaded.search(vault, query, limit, offset, signal);
   },
 });
 

@@ -7,6 +7,8 @@ import { lintVault } from "../hygiene/lint";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
 
+// search and graph answer with their tool result already as JSON text (see
+// json-text.ts): big results then cross the thread boundary as one string.
 export type ReadJob =
   | { kind: "search"; query: string; limit: number; offset: number }
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
@@ -15,10 +17,12 @@ export type ReadJob =
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
-    case "search":
-      return searchNotes(db, job.query, job.limit, job.offset);
+    case "search": {
+      const { items, total } = searchNotes(db, job.query, job.limit, job.offset);
+      return JSON.stringify({ items, total, offset: job.offset, limit: job.limit });
+    }
     case "graph":
-      return linkGraph(db, job.center, job.depth, job.maxNodes);
+      return JSON.stringify(linkGraph(db, job.center, job.depth, job.maxNodes));
     case "lint":
       return lintVault(db);
     case "health":

@@ -9,6 +9,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
+import { JsonText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
 const poolSize = () => {
@@ -178,12 +179,16 @@ export function readPool(vault: VaultContext): ReadPool {
   return p;
 }
 
-/** Convenience wrappers with the engine functions' own result types. */
+/**
+ * The offloaded reads. search and linkGraph answer the tool's whole result as
+ * JsonText ({items, total, offset, limit} and the LinkGraph); lint and health
+ * answer the engine functions' own objects.
+ */
 export const offloaded = {
-  search: (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
-    readPool(vault).run<import("../retrieval/search").SearchPage>({ kind: "search", query, limit, offset }, signal),
-  linkGraph: (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
-    readPool(vault).run<import("../retrieval/graph").LinkGraph>({ kind: "graph", center, depth, maxNodes }, signal),
+  search: async (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
+    new JsonText(await readPool(vault).run<string>({ kind: "search", query, limit, offset }, signal)),
+  linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
+    new JsonText(await readPool(vault).run<string>({ kind: "graph", center, depth, maxNodes }, signal)),
   lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/lint").LintReport>({ kind: "lint" }, signal),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/health").WikiHealth>({ kind: "health" }, signal),
 };

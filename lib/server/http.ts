@@ -101,9 +101,15 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     if (pv && !SUPPORTED_PROTOCOL_VERSIONS.includes(pv)) {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Unsupported MCP-Protocol-Version: ${pv}` } }, 400);
     }
+    const text = await c.req.text();
+    // A batch where the protocol has none is refused before any parsing.
+    if (/^\s*\[/.test(text)) {
+      const refusal = batchRefusal(0, pv);
+      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
+    }
     let body: unknown;
     try {
-      body = parseJsonRpc(await c.req.text());
+      body = parseJsonRpc(text);
     } catch {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }

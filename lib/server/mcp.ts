@@ -7,6 +7,7 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ToolError } from "../errors";
+import { JsonText } from "../offload/json-text";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
@@ -36,10 +37,16 @@ export function requestBudgetMs(args: unknown): number {
 const rawIds = new WeakMap<object, string>();
 
 /**
- * JSON.parse that remembers how each message's numeric `id` was written, so the
- * answer echoes it exactly (12345678901234567890 stays that, not …7000).
+ * JSON.parse that remembers how a message's numeric `id` was written when a
+ * JS number cannot hold it (past 2^53, or a fraction), so that the answer
+ * echoes it exactly (12345678901234567890 stays that, not …7000). The
+ * reviver runs only then: it costs a call per value of the body.
  */
 export function parseJsonRpc(text: string): unknown {
+  const plain = JSON.parse(text);
+  const msgs: unknown[] = Array.isArray(plain) ? plain : [plain];
+  const inexact = (m: unknown) => !!m && typeof m === "object" && typeof (m as { id?: unknown }).id === "number" && !Number.isSafeInteger((m as { id: number }).id);
+  if (msgs.length > MAX_BATCH || !msgs.some(inexact)) return plain;
   return JSON.parse(text, function (this: unknown, key: string, value: unknown, ctx?: { source?: string }) {
     if (key === "id" && typeof value === "number" && ctx?.source && this && typeof this === "object") rawIds.set(this, ctx.source);
     return value;
@@ -52,6 +59,12 @@ function echoId(m: object, id: string | number): JsonRpcId {
 }
 
 const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
+
+/** About how many bytes an answer will take, without serialising it: its text parts, or a small error. */
+function answerBytes(r: JsonRpcResponse): number {
+  const content = (r.result as { content?: { text?: string }[] } | undefined)?.content;
+  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0), 0);
+}
 export interface JsonRpcResponse {
   jsonrpc: "2.0";
   id: JsonRpcId;
@@ -135,7 +148,7 @@ export class McpDispatcher {
           r = "id" in (m ?? {}) ? rpcError(id, JSONRPC.INVALID_REQUEST, `Not run: this batch's answers passed ${MAX_BATCH_ANSWER_BYTES} bytes; send the rest in another request`) : null;
         } else {
           r = await this.handleOne(m, caller);
-          if (r) bytes += JSON.stringify(r).length;
+          if (r) bytes += answerBytes(r);
         }
         if (r) out.push(r);
         await yieldToLoop();
@@ -218,7 +231,8 @@ export class McpDispatcher {
     try {
       const value = budget ? await withinBudget(Promise.resolve(tool.handler(parsed.data, ctx)), budget, name, budgetMs) : await tool.handler(parsed.data, ctx);
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
-      return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
+      // A read worker's result arrives serialised already (JsonText).
+      return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: value instanceof JsonText ? value.text : JSON.stringify(value) }] } };
     } catch (e) {
       if (e instanceof ToolError) {
         this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: e.kind, args: parsed.data });
