@@ -2,6 +2,10 @@
 // engine on a read-only connection. The worker (worker.ts) and the inline
 // fallback (pool.ts) both run them through runJob, so they answer the same.
 import type { Database } from "bun:sqlite";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ToolError } from "../errors";
+import { suggestLinks } from "../hygiene/suggest-links";
 import { wikiHealth } from "../hygiene/health";
 import { lintVault } from "../hygiene/lint";
 import { linkGraph } from "../retrieval/graph";
@@ -13,7 +17,8 @@ export type ReadJob =
   | { kind: "search"; query: string; limit: number; offset: number }
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
   | { kind: "lint" }
-  | { kind: "health" };
+  | { kind: "health" }
+  | { kind: "suggestLinks"; root: string; path: string };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -27,5 +32,15 @@ export function runJob(db: Database, job: ReadJob): unknown {
       return lintVault(db);
     case "health":
       return wikiHealth(db);
+    case "suggestLinks": {
+      // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
+      let content: string;
+      try {
+        content = readFileSync(join(job.root, ...job.path.split("/")), "utf8");
+      } catch {
+        throw new ToolError("note-not-found", `Note not found: ${job.path}`);
+      }
+      return suggestLinks(db, job.path, content);
+    }
   }
 }

@@ -191,4 +191,6 @@ export const offloaded = {
     new JsonText(await readPool(vault).run<string>({ kind: "graph", center, depth, maxNodes }, signal)),
   lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/lint").LintReport>({ kind: "lint" }, signal),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/health").WikiHealth>({ kind: "health" }, signal),
+  suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
+    readPool(vault).run<import("../hygiene/suggest-links").LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
 };
