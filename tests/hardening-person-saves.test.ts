@@ -5,15 +5,19 @@
 // must be in the note at the end: an agent's write may lose to a person's
 // save, never the other way round. Repeated five times.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { swapStats } from "../lib/write/atomic";
+import { swapStats } from "../lib/write/vault-dir";
 import { BUN } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 const RUNS = 5;
-const PERSON_MS = Number(process.env.LETTUCE_PERSON_SAVE_MS) || 2000;
+// Each run lasts until the agents have made this many writes (and at least MIN_MS passed), at most MAX_MS:
+// on a busy machine the run takes longer rather than testing less.
+const AGENT_WRITES = 120;
+const MIN_MS = 1500;
+const MAX_MS = 25_000;
 const AGENTS = 4;
 
 let s: TestServer;
@@ -27,11 +31,11 @@ afterAll(() => s?.close());
 // for longer than a glimpse (an agent's bytes displaced it) is counted, and the test fails on it.
 const PERSON = `
 const fs = require("node:fs");
-const [file, ms, tag] = process.argv.slice(1);
+const [file, ms, tag, stop] = process.argv.slice(1);
 const end = Date.now() + Number(ms);
 let k = 0, glimpses = 0, lostSeen = 0, last = null;
 const sleep = (t) => Bun.sleepSync(t);
-while (Date.now() < end) {
+while (Date.now() < end && !fs.existsSync(stop)) {
   let text = fs.readFileSync(file, "utf8");
   if (last && !text.includes(last)) {
     glimpses++;
@@ -49,10 +53,10 @@ while (Date.now() < end) {
 console.log(JSON.stringify({ saves: k, glimpses, lostSeen }));
 `;
 
-async function agent(c: Client, path: string, i: number, until: () => boolean): Promise<{ ok: number; conflicts: number }> {
+async function agent(c: Client, path: string, i: number, going: () => boolean, wrote: () => void): Promise<{ ok: number; conflicts: number }> {
   let ok = 0;
   let conflicts = 0;
-  for (let j = 0; until(); j++) {
+  for (let j = 0; going(); j++) {
     const res: any =
       j % 2 === 0
         ? await c.callTool({ name: "patch_section", arguments: { path, heading: "Agents", mode: "append", content: `- a${i}-${j}` } })
@@ -60,7 +64,10 @@ async function agent(c: Client, path: string, i: number, until: () => boolean): 
     if (res.isError) {
       expect(res.kind, res.content?.[0]?.text).toBe("conflict");
       conflicts++;
-    } else ok++;
+    } else {
+      ok++;
+      wrote();
+    }
   }
   return { ok, conflicts };
 }
@@ -71,7 +78,8 @@ for (let run = 1; run <= RUNS; run++) {
     await s.call("write_note", { path, content: "# Shared\n\n## Agents\n\n## Person\n\n" });
     const clients = await Promise.all(Array.from({ length: AGENTS }, () => s.client("write")));
     const stats0 = { ...swapStats };
-    const person = Bun.spawn([BUN, "-e", PERSON, join(s.root, path), String(PERSON_MS), `p${run}`], { stdout: "pipe", stderr: "pipe" });
+    const stopFile = join(s.root, `Person/.stop-${run}`);
+    const person = Bun.spawn([BUN, "-e", PERSON, join(s.root, path), String(MAX_MS), `p${run}`, stopFile], { stdout: "pipe", stderr: "pipe" });
     let personDone = false;
     const personOut = (async () => {
       const out = await new Response(person.stdout).text();
@@ -79,7 +87,12 @@ for (let run = 1; run <= RUNS; run++) {
       personDone = true;
       return out;
     })();
-    const agents = await Promise.all(clients.map((c, i) => agent(c, path, i, () => !personDone)));
+    const t0 = Date.now();
+    let writes = 0;
+    const wrote = () => {
+      if (++writes >= AGENT_WRITES && Date.now() - t0 >= MIN_MS) writeFileSync(stopFile, "");
+    };
+    const agents = await Promise.all(clients.map((c, i) => agent(c, path, i, () => !personDone, wrote)));
     const out = await personOut;
     for (const c of clients) await c.close();
     const { saves, glimpses, lostSeen } = JSON.parse(out.trim().split("\n").pop()!);
@@ -95,5 +108,5 @@ for (let run = 1; run <= RUNS; run++) {
     expect(ok).toBeGreaterThan(20);
     expect(lost).toEqual([]);
     expect(lostSeen).toBe(0);
-  }, 60_000);
+  }, MAX_MS + 30_000);
 }

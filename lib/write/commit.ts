@@ -5,7 +5,8 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
-import { hashBytes, renameNoReplace, swapInChecked, tempNameFor, VaultDir, type FileIdentity } from "./atomic";
+import { hashBytes, tempNameFor } from "./atomic";
+import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, insertPending, markApplied, type NewEdit } from "./edits";
 
 export interface FileChange {
