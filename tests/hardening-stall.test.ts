@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS } from "../lib/retrieval/fts-query";
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES } from "../lib/retrieval/graph";
+import { MAX_BATCH, MAX_BATCH_ANSWER_BYTES } from "../lib/server/mcp";
 import { SNIPPET_CHARS } from "../lib/retrieval/snippet";
 import { maxNoteBytes } from "../lib/write/limits";
 import { withEnv } from "./helpers/env";
@@ -117,6 +118,26 @@ describe("graphs are capped (item 3)", () => {
     const small = await s.call("link_graph", { path: "Dense/fan-1.md", depth: 1 }, "read");
     expect(small.nodes.map((n: any) => n.path).sort()).toEqual(["Dense/Hub.md", "Dense/fan-0.md", "Dense/fan-1.md", "Dense/fan-2.md"]);
     expect(small.truncated).toBeUndefined();
+  });
+});
+
+describe("batches are bounded (item 3)", () => {
+  test(`a batch stops running items once its answers pass ${MAX_BATCH_ANSWER_BYTES} bytes; the rest are answered "not run"`, async () => {
+    const calls = Array.from({ length: MAX_BATCH }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "link_graph", arguments: { path: "Dense/Hub.md", depth: 5, maxNodes: 10000 } } }));
+    const res = await s.rpc(calls);
+    expect(res.status).toBe(200);
+    const out = (await res.json()) as any[];
+    expect(out.map((r) => r.id)).toEqual(calls.map((c) => c.id));
+    const ran = out.filter((r) => r.result);
+    const skipped = out.filter((r) => r.error);
+    expect(ran.length).toBeGreaterThan(0);
+    expect(skipped.length).toBeGreaterThan(0);
+    for (const r of skipped) expect(r.error).toMatchObject({ code: -32600, message: expect.stringMatching(/Not run/) });
+    // Everything before the cap ran, nothing after it: the run ones come first.
+    expect(out.findIndex((r) => r.error)).toBe(ran.length);
+    const bytes = ran.reduce((n, r) => n + r.result.content[0].text.length, 0);
+    expect(bytes).toBeGreaterThan(MAX_BATCH_ANSWER_BYTES);
+    expect(bytes - ran[ran.length - 1].result.content[0].text.length).toBeLessThanOrEqual(MAX_BATCH_ANSWER_BYTES);
   });
 });
 

@@ -6,8 +6,11 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import { ftsPath } from "../store/fts-db";
 import { runJob, type ReadJob } from "./jobs";
+import { lowerThreadPriority } from "./priority";
 
 declare const self: Worker;
+
+lowerThreadPriority();
 
 export type WorkerRequest = { id: number; root: string; job: ReadJob };
 export type WorkerReply =

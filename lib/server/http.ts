@@ -22,6 +22,34 @@ function hostnameOf(hostHeader: string): string {
 
 type Env = { Variables: { token: TokenInfo } };
 
+/**
+ * A batch's answers as a streamed JSON array: each answer is serialised and sent
+ * when it is made, and the next item runs when the client has taken the last
+ * one. Nothing builds the whole answer in memory, which for megabytes of graphs
+ * cost the event loop more than the work itself. 202 when no item has an answer.
+ */
+async function streamBatch(answers: AsyncGenerator<unknown>): Promise<Response> {
+  const first = await answers.next();
+  if (first.done) return new Response(null, { status: 202 });
+  const enc = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      ctrl.enqueue(enc.encode("[" + JSON.stringify(first.value)));
+    },
+    async pull(ctrl) {
+      const next = await answers.next();
+      if (next.done) {
+        ctrl.enqueue(enc.encode("]"));
+        ctrl.close();
+      } else ctrl.enqueue(enc.encode("," + JSON.stringify(next.value)));
+    },
+    async cancel() {
+      await answers.return(undefined);
+    },
+  });
+  return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
+}
+
 /** application/json, with parameters (charset) or as a +json suffix type. */
 function isJsonContentType(v: string | undefined): boolean {
   const type = v?.split(";")[0]!.trim().toLowerCase();
@@ -113,17 +141,19 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     } catch {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }
-    if (Array.isArray(body)) {
-      const refusal = batchRefusal(body.length, pv);
-      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
-    }
     const token = c.get("token");
-    const res = await mcp.handle(body, {
+    const caller = {
       token: { name: token.name, scope: token.scope },
       agent: c.req.header("x-lettuce-agent")?.slice(0, 100),
       signal: c.req.raw.signal,
       protocolVersion: pv,
-    });
+    };
+    if (Array.isArray(body) && body.length > 0) {
+      const refusal = batchRefusal(body.length, pv);
+      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
+      return streamBatch(mcp.batchAnswers(body, caller));
+    }
+    const res = await mcp.handle(body, caller);
     if (res === null) return c.body(null, 202);
     return c.json(res);
   });

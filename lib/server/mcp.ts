@@ -23,7 +23,7 @@ type RawJson = { readonly rawJSON: string };
 export const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
 export const MAX_BATCH = Number(process.env.LETTUCE_MAX_BATCH) || 32;
 /** A batch stops running items once its answers pass this many bytes; the rest are answered with an error. */
-export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 8 * 1024 * 1024;
+export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 4 * 1024 * 1024;
 
 /** Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time. */
 export function requestBudgetMs(args: unknown): number {
@@ -130,8 +130,6 @@ export class McpDispatcher {
 
   /**
    * Handle one parsed JSON-RPC message (or batch). Returns null when nothing is to be sent back.
-   * A batch runs its items one after another, yielding to the event loop between them, so
-   * that a batch never holds the server while other callers wait.
    */
   async handle(msg: unknown, caller: Caller): Promise<JsonRpcResponse | JsonRpcResponse[] | null> {
     if (Array.isArray(msg)) {
@@ -139,23 +137,33 @@ export class McpDispatcher {
       const refusal = batchRefusal(msg.length, caller.protocolVersion);
       if (refusal) return rpcError(null, JSONRPC.INVALID_REQUEST, refusal);
       const out: JsonRpcResponse[] = [];
-      let bytes = 0;
-      for (const m of msg) {
-        if (caller.signal?.aborted) break; // the client went away: stop spending work on it
-        let r: JsonRpcResponse | null;
-        if (bytes > MAX_BATCH_ANSWER_BYTES) {
-          const id = m && typeof m === "object" && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? echoId(m, m.id) : null;
-          r = "id" in (m ?? {}) ? rpcError(id, JSONRPC.INVALID_REQUEST, `Not run: this batch's answers passed ${MAX_BATCH_ANSWER_BYTES} bytes; send the rest in another request`) : null;
-        } else {
-          r = await this.handleOne(m, caller);
-          if (r) bytes += answerBytes(r);
-        }
-        if (r) out.push(r);
-        await yieldToLoop();
-      }
+      for await (const r of this.batchAnswers(msg, caller)) out.push(r);
       return out.length ? out : null;
     }
     return this.handleOne(msg, caller);
+  }
+
+  /**
+   * A batch's answers, one at a time: each item runs after the previous one, with a
+   * yield to the event loop between them, so that a batch never holds the server
+   * while other callers wait (the HTTP layer serialises each answer as it comes).
+   * The caller has checked batchRefusal.
+   */
+  async *batchAnswers(msgs: unknown[], caller: Caller): AsyncGenerator<JsonRpcResponse> {
+    let bytes = 0;
+    for (const m of msgs) {
+      if (caller.signal?.aborted) return; // the client went away: stop spending work on it
+      let r: JsonRpcResponse | null;
+      if (bytes > MAX_BATCH_ANSWER_BYTES) {
+        const id = m && typeof m === "object" && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? echoId(m, m.id) : null;
+        r = m && typeof m === "object" && "id" in m ? rpcError(id, JSONRPC.INVALID_REQUEST, `Not run: this batch's answers passed ${MAX_BATCH_ANSWER_BYTES} bytes; send the rest in another request`) : null;
+      } else {
+        r = await this.handleOne(m, caller);
+        if (r) bytes += answerBytes(r);
+      }
+      if (r) yield r;
+      await yieldToLoop();
+    }
   }
 
   private async handleOne(msg: unknown, caller: Caller): Promise<JsonRpcResponse | null> {
