@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
-import { batchRefusal, JSONRPC, parseJsonRpc, type McpDispatcher } from "./mcp";
+import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, type McpDispatcher } from "./mcp";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -21,6 +21,33 @@ function hostnameOf(hostHeader: string): string {
 }
 
 type Env = { Variables: { token: TokenInfo } };
+
+/**
+ * How many items the JSON array in `text` has, counting only up to `enough`
+ * (a scan of the top level that skips strings and nested values; it stops as
+ * soon as it has seen `enough`). Malformed text is left to JSON.parse.
+ */
+export function arrayItemsAtLeast(text: string, enough: number): number {
+  let depth = 0;
+  let items = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++; // backslash: skip the escaped character
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    // The first non-blank character inside the outer array starts its first item.
+    if (depth === 1 && items === 0 && ch > 32 && ch !== 93) items = 1;
+    if (ch === 34) inString = true;
+    else if (ch === 91 || ch === 123) depth++;
+    else if (ch === 93 || ch === 125) {
+      if (--depth === 0) break;
+    } else if (ch === 44 && depth === 1 && ++items >= enough) return items;
+  }
+  return items;
+}
 
 /**
  * A batch's answers as a streamed JSON array: each answer is serialised and sent
@@ -130,9 +157,10 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Unsupported MCP-Protocol-Version: ${pv}` } }, 400);
     }
     const text = await c.req.text();
-    // A batch where the protocol has none is refused before any parsing.
+    // A batch where the protocol has none, or with too many items, is refused before it is parsed
+    // (JSON.parse of a 2.4 MB batch was most of what such a request cost).
     if (/^\s*\[/.test(text)) {
-      const refusal = batchRefusal(0, pv);
+      const refusal = batchRefusal(arrayItemsAtLeast(text, MAX_BATCH + 1), pv);
       if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
     }
     let body: unknown;
