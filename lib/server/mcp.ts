@@ -218,8 +218,9 @@ export class McpDispatcher {
     const tool = this.byName.get(name);
     if (!tool) return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
     // Reads get a time budget and stop waiting when it runs out. Writes have none: once a
-    // write has started, its caller must hear what really happened, not "timeout".
-    const isRead = tool.annotations?.readOnlyHint === true;
+    // write has started, its caller must hear what really happened, not "timeout"; nor do
+    // the reads that legitimately run long (embedding a whole vault).
+    const isRead = tool.annotations?.readOnlyHint === true && !tool.longRunning;
     const budgetMs = requestBudgetMs(params.arguments);
     const budget = isRead ? AbortSignal.timeout(budgetMs) : undefined;
     const ctx: ToolContext = {
