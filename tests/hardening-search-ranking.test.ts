@@ -97,6 +97,7 @@ describe("snippets skip comments and markup on a vault built for it", () => {
       "badges.md": "# Gamma\n\n[![kumquat](https://img.shields.io/kumquat.svg)](https://example.com/kumquat)\n![kumquat](kumquat.png) ![[kumquat.jpg]]\n<div align=\"center\"><img src=\"kumquat.png\"></div>\n\nPlain kumquat text.\n",
       "only-markup.md": "# Kumquat\n\n%% kumquat notes %%\n![kumquat](k.png)\n",
       "unclosed.md": "# Delta\n\nFirst kumquat line.\n%% kumquat starts a comment that never ends\nkumquat\n",
+      "lines.md": "# Epsilon\n\nA short kumquat line.\n<!-- skip me -->\nThe next line carries on.\n\nAnd a paragraph after it.\n",
     };
     for (const [n, t] of Object.entries(notes)) writeFileSync(join(s.root, "Snips", n), t);
     await s.vault.indexer.fullScan();
@@ -111,6 +112,8 @@ describe("snippets skip comments and markup on a vault built for it", () => {
     expect(snip("badges.md")).toContain("Plain kumquat text.");
     expect(snip("unclosed.md")).toContain("First kumquat line.");
     expect(snip("unclosed.md")).not.toContain("never ends");
+    // A short hit line is followed by the prose after it, comments left out.
+    expect(snip("lines.md")).toBe("…A short kumquat line. The next line carries on. And a paragraph after it.");
     for (const i of r.items) expectTextSnippet(i.snippet, i.path);
     // A title-only match: the note's own heading, never its comment or image.
     expect(snip("only-markup.md")).toBe("# Kumquat");

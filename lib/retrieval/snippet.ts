@@ -108,7 +108,9 @@ export function buildSnippet(body: string, terms: QueryTerm[]): string {
   let first: { line: ProseLine; at: number } | null = null;
   let proseBefore = false;
   let firstProse: ProseLine | null = null;
-  for (const line of lines) {
+  // Walk by hand: breaking out of for…of would close the generator, and the snippet continues from it.
+  for (let n = lines.next(); !n.done; n = lines.next()) {
+    const line = n.value;
     if (!line.text) continue;
     firstProse ??= line;
     if (pattern) {
@@ -125,7 +127,7 @@ export function buildSnippet(body: string, terms: QueryTerm[]): string {
     if (!firstProse) return "";
     // Walk again to that line, so that a comment opened above it is still known below it.
     const again = proseLines(window);
-    for (const l of again) if (l.start === firstProse.start) break;
+    for (let n = again.next(); !n.done && n.value.start !== firstProse.start; n = again.next());
     return assemble(firstProse.text, 0, again, false, truncated);
   }
   // Start a few words before the hit, at a word boundary.
@@ -139,15 +141,14 @@ export function buildSnippet(body: string, terms: QueryTerm[]): string {
 function assemble(text: string, start: number, rest: Generator<ProseLine>, before: boolean, truncated: boolean): string {
   let out = squeeze(text.slice(start));
   let more = false;
-  for (const l of rest) {
+  for (let n = rest.next(); !n.done; n = rest.next()) {
+    const l = n.value;
+    if (!l.text.trim()) continue;
     if (out.length > SNIPPET_CHARS) {
-      if (l.text.trim()) {
-        more = true;
-        break;
-      }
-      continue;
+      more = true;
+      break;
     }
-    if (l.text.trim()) out += " " + squeeze(l.text);
+    out += " " + squeeze(l.text);
   }
   if (out.length > SNIPPET_CHARS) {
     let end = SNIPPET_CHARS;
