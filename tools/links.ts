@@ -35,7 +35,7 @@ export const listBacklinks = defineTool({
 export const linkGraphTool = defineTool({
   name: "link_graph",
   description:
-    "The local link neighbourhood of a note: breadth-first to `depth` hops (default 1, capped at 5) following outbound links and inbound backlinks. Returns {center, depth, nodes: [{path, name}], edges: [{from, to}]}; `truncated: true` when maxNodes cut it short.",
+    "The local link neighbourhood of a note: breadth-first to `depth` hops (default 1, capped at 5) following outbound links and inbound backlinks. Returns {center, depth, nodes: [{path, name}], edges: [{from, to}]}; `truncated: true` when maxNodes (or the 2,000-node / 10,000-edge cap) cut it short.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({

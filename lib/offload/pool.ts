@@ -7,6 +7,9 @@
 // fresh one takes the next job.
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
+import type { WikiHealth } from "../hygiene/health";
+import type { LintReport } from "../hygiene/lint";
+import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
@@ -189,8 +192,8 @@ export const offloaded = {
     new JsonText(await readPool(vault).run<string>({ kind: "search", query, limit, offset }, signal)),
   linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
     new JsonText(await readPool(vault).run<string>({ kind: "graph", center, depth, maxNodes }, signal)),
-  lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/lint").LintReport>({ kind: "lint" }, signal),
-  health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<import("../hygiene/health").WikiHealth>({ kind: "health" }, signal),
+  lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<LintReport>({ kind: "lint" }, signal),
+  health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
-    readPool(vault).run<import("../hygiene/suggest-links").LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
+    readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
 };
