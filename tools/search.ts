@@ -5,7 +5,7 @@ import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./ty
 export const search = defineTool({
   name: "search",
   description:
-    'Full-text search over note titles and bodies (SQLite FTS5, BM25; title matches weigh more). Bare words are AND\'d and match as prefixes (words under 3 letters match exactly); "exact phrase" in double quotes; OR / NOT (uppercase) between terms; a leading -word excludes it. Accents are ignored. A note whose title or alias is the query comes first. Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is the BM25 rank (lower = better). Over 32 words: query-too-complex.',
+    'Full-text search of note titles and bodies (BM25; titles and aliases weigh more). Bare words are AND\'d prefixes (under 3 letters: exact); "exact phrase"; OR / NOT (uppercase); -word excludes. Accents ignored. A note whose title or alias is the query comes first. Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is BM25, lower = better. Over 32 words: query-too-complex.',
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
