@@ -46,6 +46,15 @@ describe("ids", () => {
     expect(((await (await s.rpc(`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`)).json()) as any).id).toBe(1000);
   });
 
+  test("a big id on a search answer (put together from the read worker's ready-made text) is echoed too", async () => {
+    const res = await s.rpc(`{"jsonrpc":"2.0","id":123456789012345678901,"method":"tools/call","params":{"name":"search","arguments":{"query":"lettuce \\"soup\\"","limit":2}}}`);
+    const text = await res.text();
+    expect(text.startsWith('{"jsonrpc":"2.0","id":123456789012345678901,"result":')).toBe(true);
+    const page = JSON.parse(JSON.parse(text).result.content[0].text);
+    expect(page).toMatchObject({ offset: 0, limit: 2 });
+    expect(page.items[0].path).toBe("Recipes/Lettuce Soup.md");
+  });
+
   test("a big id inside a batch and on a tool error is echoed too", async () => {
     const res = await s.rpc(`[{"jsonrpc":"2.0","id":123456789012345678901,"method":"ping"},{"jsonrpc":"2.0","id":98765432109876543211,"method":"nope"}]`);
     const text = await res.text();

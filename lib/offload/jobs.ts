@@ -10,6 +10,7 @@ import { wikiHealth } from "../hygiene/health";
 import { lintVault } from "../hygiene/lint";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
+import { renderForWire } from "./json-text";
 
 // search and graph answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -24,10 +25,10 @@ export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
     case "search": {
       const { items, total } = searchNotes(db, job.query, job.limit, job.offset);
-      return JSON.stringify({ items, total, offset: job.offset, limit: job.limit });
+      return renderForWire({ items, total, offset: job.offset, limit: job.limit });
     }
     case "graph":
-      return JSON.stringify(linkGraph(db, job.center, job.depth, job.maxNodes));
+      return renderForWire(linkGraph(db, job.center, job.depth, job.maxNodes));
     case "lint":
       return lintVault(db);
     case "health":

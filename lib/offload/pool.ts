@@ -189,9 +189,9 @@ export function readPool(vault: VaultContext): ReadPool {
  */
 export const offloaded = {
   search: async (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "search", query, limit, offset }, signal)),
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "search", query, limit, offset }, signal))),
   linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "graph", center, depth, maxNodes }, signal)),
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "graph", center, depth, maxNodes }, signal))),
   lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<LintReport>({ kind: "lint" }, signal),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>

@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
-import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, type McpDispatcher } from "./mcp";
+import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse, type McpDispatcher } from "./mcp";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -55,20 +55,20 @@ export function arrayItemsAtLeast(text: string, enough: number): number {
  * one. Nothing builds the whole answer in memory, which for megabytes of graphs
  * cost the event loop more than the work itself. 202 when no item has an answer.
  */
-async function streamBatch(answers: AsyncGenerator<unknown>): Promise<Response> {
+async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>): Promise<Response> {
   const first = await answers.next();
   if (first.done) return new Response(null, { status: 202 });
   const enc = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(ctrl) {
-      ctrl.enqueue(enc.encode("[" + JSON.stringify(first.value)));
+      ctrl.enqueue(enc.encode("[" + serialiseResponse(first.value)));
     },
     async pull(ctrl) {
       const next = await answers.next();
       if (next.done) {
         ctrl.enqueue(enc.encode("]"));
         ctrl.close();
-      } else ctrl.enqueue(enc.encode("," + JSON.stringify(next.value)));
+      } else ctrl.enqueue(enc.encode("," + serialiseResponse(next.value)));
     },
     async cancel() {
       await answers.return(undefined);
@@ -183,7 +183,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     }
     const res = await mcp.handle(body, caller);
     if (res === null) return c.body(null, 202);
-    return c.json(res);
+    return c.body(Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res), 200, { "content-type": "application/json" });
   });
 
   // Stateless server: no SSE stream to open and no session to end.

@@ -60,6 +60,21 @@ function echoId(m: object, id: string | number): JsonRpcId {
 
 const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
+// Text parts whose JSON string literal a read worker made already (see JsonText).
+const literals = new WeakMap<object, string>();
+
+/**
+ * A response as JSON. A result whose one text part came from a read worker is
+ * put together around that part's ready-made literal instead of escaping its
+ * (possibly hundreds of kilobytes of) text again on the event loop.
+ */
+export function serialiseResponse(r: JsonRpcResponse): string {
+  const part = (r.result as { content?: object[] } | undefined)?.content;
+  const literal = part && part.length === 1 && !("isError" in (r.result as object)) ? literals.get(part[0]!) : undefined;
+  if (literal === undefined) return JSON.stringify(r);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${literal}}]}}`;
+}
+
 /** About how many bytes an answer will take, without serialising it: its text parts, or a small error. */
 function answerBytes(r: JsonRpcResponse): number {
   const content = (r.result as { content?: { text?: string }[] } | undefined)?.content;
@@ -240,8 +255,13 @@ export class McpDispatcher {
     try {
       const value = budget ? await withinBudget(Promise.resolve(tool.handler(parsed.data, ctx)), budget, name, budgetMs) : await tool.handler(parsed.data, ctx);
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
-      // A read worker's result arrives serialised already (JsonText).
-      return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: value instanceof JsonText ? value.text : JSON.stringify(value) }] } };
+      // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
+      if (value instanceof JsonText) {
+        const part = { type: "text", text: value.text };
+        literals.set(part, value.literal);
+        return { jsonrpc: "2.0", id, result: { content: [part] } };
+      }
+      return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
     } catch (e) {
       if (e instanceof ToolError) {
         this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: e.kind, args: parsed.data });
