@@ -6,7 +6,7 @@
 // vault built for the purpose. Also on obsidian-hub: lint (the slowest read)
 // runs off the event loop, so a ping sent meanwhile is answered first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
@@ -23,10 +23,11 @@ function expectTextSnippet(snippet: string, what: string): void {
 
 describeWithCorpus("obsidian-hub", "search on obsidian-hub: the exact title first, text snippets", () => {
   let s: TestServer;
+  let root: string;
   // title (as the tests compute it) per note
   const titles = new Map<string, string>();
   beforeAll(async () => {
-    const root = copyVault(OBSIDIAN_HUB);
+    root = copyVault(OBSIDIAN_HUB);
     for (const path of walkVault(root).notes) {
       const { frontmatter, body } = readNoteText(root, path);
       const h1 = /^# +(.+?)\s*#*\s*$/m.exec(body)?.[1];
@@ -35,7 +36,11 @@ describeWithCorpus("obsidian-hub", "search on obsidian-hub: the exact title firs
     }
     s = await startTestServer({ root });
   }, 120_000);
-  afterAll(() => s?.close());
+  afterAll(async () => {
+    await s?.close();
+    // A root passed in is the caller's to remove.
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
 
   test("zettelkasten: the note titled Zettelkasten is first", async () => {
     const exact = [...titles].filter(([, t]) => words(t) === "zettelkasten").map(([p]) => p);
