@@ -11,6 +11,6 @@ mkdir -p dist
 # Workers are extra entry points: Bun embeds each under /$bunfs/root/<source
 # path>, where parse-pool.ts and builtin.ts look for them at run time.
 "$BUN" build --compile --minify --sourcemap=none \
-  ./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts \
+  ./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts ./lib/offload/worker.ts \
   --outfile dist/lettuce
 echo "built dist/lettuce ($(du -h dist/lettuce | cut -f1))"
