@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build Lettuce executables with `bun build --compile`: one file each, carrying
-# Bun, the parse and full-text workers, the built-in embedding model (imported
+# Bun, the parse, full-text and read workers, the built-in embedding model (imported
 # as files by lib/providers/builtin-assets.ts), the target's sqlite-vec build
 # and any asset folder listed below.
 #
@@ -22,7 +22,7 @@ BUN="$PWD/node_modules/.bin/bun"
 ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl)
 # Workers are extra entry points: Bun embeds each under <virtual root>/<source
 # path>, where lib/platform/embedded.ts's workerEntry() finds them.
-ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts)
+ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts ./lib/offload/worker.ts)
 # Folders of files embedded byte for byte (any type: html, js, css, json, images)
 # and found at run time by their repo path: embeddedAsset("web/dist/index.html")
 # in lib/platform/embedded.ts. Adding one is one line here.

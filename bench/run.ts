@@ -1,8 +1,10 @@
 // Benchmarks entry point:  bun bench/run.ts [--quick]
-// Runs the foundation benchmark (bench/index-bench.ts) and prints its Markdown
-// report on stdout (progress goes to stderr). Other bench/*.ts scripts are
+// Runs the foundation benchmark (bench/index-bench.ts) and the abuse section
+// (bench/abuse.ts) and prints their Markdown reports on stdout (progress goes to stderr). Other bench/*.ts scripts are
 // listed, not run: each prints its own table; run them by name.
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { abuseReport, runAbuseBench } from "./abuse";
 import { runIndexBench } from "./index-bench";
 
 const quick = process.argv.includes("--quick");
@@ -12,7 +14,12 @@ if (process.argv.includes("--help")) {
 }
 console.log(await runIndexBench({ quick }));
 
-const others = readdirSync(import.meta.dir).filter((f) => f.endsWith(".ts") && f !== "run.ts" && f !== "index-bench.ts");
+// The abuse section (bench/abuse.ts): attacks on a served obsidian-hub, worst ping pause and lost saves.
+const hub = join(import.meta.dir, "../../shared/corpora/obsidian-hub");
+if (existsSync(hub)) console.log("\n" + abuseReport(await runAbuseBench({ vault: hub, quick })));
+else console.log("\nAbuse section skipped: ../shared/corpora/obsidian-hub is not here.");
+
+const others = readdirSync(import.meta.dir).filter((f) => f.endsWith(".ts") && !["run.ts", "index-bench.ts", "abuse.ts"].includes(f));
 if (others.length) {
   console.log("\nOther benchmarks (run each on its own):");
   for (const f of others.sort()) console.log(`  bun bench/${f}${quick ? " --quick" : ""}`);

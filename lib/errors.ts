@@ -12,9 +12,12 @@ export type ErrorKind =
   | "conflict"
   | "immutable-path"
   | "too-large"
+  | "too-long"
   | "not-configured"
   | "rate-limited"
   | "index-not-ready"
+  | "query-too-complex"
+  | "timeout"
   | "internal";
 
 export class ToolError extends Error {

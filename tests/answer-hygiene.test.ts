@@ -144,7 +144,7 @@ test("suggest_tags: one entry per flagged note; existing tags preferred, typos f
   };
   const r = await withEnv(env(llm.url), () => s.call("suggest_tags", {}));
   // The flagged notes, as lint flags them (untagged-note), in lint's order.
-  const lint = await s.call("lint", { rule: "untagged-note" });
+  const lint = (await s.call("lint", { rule: "untagged-note", limit: 5000 })).items;
   expect(r.map((x: any) => x.path)).toEqual(lint.map((f: any) => f.path));
   expect(r.map((x: any) => x.path)).toContain("Inbox/Tomato blight.md");
   for (const x of r) {
@@ -174,7 +174,7 @@ test("suggest_tags honours index.md's declared vocabulary and includes notes mis
     };
     llm.state.chats = [];
     const r = await withEnv(env(llm.url), () => s.call("suggest_tags", { path: "Garden", limit: 50 }));
-    const lint = await s.call("lint", { rule: "missing-required-tag", path: "Garden" });
+    const lint = (await s.call("lint", { rule: "missing-required-tag", path: "Garden", limit: 5000 })).items;
     expect(r.map((x: any) => x.path)).toEqual(lint.map((f: any) => f.path));
     expect(r.length).toBeGreaterThan(0);
     for (const x of r) {

@@ -1,9 +1,9 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
 import { listAttachmentsIn } from "../lib/retrieval/attachments";
 import { mimeTypeOf } from "../lib/vault/mime";
-import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
+import { lstatInVault, pathSpellings, resolveFolder, safeAbsPath } from "../lib/vault/paths";
 import { isNotePath } from "../lib/vault/scan";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
@@ -22,8 +22,7 @@ export const listAttachments = defineTool({
     offset: offsetField,
   }),
   handler({ path, limit, offset }, { vault }) {
-    const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
-    if (folder) safeAbsPath(vault.root, folder);
+    const folder = path === undefined ? "" : resolveFolder(vault.root, path);
     const { items, total } = listAttachmentsIn(vault.indexDb, folder, limit, offset);
     return { items, total, offset, limit };
   },
@@ -36,15 +35,14 @@ export const readAttachment = defineTool({
   annotations: READ_ONLY,
   input: z.object({ path: z.string().min(1).describe('Vault-relative path of the file, e.g. "assets/diagram.png"') }),
   handler({ path }, { vault }) {
-    const rel = normalizeVaultPath(path);
+    // The literal path first, then its decoded and NFC/NFD spellings; never through a symlink.
+    const spellings = pathSpellings(path);
+    for (const s of spellings) safeAbsPath(vault.root, s);
+    const rel = spellings.find((s) => lstatInVault(vault.root, s)?.isFile()) ?? spellings[0]!;
     const abs = safeAbsPath(vault.root, rel);
     if (isNotePath(rel)) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
-    let st;
-    try {
-      st = statSync(abs);
-    } catch {
-      throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
-    }
+    const st = lstatInVault(vault.root, rel);
+    if (!st) throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
     if (!st.isFile()) throw new ToolError("attachment-not-found", `Not a file: ${rel}`);
     if (st.size > MAX_ATTACHMENT_BYTES) {
       throw new ToolError("too-large", `${rel} is ${st.size} bytes; read_attachment returns files up to ${MAX_ATTACHMENT_BYTES} bytes`, {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { linkGraph } from "../lib/retrieval/graph";
+import { offloaded } from "../lib/offload/pool";
 import { backlinks, outgoingLinks } from "../lib/retrieval/links";
 import { findNote } from "../lib/retrieval/notes";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
@@ -35,17 +35,17 @@ export const listBacklinks = defineTool({
 export const linkGraphTool = defineTool({
   name: "link_graph",
   description:
-    "The local link neighbourhood of a note: breadth-first to `depth` hops (default 1, capped at 5) following outbound links and inbound backlinks. Returns {center, depth, nodes: [{path, name}], edges: [{from, to}]}; `truncated: true` when maxNodes cut it short.",
+    "The local link neighbourhood of a note: breadth-first to `depth` hops (default 1, capped at 5) following outbound links and inbound backlinks. Returns {center, depth, nodes: [{path, name}], edges: [{from, to}]}; `truncated: true` when maxNodes (or the 2,000-node / 10,000-edge cap) cut it short.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
     path: notePathField,
     depth: z.number().int().min(0).default(1).describe("Hops to follow (default 1; values above 5 are capped at 5)"),
-    maxNodes: z.number().int().min(1).max(10000).default(100).describe("Stop adding nodes after this many (default 100)"),
+    maxNodes: z.number().int().min(1).max(10000).default(100).describe("Stop adding nodes after this many (default 100; never more than 2000 nodes or 10000 edges)"),
   }),
-  handler({ path, depth, maxNodes }, { vault }) {
+  async handler({ path, depth, maxNodes }, { vault, signal }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    return linkGraph(vault.indexDb, row.path, Math.min(depth, 5), maxNodes);
+    return offloaded.linkGraph(vault, row.path, Math.min(depth, 5), maxNodes, signal);
   },
 });
 

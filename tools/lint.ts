@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { wikiHealth } from "../lib/hygiene/health";
-import { lintVault } from "../lib/hygiene/lint";
 import { RULES } from "../lib/hygiene/lint-config";
+import { offloaded } from "../lib/offload/pool";
 import { normalizeVaultPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
@@ -18,9 +17,9 @@ export const lint = defineTool({
     limit: limitField(50, 5000),
     offset: offsetField,
   }),
-  handler({ rule, severity, path, limit, offset }, { vault }) {
+  async handler({ rule, severity, path, limit, offset }, { vault, signal }) {
     const scope = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
-    let out = lintVault(vault.indexDb).findings;
+    let out = (await offloaded.lint(vault, signal)).findings;
     if (severity) out = out.filter((f) => f.severity === severity);
     if (scope) out = out.filter((f) => f.path === scope || f.path.startsWith(scope + "/"));
     // Counts before the rule filter, so that an agent sees which rules to page through.
@@ -39,8 +38,8 @@ export const wikiHealthTool = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
-  handler(_args, { vault }) {
-    return wikiHealth(vault.indexDb);
+  handler(_args, { vault, signal }) {
+    return offloaded.health(vault, signal);
   },
 });
 

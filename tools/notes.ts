@@ -4,7 +4,7 @@ import { ToolError } from "../lib/errors";
 import { contentHash } from "../lib/index/parse-job";
 import { outgoingLinks } from "../lib/retrieval/links";
 import { findNote, listNotesIn, noteHeadings } from "../lib/retrieval/notes";
-import { normalizeVaultPath, safeAbsPath } from "../lib/vault/paths";
+import { resolveFolder, safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
 
 export const listNotes = defineTool({
@@ -20,8 +20,7 @@ export const listNotes = defineTool({
     offset: offsetField,
   }),
   handler({ path, recursive, limit, offset }, { vault }) {
-    const folder = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
-    if (folder) safeAbsPath(vault.root, folder);
+    const folder = path === undefined ? "" : resolveFolder(vault.root, path);
     const { items, total } = listNotesIn(vault.indexDb, folder, recursive, limit, offset);
     return { items, total, offset, limit };
   },

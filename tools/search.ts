@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { searchNotes } from "../lib/retrieval/search";
+import { offloaded } from "../lib/offload/pool";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
 export const search = defineTool({
   name: "search",
   description:
-    'Full-text search over note titles and bodies (SQLite FTS5, BM25; title matches weigh more). Bare words are AND\'d and match as prefixes; "exact phrase" in double quotes; OR / NOT (uppercase) between terms; a leading -word excludes it. Accents are ignored (cozum finds Çözüm). Returns {items: [{path, title, snippet, score}], total, offset, limit}, best first; score is the BM25 rank (lower = better). A malformed query returns no rows.',
+    'Full-text search of note titles and bodies (BM25; titles and aliases weigh more). Bare words are AND\'d prefixes (under 3 letters: exact); "exact phrase"; OR / NOT (uppercase); -word excludes. Accents ignored. A note whose title or alias is the query comes first. Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is BM25, lower = better. Over 32 words: query-too-complex.',
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
@@ -13,9 +13,10 @@ export const search = defineTool({
     limit: limitField(25, 200),
     offset: offsetField,
   }),
-  handler({ query, limit, offset }, { vault }) {
-    const { items, total } = searchNotes(vault.indexDb, query, limit, offset);
-    return { items, total, offset, limit };
+  async handler({ query, limit, offset }, { vault, signal }) {
+    // Off the event loop (lib/offload): a slow full-text statement cannot hold other callers.
+    // The answer, {items, total, offset, limit}, comes back as JSON text.
+    return offloaded.search(vault, query, limit, offset, signal);
   },
 });
 

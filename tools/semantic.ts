@@ -28,6 +28,7 @@ export const semanticSearchTool = defineTool({
   description: `Search notes by meaning, not just keyword overlap: embeds the query and ranks notes by the cosine similarity of their best passage. Use search for exact terms, this for "notes about X". hybrid fuses the vector ranking with BM25 over any of the query's words (reciprocal-rank fusion of the two rankings) and is usually best; prefer_recent gently favours recently edited notes (a note's score loses up to a quarter with age, half of that after ${RECENCY_HALF_LIFE_DAYS} days); expand adds LLM query expansion (a hypothetical answer and paraphrases; needs an LLM provider). Returns {items: [{path, title, snippet, score}], total, offset, limit}, best first; the snippet is the best-matching passage; score is the cosine similarity, or the fused score with hybrid (higher = better). ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({
     query: z.string().min(1).max(2000).describe("What you are looking for, in words or as a question"),
     hybrid: z.boolean().default(false).describe("Fuse vector and keyword (BM25) rankings; usually the best results"),
@@ -48,6 +49,7 @@ export const relatedNotesTool = defineTool({
   description: `Notes nearest in meaning to a given note that it is not already linked with (in either direction): candidates to link, to thread a page into the graph (suggest_links finds literal name mentions instead). Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is the cosine similarity of the notes' vectors; the snippet is the neighbour's passage closest to the note. ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({ path: notePathField, limit: limitField(5, 100), offset: offsetField }),
   async handler({ path, limit, offset }, ctx) {
     const note = findNote(ctx.vault.indexDb, ctx.vault.root, path);
@@ -62,6 +64,7 @@ export const findDuplicatesTool = defineTool({
   description: `Near-duplicate notes: every pair whose note vectors have a cosine similarity of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({
     threshold: z.number().min(0.5).max(1).default(0.9).describe("Cosine similarity cutoff, 0.5-1 (default 0.9)"),
     limit: limitField(100, 5000),
@@ -76,6 +79,7 @@ export const topicMapTool = defineTool({
   description: `Cluster the vault into topics by embedding similarity (notes joined when their cosine similarity reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({
     threshold: z.number().min(0.5).max(1).default(0.85).describe("Cosine cutoff for the same topic (default 0.85)"),
     min_size: z.number().int().min(2).max(1000).default(2).describe("Smallest cluster to report (default 2)"),
@@ -94,6 +98,7 @@ export const reindexEmbeddingsTool = defineTool({
     "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
   scopes: ALL_SCOPES,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({}),
   async handler(_args, ctx) {
     const svc = service(ctx, "reindex_embeddings");
@@ -108,6 +113,7 @@ export const evalTool = defineTool({
     'Score retrieval against the vault\'s question set, eval/questions.jsonl (one JSON object per line: {"question": "…", "expected_paths": ["Note.md"], "must_contain": ["phrase"]}), to tell whether a change helped. Retrieval is hybrid semantic + keyword with an embeddings provider, keyword (BM25) otherwise. Returns {k, count, recallAtK, precisionAtK, mrr, hitRate, faithfulnessRate, perQuestion}. With an LLM provider it also answers each question from the retrieved notes and scores faithfulness (cites only retrieved notes and contains every must_contain span); without one faithfulnessRate is null.',
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
+  longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({ k: z.number().int().min(1).max(100).default(6).describe("Top-k cutoff (default 6)") }),
   async handler({ k }, ctx) {
     return runEval(service(ctx, "eval"), k);

@@ -1,7 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ToolError } from "../lib/errors";
-import { suggestLinks } from "../lib/hygiene/suggest-links";
+import { offloaded } from "../lib/offload/pool";
 import { findNote } from "../lib/retrieval/notes";
 import { safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, page, READ_ONLY } from "./types";
@@ -13,15 +11,11 @@ export const suggestLinksTool = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField, limit: limitField(50), offset: offsetField }),
-  handler({ path, limit, offset }, { vault }) {
+  async handler({ path, limit, offset }, { vault, signal }) {
     const row = findNote(vault.indexDb, vault.root, path);
-    let content: string;
-    try {
-      content = readFileSync(safeAbsPath(vault.root, row.path), "utf8");
-    } catch {
-      throw new ToolError("note-not-found", `Note not found: ${row.path}`);
-    }
-    return page(suggestLinks(vault.indexDb, row.path, content), offset, limit);
+    safeAbsPath(vault.root, row.path);
+    // The mention scan of a big note runs in a read worker (lib/offload), off the event loop.
+    return page(await offloaded.suggestLinks(vault, row.path, signal), offset, limit);
   },
 });
 

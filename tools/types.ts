@@ -21,6 +21,8 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   input: S;
   /** MCP tool annotations (readOnlyHint etc.) so clients can tell reads from writes. */
   annotations?: Record<string, boolean | string>;
+  /** True for a read whose work legitimately runs long (embedding or evaluating a whole vault): no time budget. */
+  longRunning?: boolean;
   handler: (args: z.output<S>, ctx: ToolContext) => unknown;
 }
 

@@ -1,10 +1,9 @@
 import type { Database } from "bun:sqlite";
-import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
-import { isIgnoredPath } from "../vault/paths";
+import { isIgnoredPath, lstatInVault } from "../vault/paths";
 import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { FtsSink } from "./fts-sink";
@@ -169,12 +168,9 @@ export class Indexer {
         if (seen.has(rel) || isIgnoredPath(rel)) return;
         seen.add(rel);
         const abs = join(this.root, rel);
-        let isDir = false;
-        try {
-          isDir = statSync(abs).isDirectory();
-        } catch {
-          /* gone */
-        }
+        // lstat along the whole path: a symlink (to a folder outside, to .git, to a file) is never followed,
+        // exactly as the start-up scan skips it; what it points at is treated as not there.
+        const isDir = lstatInVault(this.root, rel)?.isDirectory() ?? false;
         if (isDir) {
           const sub = scanVault(abs);
           for (const n of sub.notes) consider(`${rel}/${n.path}`);
@@ -191,9 +187,9 @@ export class Indexer {
         if (known.has(rel)) deleted.push(rel);
         else if (!isNotePath(rel)) goneFiles.push(rel);
         // Gone, and perhaps a folder: everything indexed under it is gone too.
-        for (const p of known.keys()) if (p.startsWith(rel + "/") && !existsSync(join(this.root, p))) deleted.push(p);
+        for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(this.root, p)) deleted.push(p);
         for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
-          if (!existsSync(join(this.root, r.path))) goneFiles.push(r.path);
+          if (!lstatInVault(this.root, r.path)) goneFiles.push(r.path);
         }
       };
       for (const p of paths) consider(p);

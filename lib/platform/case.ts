@@ -1,9 +1,9 @@
 // Case-insensitive file systems (macOS's APFS and HFS+ by default, Windows'
-// NTFS): there `notes/idea.md` opens `Notes/Idea.md`, so a path an agent
-// sends in another letter case would reach an existing file under a name the
-// index does not know, and a write would rename it or split it into two index
-// rows. Paths are therefore put in the case the disk has before use.
-import { closeSync, existsSync, openSync, readdirSync, rmSync } from "node:fs";
+// NTFS): there `notes/idea.md` opens `Notes/Idea.md`. The write path puts an
+// agent's path in the disk's spelling on every system (lib/vault/paths.ts,
+// lib/write/notes.ts); this module tells `lettuce doctor` which rule the
+// vault's file system follows, and which files would collide under it.
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const known = new Map<string, boolean>();
@@ -41,35 +41,6 @@ function probe(root: string): boolean {
     // Read-only vault: assume what the platform usually has.
     return process.platform === "darwin" || process.platform === "win32";
   }
-}
-
-/**
- * `rel` ('/'-separated, vault-relative) with each existing segment spelled as
- * on disk: when a segment is not there in exactly this case, the one entry of
- * its folder that matches case-insensitively is taken. Segments that do not
- * exist yet (a note being created) keep the caller's spelling. Only for
- * case-insensitive file systems: on others two such names are two files.
- */
-export function onDiskCase(root: string, rel: string): string {
-  const parts = rel.split("/");
-  let dir = root;
-  for (let i = 0; i < parts.length; i++) {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      break; // the rest does not exist yet
-    }
-    const want = parts[i]!;
-    if (!names.includes(want)) {
-      const folded = want.normalize("NFC").toLowerCase();
-      const hits = names.filter((n) => n.normalize("NFC").toLowerCase() === folded);
-      if (hits.length !== 1) break;
-      parts[i] = hits[0]!;
-    }
-    dir = join(dir, parts[i]!);
-  }
-  return parts.join("/");
 }
 
 /**

@@ -3,8 +3,34 @@
 // reach FTS5's own syntax (column filters, NEAR, ^, parentheses): the only
 // operators are the ones the spec allows. Returns null for a malformed query,
 // which the caller answers with no rows.
+//
+// The query also has a cost budget, because one FTS5 statement cannot be
+// interrupted: at most MAX_QUERY_TERMS tokens, at most MAX_QUERY_CHARS
+// characters (query-too-complex beyond either), and no prefix expansion for
+// a word shorter than MIN_PREFIX_CHARS ("a*" expands to every token starting
+// with a, the bulk of a vault's index): such a word matches exactly.
+import { ToolError } from "../errors";
 
-type Tok = { t: "term"; fts: string; neg: boolean } | { t: "op"; op: "OR" | "NOT" };
+export const MAX_QUERY_TERMS = 32;
+export const MAX_QUERY_CHARS = 1000;
+export const MIN_PREFIX_CHARS = 3;
+
+/** One positive term as the tokenizer sees it: folded tokens (a phrase has several) and whether the last is a prefix. */
+export interface QueryTerm {
+  tokens: string[];
+  prefix: boolean;
+}
+
+export interface ParsedQuery {
+  /** The FTS5 MATCH expression. */
+  match: string;
+  /** Terms that must or may match (not the excluded ones), in query order: for snippets and exact-title ranking. */
+  positives: QueryTerm[];
+  /** True when the query uses OR. */
+  hasOr: boolean;
+}
+
+type Tok = { t: "term"; fts: string; neg: boolean; term: QueryTerm } | { t: "op"; op: "OR" | "NOT" };
 
 function quote(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
@@ -14,6 +40,23 @@ function quote(s: string): string {
 const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
 // `title:x` (FTS5's column filter), but not a URL (`https://…`), a time (`10:30`) or a trailing colon (`Summary:`).
 const COLUMN_FILTER = /^[\p{L}_][\p{L}\p{N}_]*:(?!\/\/)./u;
+// Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
+const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/**
+ * Fold text the way the index's tokenizer (unicode61, remove_diacritics 2)
+ * compares it: lower case, diacritics removed. ASCII takes the fast path.
+ */
+export function foldText(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase();
+  return s.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+}
+
+/** The tokens FTS5 would make of `s`, folded. */
+export function tokensOf(s: string): string[] {
+  return foldText(s).match(/[\p{L}\p{N}]+/gu) ?? [];
+}
 
 function lex(query: string): Tok[] | null {
   const toks: Tok[] = [];
@@ -36,7 +79,7 @@ function lex(query: string): Tok[] | null {
       const phrase = query.slice(i + 1, end).trim();
       i = end + 1;
       if (!HAS_TOKEN_CHAR.test(phrase)) continue;
-      toks.push({ t: "term", fts: quote(phrase), neg });
+      toks.push({ t: "term", fts: quote(phrase), neg, term: { tokens: tokensOf(phrase), prefix: false } });
       continue;
     }
     let j = i;
@@ -50,16 +93,37 @@ function lex(query: string): Tok[] | null {
     // The spec has no (grouping) and no column:filter: such a query is malformed, not a word search.
     if (/[()]/.test(word) || COLUMN_FILTER.test(word)) return null;
     if (!HAS_TOKEN_CHAR.test(word)) continue; // punctuation alone matches nothing; drop it
-    toks.push({ t: "term", fts: `${quote(word.replace(/\*+$/, ""))}*`, neg });
+    const bare = word.replace(/\*+$/, "");
+    const tokens = tokensOf(bare);
+    const last = tokens[tokens.length - 1] ?? "";
+    const prefix = [...last].length >= MIN_PREFIX_CHARS || UNSPACED_SCRIPT.test(last);
+    toks.push({ t: "term", fts: prefix ? `${quote(bare)}*` : quote(bare), neg, term: { tokens, prefix } });
   }
   return toks;
 }
 
-export function toFtsQuery(query: string): string | null {
+function tooComplex(why: string): never {
+  throw new ToolError("query-too-complex", `Query too complex: ${why}. Use fewer, longer words (at most ${MAX_QUERY_TERMS} words, ${MAX_QUERY_CHARS} characters).`, {
+    maxTerms: MAX_QUERY_TERMS,
+    maxChars: MAX_QUERY_CHARS,
+  });
+}
+
+/**
+ * Parse a search query: null when it is malformed (the spec answers no rows);
+ * ToolError query-too-complex when it is over the budget.
+ */
+export function parseSearchQuery(query: string): ParsedQuery | null {
+  if (query.length > MAX_QUERY_CHARS) tooComplex(`${query.length} characters`);
   const toks = lex(query);
   if (!toks) return null;
+  let terms = 0;
+  for (const t of toks) if (t.t === "term") terms += Math.max(1, t.term.tokens.length);
+  if (terms > MAX_QUERY_TERMS) tooComplex(`${terms} words`);
   const pos: string[] = [];
   const negs: string[] = [];
+  const positives: QueryTerm[] = [];
+  let hasOr = false;
   let pendingOp: "OR" | "NOT" | null = null;
   for (const tok of toks) {
     if (tok.t === "op") {
@@ -74,21 +138,33 @@ export function toFtsQuery(query: string): string | null {
     }
     if (pendingOp) {
       pos.push(pendingOp, tok.fts);
+      if (pendingOp === "OR") {
+        hasOr = true;
+        positives.push(tok.term);
+      }
       pendingOp = null;
     } else {
       if (pos.length) pos.push("AND");
       pos.push(tok.fts);
+      positives.push(tok.term);
     }
   }
   if (pendingOp || pos.length === 0) return null; // dangling operator, or nothing to match
   let expr = pos.join(" ");
   if (negs.length) expr = `(${expr}) NOT (${negs.join(" OR ")})`;
-  return expr;
+  return { match: expr, positives, hasOr };
 }
 
-/** Any-term form for ranking candidates (hybrid retrieval's keyword side), never null for a query with words. */
+export function toFtsQuery(query: string): string | null {
+  return parseSearchQuery(query)?.match ?? null;
+}
+
+/**
+ * Any-term form for ranking candidates (hybrid retrieval's keyword side), never null for a query with words.
+ * Bounded like search: the first MAX_QUERY_TERMS distinct words (a long prose question keeps its opening).
+ */
 export function toFtsAnyTerms(query: string): string | null {
   const words = query.match(/[\p{L}\p{N}_]+/gu);
   if (!words || words.length === 0) return null;
-  return [...new Set(words.map((w) => w.toLowerCase()))].map((w) => quote(w)).join(" OR ");
+  return [...new Set(words.map((w) => w.toLowerCase()))].slice(0, MAX_QUERY_TERMS).map((w) => quote(w)).join(" OR ");
 }

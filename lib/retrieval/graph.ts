@@ -9,11 +9,21 @@ export interface LinkGraph {
 }
 
 /**
+ * Hard bounds on one graph, whatever the caller asks: a hub note of a big
+ * vault reaches every note within two hops (obsidian-hub: 6,195 nodes and
+ * 25,604 edges, 3 MB of JSON), and the walk is work the server pays for.
+ */
+export const MAX_GRAPH_NODES = 2000;
+export const MAX_GRAPH_EDGES = 10_000;
+
+/**
  * Breadth-first walk over note-to-note links in both directions (outbound
  * wikilinks and inbound backlinks). Attachments are not nodes. `maxNodes`
- * bounds the answer on dense vaults.
+ * bounds the answer on dense vaults (never above MAX_GRAPH_NODES), and at most
+ * MAX_GRAPH_EDGES edges are returned; `truncated` says when either cut it short.
  */
 export function linkGraph(db: Database, center: string, depth: number, maxNodes: number): LinkGraph {
+  maxNodes = Math.min(maxNodes, MAX_GRAPH_NODES);
   const out = db.query(
     "SELECT DISTINCT l.resolved AS p FROM links l JOIN notes n ON n.id = l.note_id JOIN notes t ON t.path = l.resolved WHERE n.path = ? AND l.resolved != n.path",
   );
@@ -27,23 +37,22 @@ export function linkGraph(db: Database, center: string, depth: number, maxNodes:
   let truncated = false;
   for (let d = 0; d < depth && frontier.length && !truncated; d++) {
     const next: string[] = [];
+    // Only edges between kept nodes are answered, so an edge to a node over the cap is never stored.
+    const visit = (q: string, edge: { from: string; to: string }) => {
+      if (!seen.has(q)) {
+        if (seen.size >= maxNodes) {
+          truncated = true;
+          return;
+        }
+        seen.add(q);
+        next.push(q);
+      }
+      if (edges.size >= MAX_GRAPH_EDGES) truncated = true;
+      else edges.set(`${edge.from}\0${edge.to}`, edge);
+    };
     for (const p of frontier) {
-      for (const { p: q } of out.all(p) as { p: string }[]) {
-        edges.set(`${p}\0${q}`, { from: p, to: q });
-        if (!seen.has(q)) {
-          if (seen.size >= maxNodes) { truncated = true; continue; }
-          seen.add(q);
-          next.push(q);
-        }
-      }
-      for (const { p: q } of inbound.all(p) as { p: string }[]) {
-        edges.set(`${q}\0${p}`, { from: q, to: p });
-        if (!seen.has(q)) {
-          if (seen.size >= maxNodes) { truncated = true; continue; }
-          seen.add(q);
-          next.push(q);
-        }
-      }
+      for (const { p: q } of out.all(p) as { p: string }[]) visit(q, { from: p, to: q });
+      for (const { p: q } of inbound.all(p) as { p: string }[]) visit(q, { from: q, to: p });
     }
     frontier = next;
   }

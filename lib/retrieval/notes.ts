@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
-import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
+import { pathSpellings, safeAbsPath } from "../vault/paths";
 
 export interface NoteRow {
   id: number;
@@ -36,24 +36,30 @@ export const SUMMARY_COLUMNS = "id, path, name, folder, title, size, mtime, ctim
 
 /**
  * Look up a note by an agent-supplied path: validated, then matched exactly,
- * then case-insensitively (agents often lowercase), then with ".md" added.
+ * then with ".md" added, then case-insensitively (agents often lowercase);
+ * each time under every spelling pathSpellings() gives (the literal path
+ * first, then percent-decoded, NFC and NFD forms).
  * Throws path-invalid / note-not-found as the spec says.
  */
 export function findNote(db: Database, root: string, input: string): NoteRow {
-  const rel = normalizeVaultPath(input);
-  safeAbsPath(root, rel);
+  const spellings = pathSpellings(input);
+  const rel = spellings[0]!;
+  for (const s of spellings) safeAbsPath(root, s);
   const q = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE path = ?`);
-  let row = q.get(rel) as NoteRow | null;
-  if (!row && !/\.md$/i.test(rel)) row = q.get(rel + ".md") as NoteRow | null;
-  if (!row) {
-    row = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE path = ? COLLATE NOCASE`).get(/\.md$/i.test(rel) ? rel : rel + ".md") as NoteRow | null;
+  const nocase = db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE path = ? COLLATE NOCASE`);
+  const withMd = (p: string) => (/\.md$/i.test(p) ? p : p + ".md");
+  let row: NoteRow | null = null;
+  for (const s of spellings) {
+    row = (q.get(s) as NoteRow | null) ?? (/\.md$/i.test(s) ? null : (q.get(s + ".md") as NoteRow | null));
+    if (row) return row;
   }
-  if (!row) {
-    // Indexed state may lag a file created a moment ago; say so precisely.
-    const onDisk = existsSync(join(root, rel));
-    throw new ToolError("note-not-found", onDisk && !/\.md$/i.test(rel) ? `Not a note (not Markdown): ${rel}; use read_attachment` : `Note not found: ${rel}`);
+  for (const s of spellings) {
+    row = nocase.get(withMd(s)) as NoteRow | null;
+    if (row) return row;
   }
-  return row;
+  // Indexed state may lag a file created a moment ago; say so precisely.
+  const onDisk = existsSync(join(root, rel));
+  throw new ToolError("note-not-found", onDisk && !/\.md$/i.test(rel) ? `Not a note (not Markdown): ${rel}; use read_attachment` : `Note not found: ${rel}`);
 }
 
 /** One page of note summaries. */

@@ -1,5 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { toFtsQuery } from "./fts-query";
+import { ToolError } from "../errors";
+import { foldText, parseSearchQuery, type ParsedQuery } from "./fts-query";
+import { buildSnippet, SNIPPET_WINDOW } from "./snippet";
 
 export interface SearchHit {
   path: string;
@@ -13,29 +15,84 @@ export interface SearchPage {
   total: number;
 }
 
+// Notes whose title carries the query's words are checked for an exact title
+// or alias match; this bounds that check on a vault where a word is in many titles.
+const EXACT_CANDIDATES = 50;
+
 /**
- * Keyword search: BM25 (title weighted 10×) over the FTS5 index, best first.
- * FTS5 refuses snippet() next to a window count, so the total comes from a
- * second, unranked count, and only when the page is full (otherwise the page
- * itself tells the total).
+ * Keyword search: BM25 (title and aliases weighted 10×) over the FTS5 index,
+ * best first, except that notes whose title, file name or alias *is* the
+ * query (case and accents aside) come first: someone searching
+ * "zettelkasten" wants the note called Zettelkasten before the plugins that
+ * mention it in their titles.
+ *
+ * Ranking reads only the index's posting lists; each hit's snippet is built
+ * from the first SNIPPET_WINDOW characters of its text (lib/retrieval/snippet.ts),
+ * never with FTS5's snippet(), whose cost grows with the note. The query
+ * language has a budget (fts-query.ts): query-too-complex beyond it.
  */
 export function searchNotes(db: Database, query: string, limit: number, offset = 0): SearchPage {
-  const match = toFtsQuery(query);
-  if (!match) return { items: [], total: 0 };
+  const q = parseSearchQuery(query);
+  if (!q) return { items: [], total: 0 };
   try {
-    const items = db
-      .query(
-        `SELECT n.path AS path, n.title AS title, snippet(fts, 1, '', '', '…', 16) AS snippet, rank AS score
-         FROM fts JOIN notes n ON n.id = fts.rowid
-         WHERE fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?`,
-      )
-      .all(match, limit, offset) as SearchHit[];
-    const total = items.length > 0 && items.length < limit ? offset + items.length : countMatches(db, match);
+    const exact = exactTitleMatches(db, q);
+    const exactSet = new Set(exact.map((e) => e.id));
+    // Everything before the page end is needed to place the exact matches; ids and ranks only (cheap).
+    const ranked = db
+      .query("SELECT rowid AS id, rank AS score FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?")
+      .all(q.match, offset + limit + exact.length) as { id: number; score: number }[];
+    const ordered = [...exact, ...ranked.filter((r) => !exactSet.has(r.id))];
+    const pageRows = ordered.slice(offset, offset + limit);
+    const items = pageRows.map((r) => hitOf(db, r, q)).filter((h): h is SearchHit => h !== null);
+    const total = ranked.length < offset + limit + exact.length ? ordered.length : countMatches(db, q.match);
     return { items, total };
-  } catch {
+  } catch (e) {
+    if (e instanceof ToolError) throw e;
     // The spec: a malformed query returns no rows, never an error.
     return { items: [], total: 0 };
   }
+}
+
+function hitOf(db: Database, r: { id: number; score: number }, q: ParsedQuery): SearchHit | null {
+  const note = db.query("SELECT path, title FROM notes WHERE id = ?").get(r.id) as { path: string; title: string } | null;
+  if (!note) return null;
+  // substr() reads only the pages it needs, however long the note is.
+  const head = db.query("SELECT substr(body, 1, ?) AS head FROM fts WHERE rowid = ?").get(SNIPPET_WINDOW + 1, r.id) as { head: string | null } | null;
+  return { path: note.path, title: note.title, snippet: buildSnippet(head?.head ?? "", q.positives), score: r.score };
+}
+
+/** Words of a name or query for comparison: folded, punctuation as single spaces. */
+function nameKey(s: string): string {
+  return (foldText(s).match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+}
+
+/**
+ * Notes matching the query whose title, file name or an alias equals the
+ * query's words (for a query without OR), best ranked first.
+ */
+function exactTitleMatches(db: Database, q: ParsedQuery): { id: number; score: number }[] {
+  if (q.hasOr || q.positives.length === 0) return [];
+  const words = q.positives.flatMap((t) => t.tokens);
+  if (!words.length) return [];
+  const key = words.join(" ");
+  // The title column holds the title and the aliases: a note whose title or alias is the query has them all there.
+  const titleMatch = `title : "${words.join(" ").replace(/"/g, '""')}" AND (${q.match})`;
+  const rows = db
+    .query(
+      `SELECT fts.rowid AS id, rank AS score, n.title AS title, n.name AS name, n.aliases AS aliases
+       FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY rank LIMIT ?`,
+    )
+    .all(titleMatch, EXACT_CANDIDATES) as { id: number; score: number; title: string; name: string; aliases: string }[];
+  return rows
+    .filter((r) => {
+      if (nameKey(r.title) === key || nameKey(r.name) === key) return true;
+      try {
+        return (JSON.parse(r.aliases) as unknown[]).some((a) => typeof a === "string" && nameKey(a) === key);
+      } catch {
+        return false;
+      }
+    })
+    .map(({ id, score }) => ({ id, score }));
 }
 
 export function countMatches(db: Database, match: string): number {

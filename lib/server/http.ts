@@ -5,7 +5,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
-import { JSONRPC, type McpDispatcher } from "./mcp";
+import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse, type McpDispatcher } from "./mcp";
 import { mountWebUi } from "../web/app";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
@@ -23,6 +23,80 @@ function hostnameOf(hostHeader: string): string {
 }
 
 type Env = { Variables: { token: TokenInfo } };
+
+/**
+ * How many items the JSON array in `text` has, counting only up to `enough`
+ * (a scan of the top level that skips strings and nested values; it stops as
+ * soon as it has seen `enough`). Malformed text is left to JSON.parse.
+ */
+export function arrayItemsAtLeast(text: string, enough: number): number {
+  let depth = 0;
+  let items = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++; // backslash: skip the escaped character
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    // The first non-blank character inside the outer array starts its first item.
+    if (depth === 1 && items === 0 && ch > 32 && ch !== 93) items = 1;
+    if (ch === 34) inString = true;
+    else if (ch === 91 || ch === 123) depth++;
+    else if (ch === 93 || ch === 125) {
+      if (--depth === 0) break;
+    } else if (ch === 44 && depth === 1 && ++items >= enough) return items;
+  }
+  return items;
+}
+
+/**
+ * A batch's answers as a streamed JSON array: each answer is serialised and sent
+ * when it is made, and the next item runs when the client has taken the last
+ * one. Nothing builds the whole answer in memory, which for megabytes of graphs
+ * cost the event loop more than the work itself. 202 when no item has an answer.
+ */
+async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>): Promise<Response> {
+  const first = await answers.next();
+  if (first.done) return new Response(null, { status: 202 });
+  const enc = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      ctrl.enqueue(enc.encode("[" + serialiseResponse(first.value)));
+    },
+    async pull(ctrl) {
+      const next = await answers.next();
+      if (next.done) {
+        ctrl.enqueue(enc.encode("]"));
+        ctrl.close();
+      } else ctrl.enqueue(enc.encode("," + serialiseResponse(next.value)));
+    },
+    async cancel() {
+      await answers.return(undefined);
+    },
+  });
+  return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
+}
+
+/** application/json, with parameters (charset) or as a +json suffix type. */
+function isJsonContentType(v: string | undefined): boolean {
+  const type = v?.split(";")[0]!.trim().toLowerCase();
+  return !!type && (type === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(type));
+}
+
+/**
+ * The transport asks clients to accept application/json and text/event-stream. We answer
+ * JSON, so one of them (or a wildcard that covers JSON) is enough; no Accept header at
+ * all means anything (HTTP's rule), which keeps curl one-liners working.
+ */
+function acceptsJson(v: string | undefined): boolean {
+  if (v === undefined || v.trim() === "") return true;
+  return v
+    .split(",")
+    .map((p) => p.split(";")[0]!.trim().toLowerCase())
+    .some((t) => t === "application/json" || t === "text/event-stream" || t === "application/*" || t === "*/*");
+}
 
 /**
  * The HTTP face of the server: MCP Streamable HTTP (stateless, JSON responses)
@@ -75,24 +149,45 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   });
 
   app.post("/mcp", async (c) => {
+    // The transport specification: a JSON-RPC body (415 otherwise), and a client that accepts JSON or SSE (406 otherwise).
+    if (!isJsonContentType(c.req.header("content-type"))) {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json" } }, 415);
+    }
+    if (!acceptsJson(c.req.header("accept"))) {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Not Acceptable: the Accept header must include application/json or text/event-stream" } }, 406);
+    }
     const pv = c.req.header("mcp-protocol-version");
     if (pv && !SUPPORTED_PROTOCOL_VERSIONS.includes(pv)) {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Unsupported MCP-Protocol-Version: ${pv}` } }, 400);
     }
+    const text = await c.req.text();
+    // A batch where the protocol has none, or with too many items, is refused before it is parsed
+    // (JSON.parse of a 2.4 MB batch was most of what such a request cost).
+    if (/^\s*\[/.test(text)) {
+      const refusal = batchRefusal(arrayItemsAtLeast(text, MAX_BATCH + 1), pv);
+      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
+    }
     let body: unknown;
     try {
-      body = JSON.parse(await c.req.text());
+      body = parseJsonRpc(text);
     } catch {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }
     const token = c.get("token");
-    const res = await mcp.handle(body, {
+    const caller = {
       token: { name: token.name, scope: token.scope },
       agent: c.req.header("x-lettuce-agent")?.slice(0, 100),
       signal: c.req.raw.signal,
-    });
+      protocolVersion: pv,
+    };
+    if (Array.isArray(body) && body.length > 0) {
+      const refusal = batchRefusal(body.length, pv);
+      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
+      return streamBatch(mcp.batchAnswers(body, caller));
+    }
+    const res = await mcp.handle(body, caller);
     if (res === null) return c.body(null, 202);
-    return c.json(res);
+    return c.body(Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res), 200, { "content-type": "application/json" });
   });
 
   // Stateless server: no SSE stream to open and no session to end.

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ToolError } from "../errors";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
+import { JsonText } from "../offload/json-text";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
@@ -17,7 +18,71 @@ import { handleResources } from "./resources";
 
 export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
 
-export type JsonRpcId = string | number | null;
+/** A number id travels back as the exact text it was sent as (JSON.rawJSON), so ids above 2^53 are not rounded. */
+export type JsonRpcId = string | number | null | RawJson;
+type RawJson = { readonly rawJSON: string };
+
+// Batches: MCP 2025-06-18 removed JSON-RPC batching; older versions allow it, within these bounds.
+export const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
+export const MAX_BATCH = Number(process.env.LETTUCE_MAX_BATCH) || 32;
+/** A batch stops running items once its answers pass this many bytes; the rest are answered with an error. */
+export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 4 * 1024 * 1024;
+
+/** Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time. */
+export function requestBudgetMs(args: unknown): number {
+  const base = Number(process.env.LETTUCE_REQUEST_TIMEOUT_MS) || 30_000;
+  // A long-poll (await_directives) asks for its own wait: give it that much more.
+  const wait = (args as { timeout_ms?: unknown } | null)?.timeout_ms;
+  return typeof wait === "number" && wait > 0 ? base + Math.min(wait, 120_000) : base;
+}
+
+// Source text of number ids, keyed by the message object (parseJsonRpc's reviver records them).
+const rawIds = new WeakMap<object, string>();
+
+/**
+ * JSON.parse that remembers how a message's numeric `id` was written when a
+ * JS number cannot hold it (past 2^53, or a fraction), so that the answer
+ * echoes it exactly (12345678901234567890 stays that, not …7000). The
+ * reviver runs only then: it costs a call per value of the body.
+ */
+export function parseJsonRpc(text: string): unknown {
+  const plain = JSON.parse(text);
+  const msgs: unknown[] = Array.isArray(plain) ? plain : [plain];
+  const inexact = (m: unknown) => !!m && typeof m === "object" && typeof (m as { id?: unknown }).id === "number" && !Number.isSafeInteger((m as { id: number }).id);
+  if (msgs.length > MAX_BATCH || !msgs.some(inexact)) return plain;
+  return JSON.parse(text, function (this: unknown, key: string, value: unknown, ctx?: { source?: string }) {
+    if (key === "id" && typeof value === "number" && ctx?.source && this && typeof this === "object") rawIds.set(this, ctx.source);
+    return value;
+  });
+}
+
+function echoId(m: object, id: string | number): JsonRpcId {
+  const raw = typeof id === "number" ? rawIds.get(m) : undefined;
+  return raw !== undefined && raw !== String(id) ? (JSON as unknown as { rawJSON(s: string): RawJson }).rawJSON(raw) : id;
+}
+
+const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
+
+// Text parts whose JSON string literal a read worker made already (see JsonText).
+const literals = new WeakMap<object, string>();
+
+/**
+ * A response as JSON. A result whose one text part came from a read worker is
+ * put together around that part's ready-made literal instead of escaping its
+ * (possibly hundreds of kilobytes of) text again on the event loop.
+ */
+export function serialiseResponse(r: JsonRpcResponse): string {
+  const part = (r.result as { content?: object[] } | undefined)?.content;
+  const literal = part && part.length === 1 && !("isError" in (r.result as object)) ? literals.get(part[0]!) : undefined;
+  if (literal === undefined) return JSON.stringify(r);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${literal}}]}}`;
+}
+
+/** About how many bytes an answer will take, without serialising it: its text parts, or a small error. */
+function answerBytes(r: JsonRpcResponse): number {
+  const content = (r.result as { content?: { text?: string }[] } | undefined)?.content;
+  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0), 0);
+}
 export interface JsonRpcResponse {
   jsonrpc: "2.0";
   id: JsonRpcId;
@@ -29,6 +94,17 @@ export interface Caller {
   token: { name: string; scope: Scope };
   agent?: string;
   signal?: AbortSignal;
+  /** The MCP-Protocol-Version header, when the transport has one (it decides whether batches exist). */
+  protocolVersion?: string;
+}
+
+/** Why a batch of n messages is refused, or null when it may run. */
+export function batchRefusal(n: number, protocolVersion: string | undefined): string | null {
+  if (protocolVersion && protocolVersion >= FIRST_VERSION_WITHOUT_BATCHES) {
+    return `JSON-RPC batches are not part of MCP ${protocolVersion} (removed in ${FIRST_VERSION_WITHOUT_BATCHES}); send one message per request`;
+  }
+  if (n > MAX_BATCH) return `Batch of ${n} messages; at most ${MAX_BATCH} per request`;
+  return null;
 }
 
 export const SERVER_INSTRUCTIONS = [
@@ -81,26 +157,57 @@ export class McpDispatcher {
     return list;
   }
 
-  /** Handle one parsed JSON-RPC message (or batch). Returns null when nothing is to be sent back. */
+  /**
+   * Handle one parsed JSON-RPC message (or batch). Returns null when nothing is to be sent back.
+   */
   async handle(msg: unknown, caller: Caller): Promise<JsonRpcResponse | JsonRpcResponse[] | null> {
     if (Array.isArray(msg)) {
       if (msg.length === 0) return rpcError(null, JSONRPC.INVALID_REQUEST, "Empty batch");
-      const out = (await Promise.all(msg.map((m) => this.handleOne(m, caller)))).filter((r): r is JsonRpcResponse => r !== null);
+      const refusal = batchRefusal(msg.length, caller.protocolVersion);
+      if (refusal) return rpcError(null, JSONRPC.INVALID_REQUEST, refusal);
+      const out: JsonRpcResponse[] = [];
+      for await (const r of this.batchAnswers(msg, caller)) out.push(r);
       return out.length ? out : null;
     }
     return this.handleOne(msg, caller);
   }
 
+  /**
+   * A batch's answers, one at a time: each item runs after the previous one, with a
+   * yield to the event loop between them, so that a batch never holds the server
+   * while other callers wait (the HTTP layer serialises each answer as it comes).
+   * The caller has checked batchRefusal.
+   */
+  async *batchAnswers(msgs: unknown[], caller: Caller): AsyncGenerator<JsonRpcResponse> {
+    let bytes = 0;
+    for (const m of msgs) {
+      if (caller.signal?.aborted) return; // the client went away: stop spending work on it
+      let r: JsonRpcResponse | null;
+      if (bytes > MAX_BATCH_ANSWER_BYTES) {
+        const id = m && typeof m === "object" && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? echoId(m, m.id) : null;
+        r = m && typeof m === "object" && "id" in m ? rpcError(id, JSONRPC.INVALID_REQUEST, `Not run: this batch's answers passed ${MAX_BATCH_ANSWER_BYTES} bytes; send the rest in another request`) : null;
+      } else {
+        r = await this.handleOne(m, caller);
+        if (r) bytes += answerBytes(r);
+      }
+      if (r) yield r;
+      await yieldToLoop();
+    }
+  }
+
   private async handleOne(msg: unknown, caller: Caller): Promise<JsonRpcResponse | null> {
-    if (!msg || typeof msg !== "object") return rpcError(null, JSONRPC.INVALID_REQUEST, "Invalid JSON-RPC message");
+    if (!msg || typeof msg !== "object" || Array.isArray(msg)) return rpcError(null, JSONRPC.INVALID_REQUEST, "Invalid JSON-RPC message");
     const m = msg as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
-    const hasId = "id" in m && (typeof m.id === "string" || typeof m.id === "number");
-    const id = hasId ? (m.id as string | number) : null;
+    const hasId = "id" in m;
+    const validId = hasId && (typeof m.id === "string" || (typeof m.id === "number" && Number.isFinite(m.id)));
+    const id = validId ? echoId(m, m.id as string | number) : null;
     if (m.jsonrpc !== "2.0" || typeof m.method !== "string") {
       // A response from the client (to a request we never send) is ignored; anything else is invalid.
       if (m.jsonrpc === "2.0" && ("result" in m || "error" in m)) return null;
       return rpcError(id, JSONRPC.INVALID_REQUEST, "Invalid JSON-RPC request: need jsonrpc \"2.0\" and a method");
     }
+    // JSON-RPC ids are strings or numbers; null, true, [] or {} is not "no id" (that would make it a notification).
+    if (hasId && !validId) return rpcError(null, JSONRPC.INVALID_REQUEST, "Invalid JSON-RPC request: id must be a string or a number");
     if (!hasId) return null; // notifications (notifications/initialized, cancelled, …) get no answer
     const params = (m.params ?? {}) as Record<string, unknown>;
     try {
@@ -148,11 +255,17 @@ export class McpDispatcher {
       this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "unknown-tool", args: undefined });
       return rpcError(id, JSONRPC.INVALID_PARAMS, `Unknown tool: ${name}`);
     }
+    // Reads get a time budget and stop waiting when it runs out. Writes have none: once a
+    // write has started, its caller must hear what really happened, not "timeout"; nor do
+    // the reads that legitimately run long (embedding a whole vault).
+    const isRead = tool.annotations?.readOnlyHint === true && !tool.longRunning;
+    const budgetMs = requestBudgetMs(params.arguments);
+    const budget = isRead ? AbortSignal.timeout(budgetMs) : undefined;
     const ctx: ToolContext = {
       vault: this.vault,
       token: caller.token,
       agent: caller.agent || this.clientNames.get(caller.token.name) || caller.token.name,
-      signal: caller.signal,
+      signal: budget && caller.signal ? AbortSignal.any([caller.signal, budget]) : (budget ?? caller.signal),
     };
     if (!tool.scopes.includes(caller.token.scope)) {
       this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "forbidden", args: params.arguments });
@@ -164,8 +277,14 @@ export class McpDispatcher {
       return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
     }
     try {
-      const value = await tool.handler(parsed.data, ctx);
+      const value = budget ? await withinBudget(Promise.resolve(tool.handler(parsed.data, ctx)), budget, name, budgetMs) : await tool.handler(parsed.data, ctx);
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
+      // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
+      if (value instanceof JsonText) {
+        const part = { type: "text", text: value.text };
+        literals.set(part, value.literal);
+        return { jsonrpc: "2.0", id, result: { content: [part] } };
+      }
       return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
     } catch (e) {
       if (e instanceof ToolError) {
@@ -178,6 +297,17 @@ export class McpDispatcher {
       return { jsonrpc: "2.0", id, result: toolFailure("internal", `Internal error in ${name}; see the server log`) };
     }
   }
+}
+
+/** The handler's result, or a `timeout` ToolError once the budget's signal fires (whichever comes first). */
+function withinBudget<T>(work: Promise<T>, budget: AbortSignal, tool: string, ms: number): Promise<T> {
+  const timeout = () => new ToolError("timeout", `${tool} ran out of its ${ms} ms time budget; narrow the request (a smaller limit, depth or folder) and try again`, { budgetMs: ms });
+  if (budget.aborted) return Promise.reject(timeout());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(timeout());
+    budget.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => budget.removeEventListener("abort", onAbort));
+  });
 }
 
 /**

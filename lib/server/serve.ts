@@ -1,6 +1,7 @@
 import type { Server } from "bun";
 import { ALL_TOOLS } from "../../tools";
 import type { VaultContext } from "../vault-context";
+import { writeService } from "../write/service";
 import { createHttpApp, MAX_BODY_BYTES } from "./http";
 import { McpDispatcher } from "./mcp";
 
@@ -21,6 +22,8 @@ export class PortInUseError extends Error {}
 
 /** Start HTTP on host:port (port 0 = any free port) for an open vault. */
 export function startHttpServer(vault: VaultContext, opts: ServeOptions): RunningServer {
+  // Crash recovery (pending timeline rows, leftover temp files) happens now, not at the first write.
+  writeService(vault);
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
   const app = createHttpApp(vault, mcp, { allowedHosts: [opts.host, ...(opts.allowedHosts ?? [])] });
   let server: Server<unknown>;

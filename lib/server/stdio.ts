@@ -3,6 +3,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ALL_TOOLS } from "../../tools";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
+import { writeService } from "../write/service";
 import { McpDispatcher } from "./mcp";
 
 /**
@@ -10,6 +11,7 @@ import { McpDispatcher } from "./mcp";
  * launched us, so there is no bearer token: the scope comes from --scope.
  */
 export async function serveStdio(vault: VaultContext, scope: Scope): Promise<void> {
+  writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
   const transport = new StdioServerTransport();
   const caller = { token: { name: "stdio", scope } };

@@ -287,8 +287,14 @@ function isExternal(url: string): boolean {
   return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) || url.startsWith("//");
 }
 
+/** Text as the parser reads it: without a leading byte-order mark (editors on Windows add one), LF line ends. */
+function plainText(content: string): string {
+  const text = content.charCodeAt(0) === 0xfeff ? content.slice(1) : content;
+  return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+}
+
 export function parseNote(path: string, content: string): ParsedNote {
-  const text = content.includes("\r") ? content.replace(/\r\n?/g, "\n") : content;
+  const text = plainText(content);
   const fm = splitFrontmatter(text);
   let frontmatter: Record<string, unknown> = {};
   let frontmatterError: string | null = null;
@@ -393,7 +399,7 @@ export function parseNote(path: string, content: string): ParsedNote {
  * offsets and lines unchanged: for scanners outside the indexer (suggest_links).
  */
 export function proseOf(content: string): { body: string; masked: string; bodyLineOffset: number } {
-  const text = content.includes("\r") ? content.replace(/\r\n?/g, "\n") : content;
+  const text = plainText(content);
   const fm = splitFrontmatter(text);
   const body = fm.body;
   const lines = body.split("\n");

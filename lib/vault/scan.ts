@@ -1,6 +1,6 @@
-import { readdirSync, statSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { isIgnoredPath } from "./paths";
+import { isIgnoredPath, lstatInVault } from "./paths";
 
 export interface FileEntry {
   path: string; // vault-relative, '/'-separated
@@ -24,8 +24,9 @@ function entryOf(rel: string, st: Stats): FileEntry {
 }
 
 /**
- * Walk the vault once. Symlinks are not followed: a link that points outside
- * the vault must not pull foreign files into the index. With `foldersOnly`
+ * Walk the vault once. Symlinks are never followed (lstat throughout, the
+ * same rule as the watcher's path): a link must not pull files from outside
+ * the vault, or hidden ones from inside it, into the index. With `foldersOnly`
  * no file is stat'ed (list_folders wants the tree, not the files).
  */
 export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): VaultListing {
@@ -46,10 +47,11 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
       } else if (d.isFile() && !opts.foldersOnly) {
         let st: Stats;
         try {
-          st = statSync(join(root, rel));
+          st = lstatSync(join(root, rel));
         } catch {
           continue;
         }
+        if (!st.isFile()) continue; // replaced by a link or a folder since readdir
         (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st));
       }
     }
@@ -58,12 +60,8 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
   return out;
 }
 
-/** Stat one vault file; null when it is gone or not a regular file. */
+/** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */
 export function statEntry(root: string, rel: string): FileEntry | null {
-  try {
-    const st = statSync(join(root, rel));
-    return st.isFile() ? entryOf(rel, st) : null;
-  } catch {
-    return null;
-  }
+  const st = lstatInVault(root, rel);
+  return st?.isFile() ? entryOf(rel, st) : null;
 }

@@ -1,8 +1,7 @@
-// The two primitives every write stands on: a per-path lock, and a file
-// replaced atomically (temp file in the same folder, fsync, rename), so that
-// a reader, an editor or a crash only ever sees the old bytes or the new ones.
-import { mkdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
-import { open } from "node:fs/promises";
+// The small primitives every write stands on: content hashes, temp names, a
+// per-path lock, and the sweep of temp files a crash left. How a file is put
+// in place (folders held by descriptor, verified exchange) is vault-dir.ts.
+import { readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { contentHash } from "../index/parse-job";
 
@@ -33,47 +32,48 @@ export function diskHash(abs: string): string | null {
 
 let tmpCounter = 0;
 
-/** A hidden temp name beside `abs`: hidden names are never indexed, and the same folder makes rename atomic. */
+/** A hidden temp file name (hidden names are never indexed); it goes in the note's own folder, so that the rename is atomic. */
+export function tempNameFor(): string {
+  return `.lettuce-tmp-${process.pid}-${Date.now().toString(36)}-${(tmpCounter++).toString(36)}`;
+}
+
+/** A temp path beside `abs`. */
 export function tempPathFor(abs: string): string {
-  return join(dirname(abs), `.lettuce-tmp-${process.pid}-${Date.now().toString(36)}-${(tmpCounter++).toString(36)}`);
+  return join(dirname(abs), tempNameFor());
 }
 
 /**
- * Write `data` to a new temp file beside `abs` and fsync it. The caller renames
- * it into place (after its last check) or removes it. Keeps the mode of the
- * file it will replace, so an executable or read-only bit is not lost.
+ * Remove temp files a dead process left in the vault that no pending timeline
+ * row explains (`isPending` says which are named by one; recoverTimeline
+ * settles those). Run at start, so that nothing waits for the next write.
  */
-export async function writeTemp(abs: string, data: Uint8Array, tmp: string = tempPathFor(abs)): Promise<string> {
-  mkdirSync(dirname(abs), { recursive: true });
-  let mode = 0o644;
-  try {
-    mode = statSync(abs).mode & 0o7777;
-  } catch {
-    /* a new file */
+export function sweepOrphanTemps(root: string, folders: string[], isPending: (rel: string) => boolean): number {
+  let removed = 0;
+  for (const folder of ["", ...folders]) {
+    let names: string[];
+    try {
+      names = readdirSync(folder ? absOf(root, folder) : root);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const m = /^\.lettuce-tmp-(\d+)-/.exec(name);
+      if (!m) continue;
+      const rel = folder ? `${folder}/${name}` : name;
+      if (Number(m[1]) === process.pid || pidAlive(Number(m[1])) || isPending(rel)) continue;
+      removeQuietly(absOf(root, rel));
+      removed++;
+    }
   }
-  const fh = await open(tmp, "wx", mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } catch (e) {
-    await fh.close().catch(() => {});
-    removeQuietly(tmp);
-    throw e;
-  }
-  await fh.close();
-  return tmp;
+  return removed;
 }
 
-/** fsync a folder so that a rename in it survives a power cut, not just a process crash. */
-export async function fsyncDir(dir: string): Promise<void> {
-  let fh;
+function pidAlive(pid: number): boolean {
   try {
-    fh = await open(dir, "r");
-    await fh.sync();
-  } catch {
-    /* some filesystems refuse fsync on a directory; the rename is still atomic */
-  } finally {
-    await fh?.close().catch(() => {});
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
   }
 }
 

@@ -3,9 +3,10 @@
 // the disk as it is now, renames temp files into place, and records each
 // change in the agent-edits timeline.
 import type { Database } from "bun:sqlite";
-import { mkdirSync, renameSync } from "node:fs";
-import { dirname, relative } from "node:path";
-import { absOf, diskHash, fsyncDir, hashBytes, removeQuietly, tempPathFor, writeTemp } from "./atomic";
+import { ToolError } from "../errors";
+import { osPathError } from "../vault/paths";
+import { hashBytes, tempNameFor } from "./atomic";
+import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, insertPending, markApplied, type NewEdit } from "./edits";
 
 export interface FileChange {
@@ -60,19 +61,29 @@ function endpoints(c: FileChange): { src: string | null; dst: string } {
   return { src: c.path, dst: c.trash! };
 }
 
+/** The vault-relative folder of a path ("" at the root) and its last name. */
+function split(rel: string): { dir: string; name: string } {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? { dir: "", name: rel } : { dir: rel.slice(0, i), name: rel.slice(i + 1) };
+}
+
 /**
  * Apply `changes` in order. First each change's timeline row is inserted as
  * pending, naming its temp file, so that a crash at any later point leaves
- * nothing the recovery cannot explain. Then the temp files are written and
- * fsynced (the slow, asynchronous part). Then, in one synchronous stretch
- * with no await, every change is checked against the disk (a person's editor
- * may have saved meanwhile: StaleError, nothing written), the renames happen
- * and the rows are marked applied. Callers hold the per-note locks of every
- * path involved.
+ * nothing the recovery cannot explain. Then every folder involved is opened by
+ * descriptor (never through a symlink; a folder swapped for one afterwards
+ * cannot redirect anything), and the temp files are written and fsynced in
+ * them (the slow, asynchronous part). Then, in one synchronous stretch with no
+ * await, every change is checked against the disk (a person's editor may have
+ * saved meanwhile: StaleError, nothing written), and the files go into place:
+ * a replacement by atomic exchange, whose displaced file is verified and
+ * swapped back when it is a save made after the check (swapInChecked), a
+ * creation or move only if nothing took its name (renameNoReplace). Callers
+ * hold the per-note locks of every path involved.
  */
 export async function commitChanges(target: WriteTarget, changes: FileChange[], meta: CommitMeta): Promise<CommitResult> {
   const { root, timelineDb: stateDb } = target;
-  const temps = changes.map((c) => (c.action === "write" ? tempPathFor(absOf(root, c.path)) : null));
+  const tmpNames = changes.map((c) => (c.action === "write" ? tempNameFor() : null));
   const rows: NewEdit[] = changes.map((c, i) => ({
     tool: meta.tool,
     action: c.action,
@@ -87,41 +98,81 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     token: meta.token,
     proposalId: meta.proposalId ?? null,
     reverts: meta.reverts ?? null,
-    tmp: temps[i] ? relative(root, temps[i]!).split("\\").join("/") : null,
+    tmp: tmpNames[i] ? joinRel(split(c.path).dir, tmpNames[i]!) : null,
   }));
   const ids = insertPending(stateDb, rows);
   // Rows before temp files: after a crash every temp file is named by a pending row (recoverTimeline).
+  const dirs = new Map<string, VaultDir>();
+  const dirOf = (rel: string, create: boolean): VaultDir => {
+    const { dir } = split(rel);
+    let d = dirs.get(dir);
+    if (!d) {
+      d = VaultDir.open(root, dir, { create });
+      dirs.set(dir, d);
+    }
+    return d;
+  };
+  const closeAll = () => {
+    for (const d of dirs.values()) d.close();
+  };
+  const ours: (FileIdentity | null)[] = changes.map(() => null);
+  const removeTemps = (from = 0) => {
+    changes.forEach((c, i) => {
+      if (i >= from && tmpNames[i]) dirs.get(split(c.path).dir)?.remove(tmpNames[i]!);
+    });
+  };
   const abandon = () => {
-    for (const t of temps) if (t) removeQuietly(t);
+    removeTemps();
     dropPending(stateDb, ids);
+    closeAll();
   };
   try {
-    await Promise.all(changes.map((c, i) => (temps[i] ? writeTemp(absOf(root, c.path), c.after!, temps[i]!) : null)));
+    for (const c of changes) {
+      const { src, dst } = endpoints(c);
+      dirOf(dst, true);
+      if (src) dirOf(src, false);
+    }
+    await Promise.all(
+      changes.map(async (c, i) => {
+        if (!tmpNames[i]) return;
+        const d = dirOf(c.path, true);
+        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.modeOf(split(c.path).name));
+      }),
+    );
   } catch (e) {
     abandon();
-    throw e;
+    throw osPathError(e, changes[0]?.path ?? "") ?? e;
   }
 
   // From here to the renames: synchronous, so nothing in this process interleaves.
-  const known = new Map<string, string | null>(); // path (lowercased) -> hash after the changes so far
+  // path (lowercased) -> hash and identity of what is there after the changes so far.
+  const known = new Map<string, { hash: string | null; id: FileIdentity | null }>();
   const current = (rel: string) => {
     const k = rel.toLowerCase();
-    if (!known.has(k)) known.set(k, diskHash(absOf(root, rel)));
+    if (!known.has(k)) {
+      const r = dirOf(rel, false).read(split(rel).name);
+      known.set(k, r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id });
+    }
     return known.get(k)!;
   };
+  // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
+  const expect: (FileIdentity | null)[] = changes.map(() => null);
   try {
     changes.forEach((c, i) => {
       const { beforeHash, afterHash } = rows[i]!;
       const { src, dst } = endpoints(c);
       if (src === null) {
-        if (current(dst) !== beforeHash) throw new StaleError(dst);
-        known.set(dst.toLowerCase(), afterHash);
+        const now = current(dst);
+        if (now.hash !== beforeHash) throw new StaleError(dst);
+        expect[i] = now.id;
+        known.set(dst.toLowerCase(), { hash: afterHash, id: ours[i] ?? null });
       } else {
-        if (current(src) !== beforeHash) throw new StaleError(src);
+        const from = current(src);
+        if (from.hash !== beforeHash) throw new StaleError(src);
         // A rename onto an existing file would silently replace it; a case-only rename is the one exception.
-        if (dst.toLowerCase() !== src.toLowerCase() && current(dst) !== null) throw new StaleError(dst);
-        known.set(src.toLowerCase(), null);
-        known.set(dst.toLowerCase(), beforeHash);
+        if (dst.toLowerCase() !== src.toLowerCase() && current(dst).hash !== null) throw new StaleError(dst);
+        known.set(src.toLowerCase(), { hash: null, id: null });
+        known.set(dst.toLowerCase(), { hash: beforeHash, id: from.id });
       }
     });
   } catch (e) {
@@ -130,32 +181,57 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   }
 
   const done: number[] = [];
-  const dirs = new Set<string>();
   const touched: string[] = [];
+  let stale: string | null = null;
   try {
-    changes.forEach((c, i) => {
+    for (let i = 0; i < changes.length && stale === null; i++) {
+      const c = changes[i]!;
       const { src, dst } = endpoints(c);
-      const dstAbs = absOf(root, dst);
-      if (c.action === "write") renameSync(temps[i]!, dstAbs);
-      else {
-        mkdirSync(dirname(dstAbs), { recursive: true });
-        renameSync(absOf(root, src!), dstAbs);
-        dirs.add(dirname(absOf(root, src!)));
+      const d = dirOf(dst, true);
+      const name = split(dst).name;
+      let r: "ok" | "stale";
+      if (c.action === "write") {
+        r = expect[i] === null ? renameNoReplace(d, tmpNames[i]!, d, name) : swapInChecked(d, tmpNames[i]!, name, expect[i]!, ours[i]!);
+      } else {
+        r = renameNoReplace(dirOf(src!, false), split(src!).name, d, name);
       }
-      dirs.add(dirname(dstAbs));
+      if (r === "stale") {
+        stale = c.action === "write" ? dst : src!;
+        break;
+      }
       done.push(ids[i]!);
       if (src) touched.push(src);
       touched.push(dst);
-    });
+    }
   } catch (e) {
     // A rename failed (permissions, a folder in the way): keep the record of what did happen.
-    for (const t of temps.slice(done.length)) if (t) removeQuietly(t);
+    removeTemps(done.length);
     markApplied(stateDb, done);
     dropPending(stateDb, ids.slice(done.length));
-    throw e;
+    closeAll();
+    throw osPathError(e, changes[done.length]?.path ?? "") ?? e;
+  }
+  if (stale !== null) {
+    removeTemps(done.length);
+    markApplied(stateDb, done);
+    dropPending(stateDb, ids.slice(done.length));
+    closeAll();
+    if (done.length === 0) throw new StaleError(stale);
+    // Part of a several-note change landed before a person's save got in the way of the rest: no
+    // retry can redo it as planned, so say exactly what happened (the timeline has the applied part).
+    throw new ToolError("conflict", `${stale} changed on disk at the moment it was to be written; ${touched.join(", ")} ${done.length === 1 ? "was" : "were"} already changed (timeline entry ${ids[0]}); the rest was not`, {
+      path: stale,
+      applied: [...new Set(touched)],
+      editId: ids[0],
+    });
   }
   markApplied(stateDb, ids);
-  // Off the event loop, but before the caller hears "done": the renames must survive a power cut.
-  await Promise.all([...dirs].map(fsyncDir));
+  // Off the event loop would be nicer, but the descriptors are here: the renames must survive a power cut.
+  for (const d of dirs.values()) d.sync();
+  closeAll();
   return { editId: ids[0]!, ids, afterHashes: rows.map((r) => r.afterHash), touched: [...new Set(touched)] };
+}
+
+function joinRel(dir: string, name: string): string {
+  return dir ? `${dir}/${name}` : name;
 }

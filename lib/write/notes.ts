@@ -1,12 +1,12 @@
 // What every write operation needs before it plans a change: a safe,
 // canonical path for the note, its current bytes and hash, and the rules
 // (immutable prefixes, expected hashes, size) checked the same way each time.
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
-import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
-import { isCaseInsensitive, onDiskCase } from "../platform/case";
+import { existingFolderSpelling, foldName, isIgnoredPath, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
 import { mimeTypeOf } from "../vault/mime";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { maxNoteBytes } from "./limits";
@@ -31,15 +31,6 @@ function refuseHidden(rel: string, input: string): void {
   }
 }
 
-/**
- * On a case-insensitive file system (macOS, Windows) `notes/idea.md` opens
- * `Notes/Idea.md`: use the disk's spelling, or the write would rename the file
- * and the index would hold it twice (lib/platform/case.ts).
- */
-function diskCase(vault: VaultContext, rel: string): string {
-  return isCaseInsensitive(vault.root) ? onDiskCase(vault.root, rel) : rel;
-}
-
 /** Add ".md" to a path without it; refuse paths that name some other kind of file. */
 function asNotePath(rel: string, input: string): string {
   if (/\.md$/i.test(rel)) return rel;
@@ -50,16 +41,20 @@ function asNotePath(rel: string, input: string): string {
 }
 
 /**
- * An existing note named by an agent: the exact path on disk, else the index's
- * forgiving lookup (case-insensitive, ".md" optional). note-not-found otherwise.
+ * An existing note named by an agent: the exact path on disk (its literal
+ * spelling first, then decoded and NFC/NFD ones), else the index's forgiving
+ * lookup (case-insensitive, ".md" optional). note-not-found otherwise.
  */
 export function resolveExisting(vault: VaultContext, input: string): NoteState {
-  const rel = diskCase(vault, normalizeVaultPath(input));
+  const spellings = pathSpellings(input);
+  const rel = spellings[0]!;
   refuseHidden(rel, input);
-  safeAbsPath(vault.root, rel);
-  if (/\.md$/i.test(rel)) {
-    const st = readState(vault, rel);
-    if (st.bytes !== null) return st;
+  for (const s of spellings) safeAbsPath(vault.root, s);
+  for (const s of spellings) {
+    if (/\.md$/i.test(s) && lstatInVault(vault.root, s)?.isFile()) {
+      const st = readState(vault, s);
+      if (st.bytes !== null) return st;
+    }
   }
   const row = findNote(vault.indexDb, vault.root, rel);
   const st = readState(vault, row.path);
@@ -67,25 +62,54 @@ export function resolveExisting(vault: VaultContext, input: string): NoteState {
   return st;
 }
 
+/** A file in the folder of `rel` whose name is `rel`'s up to case and Unicode normalisation, as spelled on disk. */
+function nameTwinOnDisk(vault: VaultContext, rel: string): string | null {
+  const slash = rel.lastIndexOf("/");
+  const folder = slash === -1 ? "" : rel.slice(0, slash);
+  const key = foldName(rel.slice(slash + 1));
+  try {
+    const hit = readdirSync(dirname(absOf(vault.root, rel)), { withFileTypes: true }).find((d) => d.isFile() && foldName(d.name) === key);
+    return hit ? (folder ? `${folder}/${hit.name}` : hit.name) : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A path an agent wants to create (or replace). When the vault already has
- * the note under another letter case, that note is meant: creating a
- * case-twin would break on macOS and Windows and in sync tools.
+ * the note under another letter case or Unicode normalisation (an NFD
+ * `Café.md` from macOS, asked for in NFC), that note is meant: creating a
+ * twin would break on macOS and Windows and in sync tools. A new note goes
+ * into existing folders as they are spelled on disk (`PLUGINS/x.md` lands in `Plugins/`).
  */
 export function resolveTarget(vault: VaultContext, input: string, opts: { caseTwin?: boolean } = {}): NoteState {
-  const rel = diskCase(vault, asNotePath(normalizeVaultPath(input), input));
-  refuseHidden(rel, input);
-  const abs = safeAbsPath(vault.root, rel);
+  const spellings = pathSpellings(input).map((s) => asNotePath(s, input));
+  const literal = spellings[0]!;
+  refuseHidden(literal, input);
+  for (const s of spellings) safeAbsPath(vault.root, s);
   try {
-    if (statSync(abs).isDirectory()) throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: it is a folder`);
+    if (statSync(absOf(vault.root, literal)).isDirectory()) throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: it is a folder`);
   } catch (e) {
     if (e instanceof ToolError) throw e;
   }
+  for (const s of spellings) {
+    const st = readState(vault, s);
+    if (st.bytes !== null) return st;
+  }
+  const rel = existingFolderSpelling(vault.root, literal);
+  if (rel !== literal) safeAbsPath(vault.root, rel);
   const st = readState(vault, rel);
   if (st.bytes !== null || opts.caseTwin === false) return st;
-  const twin = vault.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get(rel) as { path: string } | null;
-  if (twin && twin.path !== rel) {
-    const t = readState(vault, twin.path);
+  for (const s of [rel, ...spellings]) {
+    const twin = vault.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get(s) as { path: string } | null;
+    if (twin && twin.path !== s) {
+      const t = readState(vault, twin.path);
+      if (t.bytes !== null) return t;
+    }
+  }
+  const onDisk = nameTwinOnDisk(vault, rel);
+  if (onDisk && onDisk !== rel) {
+    const t = readState(vault, onDisk);
     if (t.bytes !== null) return t;
   }
   return st;

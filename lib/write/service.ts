@@ -3,7 +3,8 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { KeyedLock } from "./atomic";
+import { scanVault } from "../vault/scan";
+import { KeyedLock, sweepOrphanTemps } from "./atomic";
 import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
 import { openTimelineDb, recoverTimeline } from "./edits";
 import { emitWrite } from "./events";
@@ -44,6 +45,9 @@ export class WriteService {
     this.db = openTimelineDb(vault.root);
     vault.onClose(() => this.db.close());
     recoverTimeline(vault.root, this.db);
+    // Temp files no pending row names (a crash between its steps): swept now, not at some later write.
+    const pending = new Set((this.db.query("SELECT tmp FROM agent_edits WHERE state = 'pending' AND tmp IS NOT NULL").all() as { tmp: string }[]).map((r) => r.tmp));
+    sweepOrphanTemps(vault.root, scanVault(vault.root, { foldersOnly: true }).folders, (rel) => pending.has(rel));
   }
 
   /**

@@ -1,0 +1,273 @@
+// Abuse benchmark: the attacks of the hardening issue (docs/security.md)
+// against a real `lettuce serve` child process on a copy of obsidian-hub,
+// while this process pings the server every 10 ms. For each attack it prints
+// the worst ping pause (the longest any caller waited for the server), what
+// the attack got back, and the server's memory; then the person-save race
+// (item 7) and its lost-save count. Goal: worst pause ≤ 100 ms, 0 lost saves.
+//
+//   bun bench/abuse.ts [--vault PATH] [--quick]
+//
+// --quick: fewer repetitions, a 10 MB instead of a 50 MB person's note, one
+// person-save run instead of five. Figures on a shared 2-core machine are rough.
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { BUN, killChildren, lastJson, runChild, track } from "./lib/child";
+import { fmtMs, loadavg, machineNotes, percentile } from "./lib/stats";
+
+const REPO = resolve(import.meta.dir, "..");
+const MAIN = join(REPO, "main.ts");
+
+interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(vault: string): Promise<Server> {
+  const p = track(Bun.spawn([BUN, MAIN, "serve", vault, "--port", "0"], { env: { ...process.env, LETTUCE_EMBED_BACKGROUND: "0" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
+  const reader = p.stdout.getReader();
+  const dec = new TextDecoder();
+  let out = "";
+  let url: string | null = null;
+  const deadline = Date.now() + 300_000;
+  while (!(url && /Index current/.test(out))) {
+    if (Date.now() > deadline) throw new Error(`server not ready:\n${out}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited:\n${out}\n${await new Response(p.stderr).text()}`);
+    out += dec.decode(value);
+    url ??= /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
+  }
+  void (async () => {
+    while (!(await reader.read()).done);
+  })().catch(() => {});
+  return {
+    url: url!,
+    pid: p.pid,
+    async stop() {
+      p.kill("SIGTERM");
+      const t = setTimeout(() => p.kill("SIGKILL"), 10_000);
+      await p.exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+function memMb(pid: number): { rss: number; hwm: number } {
+  try {
+    const s = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(s)?.[1] ?? NaN) / 1024;
+    return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+  } catch {
+    return { rss: NaN, hwm: NaN };
+  }
+}
+
+export interface AbuseRow {
+  attack: string;
+  requests: number;
+  outcome: string;
+  worstPauseMs: number;
+  p99PauseMs: number;
+  pings: number;
+  rssMb: number;
+}
+
+export interface AbuseFigures {
+  vault: string;
+  rows: AbuseRow[];
+  personRuns: { saves: number; lost: number; agentWrites: number }[];
+}
+
+export async function runAbuseBench(opts: { vault?: string; quick?: boolean } = {}): Promise<AbuseFigures> {
+  const src = resolve(opts.vault ?? join(REPO, "../shared/corpora/obsidian-hub"));
+  const quick = !!opts.quick;
+  const root = mkdtempSync(join(tmpdir(), "lettuce-abuse-"));
+  cpSync(src, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
+  const created = lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", root, "--scope", "write", "--name", "abuse", "--json"])).stdout);
+  process.stderr.write(`abuse: serving a copy of ${src}…\n`);
+  const server = await startServer(root);
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${created.token}` };
+  let nextId = 0;
+  const post = (body: unknown, extra: Record<string, string> = {}) =>
+    fetch(server.url, { method: "POST", headers: { ...headers, ...extra }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const res = await post({ jsonrpc: "2.0", id: ++nextId, method: "tools/call", params: { name, arguments: args } });
+    const json: any = await res.json();
+    return json.result ?? json;
+  };
+  const kindOf = (r: any) => (r?.isError ? r.kind : r?.error ? `rpc ${r.error.code}` : "ok");
+
+  const rows: AbuseRow[] = [];
+  // The pinger runs in a thread of its own (bench/lib/pinger.ts): this thread's work never counts as a pause.
+  const pinger = new Worker(new URL("./lib/pinger.ts", import.meta.url).href);
+  /** Run `attack` while pinging every 10 ms; the ping loop keeps going until the attack settles. */
+  const measure = async (attack: string, requests: number, fn: () => Promise<string>) => {
+    process.stderr.write(`abuse: ${attack}…\n`);
+    const got = new Promise<number[]>((r) => (pinger.onmessage = (ev: MessageEvent<number[]>) => r(ev.data)));
+    pinger.postMessage({ cmd: "start", url: server.url, headers, everyMs: 10 });
+    let outcome: string;
+    try {
+      outcome = await fn();
+    } finally {
+      pinger.postMessage({ cmd: "stop" });
+    }
+    const pauses = await got;
+    rows.push({ attack, requests, outcome, worstPauseMs: Math.max(...pauses), p99PauseMs: percentile(pauses, 99), pings: pauses.length, rssMb: memMb(server.pid).rss });
+  };
+  const tally = (kinds: string[]) => {
+    const m = new Map<string, number>();
+    for (const k of kinds) m.set(k, (m.get(k) ?? 0) + 1);
+    return [...m].map(([k, n]) => `${n}× ${k}`).join(", ");
+  };
+  /** `n` requests from `conc` clients at once. */
+  const flood = async (n: number, conc: number, one: (i: number) => Promise<string>) => {
+    const kinds: string[] = [];
+    let i = 0;
+    await Promise.all(Array.from({ length: conc }, async () => {
+      while (i < n) kinds.push(await one(i++));
+    }));
+    return tally(kinds);
+  };
+  const letters = (n: number) => Array.from({ length: n }, (_, i) => "abcdefghijklmnopqrstuvwxyz"[i % 26]).join(" OR ");
+  const reps = quick ? 8 : 40;
+
+  try {
+    await measure("idle (reference)", 0, async () => {
+      await Bun.sleep(1000);
+      return "–";
+    });
+    // Item 1: many short prefix terms.
+    await measure("search: 500 one-letter terms OR'ed (2.5 KB)", reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: letters(500) }))));
+    await measure("search: 200 one-letter terms OR'ed (400 chars)", reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: letters(200) }))));
+    await measure("search: 32 one-letter terms OR'ed (the most allowed)", reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: letters(32) }))));
+    await measure("search: 32 common words OR'ed", reps, () =>
+      flood(reps, 4, async () => kindOf(await call("search", { query: "the OR and OR obsidian OR plugin OR note OR notes OR github OR theme OR with OR for OR you OR this OR that OR from OR your OR can OR use OR link OR links OR file OR files OR page OR text OR make OR more OR all OR any OR new OR how OR get OR set OR add" }))),
+    );
+    // Item 2: huge notes.
+    const words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua".split(" ");
+    const prose = (bytes: number) => {
+      const parts = ["# Big\n\n"];
+      let n = 0;
+      for (let i = 0; n < bytes; i++) {
+        const w = `${words[(i * 7) % words.length]} ${words[i % words.length]}${i % 12 === 0 ? "\n" : " "}`;
+        parts.push(w);
+        n += w.length;
+      }
+      return parts.join("");
+    };
+    await measure("write_note of a 2 MiB note (indexed in the call)", 1, async () => kindOf(await call("write_note", { path: "Abuse/agent-2mib.md", content: prose(2 * 1024 * 1024 - 4096) })));
+    await measure("search 'lorem' with a 2 MiB note in the vault", reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: "lorem" }))));
+    const bigMb = quick ? 10 : 50;
+    await measure(`a person saves a ${bigMb} MB note (the watcher indexes it)`, 1, async () => {
+      writeFileSync(join(root, "Abuse/person-big.md"), prose(bigMb * 1024 * 1024));
+      // Wait until it is searchable: the watcher's indexing pass is part of what is measured.
+      for (;;) {
+        const r = await call("search", { query: "lorem", limit: 50 });
+        if (!r.isError && JSON.parse(r.content[0].text).items.some((i: any) => i.path === "Abuse/person-big.md")) return "indexed";
+        await Bun.sleep(200);
+      }
+    });
+    await measure(`search 'lorem' with a ${bigMb} MB note in the vault`, reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: "lorem" }))));
+    // Item 3: batches and graphs.
+    const searches = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "search", arguments: { query: "obsidian plugin" } } })));
+    await measure("batch of 20,000 searches (2.4 MB), MCP 2025-06-18", 1, async () => `HTTP ${(await post(searches, { "mcp-protocol-version": "2025-06-18" })).status}`);
+    await measure("batch of 20,000 searches, MCP 2025-03-26", 1, async () => `HTTP ${(await post(searches, { "mcp-protocol-version": "2025-03-26" })).status}`);
+    const hub = "05 - Concepts/Buy me a coffee.md";
+    const graphs = JSON.stringify(Array.from({ length: 32 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "link_graph", arguments: { path: hub, depth: 5, maxNodes: 10000 } } })));
+    await measure("batch of 32 link_graph depth 5 (the cap), MCP 2025-03-26", 1, async () => {
+      const res = await post(graphs, { "mcp-protocol-version": "2025-03-26" });
+      const text = await res.text();
+      return `HTTP ${res.status}, ${(text.length / 1024 / 1024).toFixed(1)} MB`;
+    });
+    await measure(`${reps * 5} link_graph depth 5 on the biggest hub, 8 at a time`, reps * 5, () =>
+      flood(reps * 5, 8, async () => kindOf(await call("link_graph", { path: hub, depth: 5, maxNodes: 10000 }))),
+    );
+    await measure(`${quick ? 4 : 16} lint calls, 4 at a time`, quick ? 4 : 16, () => flood(quick ? 4 : 16, 4, async () => kindOf(await call("lint", {}))));
+
+    // Item 7: a person saving every ~10 ms while four agents edit the same note.
+    const personRuns = [];
+    for (let run = 0; run < (quick ? 1 : 5); run++) personRuns.push(await personRace(root, call, run, quick ? 3000 : 5000));
+    return { vault: src, rows, personRuns };
+  } finally {
+    pinger.terminate();
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const PERSON = `
+const fs = require("node:fs");
+const [file, ms, tag] = process.argv.slice(1);
+const end = Date.now() + Number(ms);
+let k = 0;
+while (Date.now() < end) {
+  const text = fs.readFileSync(file, "utf8");
+  const tmp = file.replace(/[^/]+$/, ".person-" + tag + "-" + k + ".tmp");
+  fs.writeFileSync(tmp, text + "- " + tag + "-" + k + "\\n");
+  fs.renameSync(tmp, file);
+  k++;
+  Bun.sleepSync(8 + (k % 5));
+}
+console.log(k);
+`;
+
+async function personRace(root: string, call: (n: string, a: Record<string, unknown>) => Promise<any>, run: number, ms: number) {
+  process.stderr.write(`abuse: person-save race ${run + 1}…\n`);
+  const path = `Abuse/person-${run}.md`;
+  await call("write_note", { path, content: "# Shared\n\n## Agents\n\n## Person\n\n" });
+  const person = Bun.spawn([BUN, "-e", PERSON, join(root, path), String(ms), `p${run}`], { stdout: "pipe", stderr: "ignore" });
+  let done = false;
+  const out = new Response(person.stdout).text().then(async (t) => {
+    await person.exited;
+    done = true;
+    return t;
+  });
+  let agentWrites = 0;
+  await Promise.all(
+    [0, 1, 2, 3].map(async (a) => {
+      for (let j = 0; !done; j++) {
+        const r = await call("patch_section", { path, heading: "Agents", mode: "append", content: `- a${a}-${j}` });
+        if (!r.isError) agentWrites++;
+      }
+    }),
+  );
+  const saves = Number((await out).trim());
+  const final = readFileSync(join(root, path), "utf8");
+  let lost = 0;
+  for (let k = 0; k < saves; k++) if (!final.includes(`- p${run}-${k}\n`)) lost++;
+  return { saves, lost, agentWrites };
+}
+
+export function abuseReport(f: AbuseFigures): string {
+  const lines = [
+    `## Abuse (docs/security.md)`,
+    "",
+    `A \`lettuce serve\` child on a copy of ${f.vault}; this process pings it every 10 ms during each attack. Load ${loadavg()}. ${machineNotes()}.`,
+    "",
+    "| attack | requests | answers | worst ping pause | p99 ping | pings | server RSS after |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...f.rows.map((r) => `| ${r.attack} | ${r.requests} | ${r.outcome} | ${fmtMs(r.worstPauseMs)} | ${fmtMs(r.p99PauseMs)} | ${r.pings} | ${r.rssMb.toFixed(0)} MB |`),
+    "",
+    `Person-save race (item 7), a person saving by write-then-rename every ~10 ms while 4 agents append to the same note: ` +
+      f.personRuns.map((r, i) => `run ${i + 1}: ${r.lost} lost of ${r.saves} saves (${r.agentWrites} agent writes)`).join("; ") +
+      `. Total lost: ${f.personRuns.reduce((n, r) => n + r.lost, 0)}.`,
+    "",
+    "Goal: worst ping pause ≤ 100 ms during the search, batch and graph attacks; 0 lost person saves.",
+  ];
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { vault: { type: "string" }, quick: { type: "boolean" } } });
+  process.on("SIGINT", () => {
+    killChildren();
+    process.exit(130);
+  });
+  try {
+    console.log(abuseReport(await runAbuseBench({ vault: values.vault, quick: values.quick })));
+  } finally {
+    killChildren();
+  }
+}

@@ -1,0 +1,47 @@
+// The read jobs that may run off the main thread: each is one call into the
+// engine on a read-only connection. The worker (worker.ts) and the inline
+// fallback (pool.ts) both run them through runJob, so they answer the same.
+import type { Database } from "bun:sqlite";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ToolError } from "../errors";
+import { suggestLinks } from "../hygiene/suggest-links";
+import { wikiHealth } from "../hygiene/health";
+import { lintVault } from "../hygiene/lint";
+import { linkGraph } from "../retrieval/graph";
+import { searchNotes } from "../retrieval/search";
+import { renderForWire } from "./json-text";
+
+// search and graph answer with their tool result already as JSON text (see
+// json-text.ts): big results then cross the thread boundary as one string.
+export type ReadJob =
+  | { kind: "search"; query: string; limit: number; offset: number }
+  | { kind: "graph"; center: string; depth: number; maxNodes: number }
+  | { kind: "lint" }
+  | { kind: "health" }
+  | { kind: "suggestLinks"; root: string; path: string };
+
+export function runJob(db: Database, job: ReadJob): unknown {
+  switch (job.kind) {
+    case "search": {
+      const { items, total } = searchNotes(db, job.query, job.limit, job.offset);
+      return renderForWire({ items, total, offset: job.offset, limit: job.limit });
+    }
+    case "graph":
+      return renderForWire(linkGraph(db, job.center, job.depth, job.maxNodes));
+    case "lint":
+      return lintVault(db);
+    case "health":
+      return wikiHealth(db);
+    case "suggestLinks": {
+      // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
+      let content: string;
+      try {
+        content = readFileSync(join(job.root, ...job.path.split("/")), "utf8");
+      } catch {
+        throw new ToolError("note-not-found", `Note not found: ${job.path}`);
+      }
+      return suggestLinks(db, job.path, content);
+    }
+  }
+}

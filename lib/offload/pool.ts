@@ -1,0 +1,199 @@
+// A small pool of read workers per open vault. Search, the link graph and
+// lint run there on their own read-only connections; the main thread only
+// parses requests and writes answers, so a `ping` (or any cheap call) is
+// answered while a heavy read is under way. A read that outlives its
+// caller's budget is abandoned: its worker is retired (a running SQLite
+// statement cannot be stopped, but its answer is no longer waited for) and a
+// fresh one takes the next job.
+import { workerEntry } from "../platform/embedded";
+import type { Database } from "bun:sqlite";
+import { ToolError } from "../errors";
+import type { WikiHealth } from "../hygiene/health";
+import type { LintReport } from "../hygiene/lint";
+import type { LinkSuggestion } from "../hygiene/suggest-links";
+import type { VaultContext } from "../vault-context";
+import { runJob, type ReadJob } from "./jobs";
+import { JsonText } from "./json-text";
+import type { WorkerReply, WorkerRequest } from "./worker";
+
+const poolSize = () => {
+  const v = process.env.LETTUCE_READ_WORKERS;
+  return v === undefined || v === "" ? 2 : Math.max(0, Math.min(8, Number(v) || 0));
+};
+
+interface Pending {
+  id: number;
+  job: ReadJob;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+interface Slot {
+  worker: Worker;
+  current: Pending | null;
+}
+
+function spawnWorker(): Worker {
+  // In a compiled binary every module's import.meta.url is the binary's own; compile.sh embeds the worker under its source path.
+  return new Worker(workerEntry("lib/offload/worker.ts", import.meta.url, "./worker.ts"));
+}
+
+function cancelled(): ToolError {
+  return new ToolError("timeout", "The request ran out of its time budget or was cancelled before the read finished");
+}
+
+export class ReadPool {
+  private slots: Slot[] = [];
+  private queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+  private inline: boolean;
+
+  constructor(
+    private readonly root: string,
+    /** The main connection, for the inline fallback (no worker support, or LETTUCE_READ_WORKERS=0). */
+    private readonly db: Database,
+    private readonly size = poolSize(),
+  ) {
+    this.inline = size === 0;
+  }
+
+  /** Run a read job in a worker; rejects with kind "timeout" when `signal` fires first. */
+  run<T>(job: ReadJob, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(cancelled());
+    if (this.inline || this.closed) return new Promise<T>((resolve) => resolve(runJob(this.db, job) as T));
+    return new Promise<T>((resolve, reject) => {
+      const p: Pending = { id: this.nextId++, job, resolve: resolve as (v: unknown) => void, reject, signal };
+      if (signal) {
+        p.onAbort = () => this.abandon(p);
+        signal.addEventListener("abort", p.onAbort, { once: true });
+      }
+      this.queue.push(p);
+      this.dispatch();
+    });
+  }
+
+  private settle(p: Pending): void {
+    if (p.onAbort) p.signal?.removeEventListener("abort", p.onAbort);
+  }
+
+  private abandon(p: Pending): void {
+    const q = this.queue.indexOf(p);
+    if (q !== -1) this.queue.splice(q, 1);
+    const slot = this.slots.find((s) => s.current === p);
+    if (slot) this.retire(slot);
+    this.settle(p);
+    p.reject(cancelled());
+    this.dispatch();
+  }
+
+  private retire(slot: Slot): void {
+    this.slots = this.slots.filter((s) => s !== slot);
+    slot.current = null;
+    slot.worker.terminate();
+  }
+
+  private dispatch(): void {
+    while (this.queue.length && !this.closed) {
+      let slot = this.slots.find((s) => s.current === null);
+      if (!slot) {
+        if (this.slots.length >= this.size) return;
+        try {
+          slot = this.addSlot();
+        } catch {
+          // No worker threads here: run everything inline from now on.
+          this.inline = true;
+          for (const p of this.queue.splice(0)) {
+            this.settle(p);
+            try {
+              p.resolve(runJob(this.db, p.job));
+            } catch (e) {
+              p.reject(e);
+            }
+          }
+          return;
+        }
+      }
+      const p = this.queue.shift()!;
+      slot.current = p;
+      const msg: WorkerRequest = { id: p.id, root: this.root, job: p.job };
+      slot.worker.postMessage(msg);
+    }
+  }
+
+  private addSlot(): Slot {
+    const worker = spawnWorker();
+    // Idle workers must not keep a CLI process alive.
+    (worker as unknown as { unref?: () => void }).unref?.();
+    const slot: Slot = { worker, current: null };
+    worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
+      const p = slot.current;
+      if (!p || p.id !== ev.data.id) return;
+      slot.current = null;
+      this.settle(p);
+      const r = ev.data;
+      if (r.ok) p.resolve(r.value);
+      else if (r.kind === "internal") p.reject(new Error(`read worker: ${r.message}`));
+      else p.reject(new ToolError(r.kind, r.message, r.data));
+      this.dispatch();
+    };
+    worker.onerror = (e) => {
+      const p = slot.current;
+      this.retire(slot);
+      if (p) {
+        this.settle(p);
+        p.reject(new Error(`read worker failed: ${e.message}`));
+      }
+      this.dispatch();
+    };
+    this.slots.push(slot);
+    return slot;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) {
+      this.settle(p);
+      p.reject(cancelled());
+    }
+    for (const s of this.slots.splice(0)) {
+      if (s.current) {
+        this.settle(s.current);
+        s.current.reject(cancelled());
+      }
+      s.worker.terminate();
+    }
+  }
+}
+
+const pools = new WeakMap<VaultContext, ReadPool>();
+
+/** The vault's read pool, created on first use and closed with the vault. */
+export function readPool(vault: VaultContext): ReadPool {
+  let p = pools.get(vault);
+  if (!p) {
+    const pool = new ReadPool(vault.root, vault.indexDb);
+    vault.onClose(() => pool.close());
+    pools.set(vault, pool);
+    p = pool;
+  }
+  return p;
+}
+
+/**
+ * The offloaded reads. search and linkGraph answer the tool's whole result as
+ * JsonText ({items, total, offset, limit} and the LinkGraph); lint and health
+ * answer the engine functions' own objects.
+ */
+export const offloaded = {
+  search: async (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "search", query, limit, offset }, signal))),
+  linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "graph", center, depth, maxNodes }, signal))),
+  lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<LintReport>({ kind: "lint" }, signal),
+  health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
+  suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
+    readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
+};

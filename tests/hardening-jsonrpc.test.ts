@@ -1,0 +1,140 @@
+// Item 13 of the hardening issue: JSON-RPC ids, media types and batches on
+// the real HTTP endpoint. A request with a bad id is refused (never run
+// silently), a big id comes back byte for byte, wrong Content-Type / Accept
+// get 415 / 406, and batches are refused where the protocol has none and
+// capped where it has them.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { MAX_BATCH } from "../lib/server/mcp";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s?.close());
+
+const writeCall = (id: unknown, path: string) =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":{"name":"write_note","arguments":{"path":${JSON.stringify(path)},"content":"# x\\n"}}}`;
+
+describe("ids", () => {
+  test("null, boolean, array and object ids get -32600 and the call is not run", async () => {
+    const cases: Record<string, unknown> = { null: null, true: true, false: false, array: [1], object: { a: 1 } };
+    for (const [what, id] of Object.entries(cases)) {
+      const path = `Inbox/bad-id-${what}.md`;
+      const res = await s.rpc(writeCall(id, path));
+      expect(res.status, what).toBe(200);
+      const json: any = await res.json();
+      expect(json, what).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+      expect(json.error.message).toMatch(/id/);
+      expect(existsSync(join(s.root, path)), `${what}: must not have run`).toBe(false);
+    }
+    // A notification (no id at all) still gets 202 and no body.
+    const note = await s.rpc({ jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(note.status).toBe(202);
+  });
+
+  test("ids are echoed exactly as sent: integers past 2^53, negative, fractional, strings", async () => {
+    for (const raw of ["12345678901234567890", "9007199254740993", "-98765432109876543210", "1.5", "0", "42", '"abc"', '"12345678901234567890"']) {
+      const res = await s.rpc(`{"jsonrpc":"2.0","id":${raw},"method":"ping"}`);
+      const text = await res.text();
+      expect(text, raw).toContain(`"id":${raw}`);
+      expect(JSON.parse(text).result, raw).toEqual({});
+    }
+    // Another spelling of a number JS holds exactly comes back as the same number.
+    expect(((await (await s.rpc(`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`)).json()) as any).id).toBe(1000);
+  });
+
+  test("a big id on a search answer (put together from the read worker's ready-made text) is echoed too", async () => {
+    const res = await s.rpc(`{"jsonrpc":"2.0","id":123456789012345678901,"method":"tools/call","params":{"name":"search","arguments":{"query":"lettuce \\"soup\\"","limit":2}}}`);
+    const text = await res.text();
+    expect(text.startsWith('{"jsonrpc":"2.0","id":123456789012345678901,"result":')).toBe(true);
+    const page = JSON.parse(JSON.parse(text).result.content[0].text);
+    expect(page).toMatchObject({ offset: 0, limit: 2 });
+    expect(page.items[0].path).toBe("Recipes/Lettuce Soup.md");
+  });
+
+  test("a big id inside a batch and on a tool error is echoed too", async () => {
+    const res = await s.rpc(`[{"jsonrpc":"2.0","id":123456789012345678901,"method":"ping"},{"jsonrpc":"2.0","id":98765432109876543211,"method":"nope"}]`);
+    const text = await res.text();
+    expect(text).toContain('"id":123456789012345678901');
+    expect(text).toContain('"id":98765432109876543211');
+  });
+});
+
+describe("media types", () => {
+  test("a Content-Type other than JSON gets 415", async () => {
+    for (const ct of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""]) {
+      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "content-type": ct });
+      expect(res.status, ct || "(empty)").toBe(415);
+    }
+    for (const ct of ["application/json", "application/json; charset=utf-8", "Application/JSON"]) {
+      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { "content-type": ct });
+      expect(res.status, ct).toBe(200);
+    }
+  });
+
+  test("an Accept without JSON or event-stream gets 406", async () => {
+    for (const accept of ["text/html", "image/png, text/plain"]) {
+      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { accept });
+      expect(res.status, accept).toBe(406);
+    }
+    for (const accept of ["application/json", "text/event-stream", "application/json, text/event-stream", "*/*"]) {
+      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { accept });
+      expect(res.status, accept).toBe(200);
+    }
+  });
+
+  test("the checks come after authentication: no token is still a flat 401", async () => {
+    const res = await fetch(s.url, { method: "POST", headers: { "content-type": "text/plain" }, body: "x" });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("batches", () => {
+  const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+
+  test("refused for protocol versions without batching (2025-06-18 and later)", async () => {
+    for (const v of ["2025-06-18", "2025-11-25"]) {
+      const res = await s.rpc(pings(2), { "mcp-protocol-version": v });
+      expect(res.status, v).toBe(400);
+      const json: any = await res.json();
+      expect(json).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(json.error.message).toMatch(/batch/i);
+    }
+    // The same batch under 2025-03-26 (or with no header, which means 2025-03-26) runs.
+    for (const headers of [{ "mcp-protocol-version": "2025-03-26" }, {}] as Record<string, string>[]) {
+      const res = await s.rpc(pings(2), headers);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as any[]).map((r) => r.id)).toEqual([1, 2]);
+    }
+  });
+
+  test(`capped at ${MAX_BATCH} messages; a full batch runs every item in order`, async () => {
+    const over = await s.rpc(pings(MAX_BATCH + 1));
+    expect(over.status).toBe(400);
+    expect(((await over.json()) as any).error.message).toMatch(String(MAX_BATCH));
+    const calls = Array.from({ length: MAX_BATCH }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "search", arguments: { query: "lettuce", limit: 1 } } }));
+    const res = await s.rpc(calls);
+    const out = (await res.json()) as any[];
+    expect(out.map((r) => r.id)).toEqual(calls.map((c) => c.id));
+    for (const r of out) expect(JSON.parse(r.result.content[0].text).items.length).toBe(1);
+  });
+
+  test("a ping sent while a batch runs is answered before the batch finishes", async () => {
+    const calls = Array.from({ length: MAX_BATCH }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "lint", arguments: {} } }));
+    const order: string[] = [];
+    const batch = s.rpc(calls).then(async (r) => {
+      await r.text();
+      order.push("batch");
+    });
+    await Bun.sleep(5);
+    const ping = s.rpc({ jsonrpc: "2.0", id: "p", method: "ping" }).then(async (r) => {
+      expect(((await r.json()) as any).result).toEqual({});
+      order.push("ping");
+    });
+    await Promise.all([batch, ping]);
+    expect(order).toEqual(["ping", "batch"]);
+  });
+});
