@@ -5,10 +5,8 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import type { ChatProvider } from "../providers/types";
 import { parseJsonObject } from "./expand";
-import { keywordRank } from "./keyword";
-import { semanticSearch } from "./search";
+import { retrieve } from "./retrieve";
 import type { SemanticService } from "./service";
-import { notesByIds } from "./store";
 import { toToolError } from "./tool-error";
 
 export const EVAL_FILE = "eval/questions.jsonl";
@@ -72,13 +70,9 @@ export function readQuestions(root: string): EvalQuestion[] {
   return out;
 }
 
-/** Top-k paths for a question: hybrid retrieval when there is an embeddings provider, BM25 otherwise. */
-async function retrieve(svc: SemanticService, question: string, k: number, hybrid: boolean): Promise<string[]> {
-  if (hybrid) return (await semanticSearch(svc, { query: question, hybrid: true, limit: k })).items.map((h) => h.path);
-  await svc.syncKeywords();
-  const ids = keywordRank(svc.vault.indexDb, question, k).map((h) => h.noteId);
-  const notes = notesByIds(svc.vault.indexDb, ids);
-  return ids.map((id) => notes.get(id)?.path).filter((p): p is string => !!p);
+/** Top-k paths for a question, ranked as semantic_search's hybrid mode ranks them (BM25 alone without an embeddings provider). */
+async function topPaths(svc: SemanticService, question: string, k: number, hybrid: boolean): Promise<string[]> {
+  return (await retrieve(svc, { query: question, limit: k, mode: hybrid ? "hybrid" : "keyword" })).notes.map((n) => n.path);
 }
 
 /** Answer from the retrieved notes only, and check: cites only them, and says every must_contain span. */
@@ -118,7 +112,7 @@ export async function runEval(svc: SemanticService, k: number): Promise<EvalRepo
   const chat = (await svc.hasChat()) ? await svc.chat() : null;
   const perQuestion: QuestionScore[] = [];
   for (const q of questions) {
-    const retrieved = await retrieve(svc, q.question, k, hybrid);
+    const retrieved = await topPaths(svc, q.question, k, hybrid);
     const expected = new Set(q.expected_paths.map(key));
     const ranks = retrieved.map((p, i) => (expected.has(key(p)) ? i + 1 : 0)).filter((r) => r > 0);
     const hits = ranks.length;
