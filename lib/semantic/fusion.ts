@@ -83,6 +83,10 @@ export interface RankingParams {
   secondPassage: number;
   /** How much the cosine of the note-level vector (mean of its passages) adds. */
   noteVector: number;
+  /** Pseudo-relevance feedback, keyword to vector: the query vector moves this far toward the mean note vector of the top PRF_DEPTH BM25 hits (0: off). */
+  prfVector: number;
+  /** Pseudo-relevance feedback, vector to keyword: a second BM25 list, of the query plus the titles of the top PRF_DEPTH vector hits, at this weight (0: off). */
+  prfKeyword: number;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
   rerankDepth: number;
   /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
@@ -96,37 +100,42 @@ export interface RankingParams {
  * machines); the others are set from what is published about them and should
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
+const SECOND_STAGE = { rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0 };
+
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
     name: "builtin",
     match: (kind) => kind === "builtin",
-    params: { fusion: "rrf", k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, secondPassage: 0, noteVector: 0, rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } },
+    params: { fusion: "rrf", k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, ...NO_EXTRAS, noteVector: 0.25, prfKeyword: 0.5, ...SECOND_STAGE },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69): its list must only break BM25's near-ties and add the notes BM25 misses entirely, so a small k and weight; the second stage recovers pages whose title or headings say what the question asks.",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69) but finds paraphrased questions BM25 misses: a small k, a vector weight of 0.5 while some keyword hit holds the query's words together and 2 when none does, the note vector and the titles of the best vector hits (as a second keyword list) as helpers; measured on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
     match: (_k, model) => /nomic-embed-text/i.test(model),
-    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 1, secondPassage: 0, noteVector: 0, rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } },
-    reason: "A retrieval-trained model (task prefixes set by the Ollama client) that is about as good as BM25 on BEIR on its own: the peers' equal-weight RRF.",
+    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 2, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason:
+      "Retrieval-trained (task prefixes set by the Ollama client) and about as good as BM25 on BEIR on its own: the peers' equal-weight RRF, the vector list counting twice when the query's words scatter (the built-in model's rule; not measured with this model here).",
   },
   {
     name: "mxbai-embed-large",
     match: (_k, model) => /mxbai-embed-large/i.test(model),
-    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 1.2, secondPassage: 0, noteVector: 0, rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } },
-    reason: "Stronger than nomic-embed-text on MTEB retrieval, and better than BM25 on its own: the vector list weighs a little more than the keyword list.",
+    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 2.4, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason: "Stronger than nomic-embed-text on MTEB retrieval and better than BM25 on its own: the vector list weighs a little more than the keyword list, twice that when the query's words scatter.",
   },
   {
     name: "bge-m3",
     match: (_k, model) => /bge-m3/i.test(model),
-    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 1.2, secondPassage: 0, noteVector: 0, rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } },
-    reason: "Multilingual and long-input (8k tokens); its dense vectors beat BM25 on most languages, where our English stop words and Porter stems do not help the keyword side: the vector list weighs a little more.",
+    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 2.4, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason:
+      "Multilingual with long inputs (8k tokens); its dense vectors beat BM25 in most languages, where our English stop words and Porter stems do not help the keyword side: the vector list weighs a little more, twice that when the query's words scatter.",
   },
   {
     name: "other",
     match: () => true,
-    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 1, secondPassage: 0, noteVector: 0, rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } },
-    reason: "An unknown (usually hosted, usually strong) model: the peers' k = 60 with equal weights, which the spec's RRF describes.",
+    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 1, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason: "An unknown (usually hosted, usually strong) model: the peers' k = 60 with equal weights, the RRF the spec describes, and the model-free second stage.",
   },
 ];
 
@@ -147,28 +156,32 @@ export function rankingFor(kind: string, model = ""): RankingParams {
   return p;
 }
 
+/** Top hits that pseudo-relevance feedback reads. */
+export const PRF_DEPTH = 3;
+
 /** Candidates per ranking before fusion. */
 export const FUSION_DEPTH = 100;
 
 export type Scored = Map<number, { score: number; passageId?: number }>;
 
-/** Fuse keyword and vector lists into one score per note. */
-export function fuseRankings(keyword: Scored[], vector: Scored[], p: Pick<RankingParams, "fusion" | "k" | "vectorWeight">): Map<number, number> {
+/** Fuse keyword and vector lists into one score per note; `keywordWeights[i]` weighs keyword list i (default 1). */
+export function fuseRankings(keyword: Scored[], vector: Scored[], p: Pick<RankingParams, "fusion" | "k" | "vectorWeight">, keywordWeights: number[] = []): Map<number, number> {
+  const kw = (i: number) => keywordWeights[i] ?? 1;
   if (p.fusion === "rrf") {
     const ranked = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
-    return rrf([...keyword.map((m) => ({ ids: ranked(m), weight: 1 })), ...vector.map((m) => ({ ids: ranked(m), weight: p.vectorWeight }))], p.k);
+    return rrf([...keyword.map((m, i) => ({ ids: ranked(m), weight: kw(i) })), ...vector.map((m) => ({ ids: ranked(m), weight: p.vectorWeight }))], p.k);
   }
-  const norm = (lists: Scored[]) => {
+  const norm = (lists: Scored[], weight: (i: number) => number = () => 1) => {
     const out = new Map<number, number>();
-    for (const m of lists) {
+    lists.forEach((m, i) => {
       let max = 0;
       for (const v of m.values()) max = Math.max(max, v.score);
-      if (max <= 0) continue;
-      for (const [id, v] of m) out.set(id, Math.max(out.get(id) ?? 0, v.score / max));
-    }
+      if (max <= 0) return;
+      for (const [id, v] of m) out.set(id, Math.max(out.get(id) ?? 0, (weight(i) * v.score) / max));
+    });
     return out;
   };
-  const k = norm(keyword);
+  const k = norm(keyword, kw);
   const v = norm(vector);
   const w = Math.min(1, p.vectorWeight);
   const out = new Map<number, number>();

@@ -9,13 +9,14 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
-import { FUSION_DEPTH, fuseRankings, notesFromPassages, rankingFor, recencyFactor, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, recencyFactor, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { normalize } from "../providers/types";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence, rerank, type RerankDoc } from "./rerank";
 import type { SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
-import { inList, notesByIds } from "./store";
+import { inList, notesByIds, noteVector } from "./store";
 
 export type RetrievalMode = "hybrid" | "vector" | "keyword";
 
@@ -156,9 +157,10 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     await svc.syncKeywords();
     for (const text of keywordTexts) keyword.push(new Map(keywordRank(db, text, depth).map((h) => [h.noteId, { score: h.score }])));
   }
-  const queryVector = await pending;
+  let queryVector = await pending;
   const idx = svc.indexes();
   const vector: Scored[] = [];
+  if (idx && mode === "hybrid" && p.prfVector > 0 && keyword[0]?.size) queryVector = towardKeywordHits(db, queryVector, keyword[0], p.prfVector);
   if (idx) {
     for (const text of vectorTexts) {
       const v = text === o.query ? queryVector : await svc.queryVector(provider, text, o.signal);
@@ -173,6 +175,14 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
       for (const [id, b] of bestPassages(db, idx.passages, missing, queryVector)) vector[0].set(id, { score: vectorScore(b.score, b.second, noteCos?.get(id), p), passageId: b.passageId });
     }
   }
+  const keywordWeights: number[] = [];
+  if (mode === "hybrid" && p.prfKeyword > 0 && vector[0]?.size) {
+    // The titles of the best vector hits name what the query is about in the vault's own words.
+    const top = [...vector[0]].sort((a, b) => b[1].score - a[1].score).slice(0, PRF_DEPTH).map(([id]) => id);
+    const titles = [...notesByIds(db, top).values()].map((n) => n.title).join(" ");
+    keyword.push(new Map(keywordRank(db, `${o.query} ${titles}`, depth).map((h) => [h.noteId, { score: h.score }])));
+    keywordWeights[keyword.length - 1] = p.prfKeyword;
+  }
   let scored: [number, number][];
   if (mode === "hybrid") {
     // How much the vector list counts depends on how well the keyword side did (see RankingParams.vectorWeightWeak).
@@ -182,7 +192,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
       const confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
       vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
     }
-    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight })], p);
+    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight }, keywordWeights)], p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
@@ -206,6 +216,50 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     notes.push({ noteId: id, path: n.path, title: n.title, score, passages });
   }
   return { mode, notes, total: scored.length };
+}
+
+/**
+ * Notes nearest in meaning to one note (related_notes): by the cosine of the
+ * note-level vectors, the note itself and the paths in `exclude` left out.
+ * Each comes with its passages nearest to the note (as a query's would).
+ */
+export async function retrieveRelated(svc: SemanticService, noteId: number, o: { limit: number; offset?: number; exclude?: Set<string>; passagesPerNote?: number }): Promise<Retrieval> {
+  await svc.ensureFresh();
+  const db = svc.vault.indexDb;
+  const idx = svc.indexes();
+  const v = idx ? noteVector(db, noteId) : null;
+  if (!idx || !v) return { mode: "vector", notes: [], total: 0 }; // an empty note has nothing to compare
+  const offset = o.offset ?? 0;
+  const exclude = o.exclude ?? new Set<string>();
+  // Ask for enough neighbours to survive dropping the note itself and the excluded ones.
+  const hits = idx.notes.search(v, offset + o.limit + exclude.size + 1).filter((h) => h.owner !== noteId);
+  const refs = notesByIds(
+    db,
+    hits.map((h) => h.owner),
+  );
+  const kept = hits.filter((h) => refs.has(h.owner) && !exclude.has(refs.get(h.owner)!.path));
+  const notes = kept.slice(offset, offset + o.limit).map((h) => {
+    const n = refs.get(h.owner)!;
+    return { noteId: h.owner, path: n.path, title: n.title, score: h.score, passages: notePassagesByVector(db, idx.passages, h.owner, v, o.passagesPerNote ?? 1) };
+  });
+  return { mode: "vector", notes, total: kept.length };
+}
+
+/** Rocchio feedback: the query vector moved `beta` toward the mean note vector of the best keyword hits. */
+function towardKeywordHits(db: Database, query: Float32Array, keyword: Scored, beta: number): Float32Array {
+  const top = [...keyword].sort((a, b) => b[1].score - a[1].score).slice(0, PRF_DEPTH);
+  const q = normalize(Float32Array.from(query));
+  let n = 0;
+  const mean = new Float32Array(q.length);
+  for (const [id] of top) {
+    const v = noteVector(db, id);
+    if (!v || v.length !== q.length) continue;
+    const u = normalize(Float32Array.from(v));
+    for (let i = 0; i < q.length; i++) mean[i]! += u[i]!;
+    n++;
+  }
+  if (!n) return query;
+  return normalize(Float32Array.from(q, (x, i) => x + (beta * mean[i]!) / n));
 }
 
 /** Re-score the fused top candidates (RankingParams.rerankDepth) with the model-free features of ./rerank.ts; the rest keep their order below them. */
