@@ -3,7 +3,7 @@
 // (bench/data/, reported per kind on their fixed "report" half), BEIR SciFact
 // (test queries) and the Anthropic docs QA set, beside published baselines.
 //
-//   bun bench/retrieval.ts [--tune] [--sets oh,srd,docs,scifact]
+//   bun bench/retrieval.ts [--tune] [--sets oh,srd,docs,scifact] [--keyword-only]
 //
 // Systems: BM25 as it was (Porter, any word, title 3×), Lettuce's keyword side
 // (with the title, alias, heading and folder fields), vector only (the
@@ -27,6 +27,8 @@ import { loadavg } from "./lib/stats";
 process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
 process.env.LETTUCE_LLM_PROVIDER ??= "none";
 const tune = process.argv.includes("--tune");
+// Keyword systems only, without embedding anything (a set whose embeddings are not cached yet).
+const keywordOnly = process.argv.includes("--keyword-only");
 const setsArg = (() => {
   const i = process.argv.indexOf("--sets");
   return new Set((i === -1 ? "oh,srd,docs,scifact" : process.argv[i + 1]!).split(","));
@@ -49,10 +51,11 @@ interface Ctx {
   pathOf: Map<number, string>;
 }
 
-const keyword =
-  (w: Weights): System =>
-  async (c, q) =>
-    keywordRank(c.svc.vault.indexDb, q.text, DEPTH, true, w).map((h) => c.set.docOf(c.pathOf.get(h.noteId)!));
+const keyword = (w: Weights): System => {
+  const sys: System = async (c, q) => keywordRank(c.svc.vault.indexDb, q.text, DEPTH, true, w).map((h) => c.set.docOf(c.pathOf.get(h.noteId)!));
+  KEYWORD_SYSTEMS.add(sys);
+  return sys;
+};
 const ranked =
   (mode: "vector" | "hybrid", ranking?: Partial<RankingParams>, weights: Weights = FIELDS): System =>
   async (c, q) => {
@@ -64,6 +67,7 @@ const ranked =
     }
   };
 
+const KEYWORD_SYSTEMS = new Set<System>();
 const SYSTEMS: [string, System][] = [
   ["BM25 (Porter, any word, title 3×)", keyword(BARE)],
   ["Lettuce keyword (+ alias, heading, folder fields)", keyword(FIELDS)],
@@ -116,12 +120,14 @@ async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; p
   const svc = SemanticService.for(vault);
   const t0 = performance.now();
   let last = 0;
-  await svc.reconcileNow((done, total) => {
-    if (performance.now() - last > 10_000) {
-      last = performance.now();
-      log(`  embedding ${done}/${total} notes`);
-    }
-  });
+  if (!keywordOnly) {
+    await svc.reconcileNow((done, total) => {
+      if (performance.now() - last > 10_000) {
+        last = performance.now();
+        log(`  embedding ${done}/${total} notes`);
+      }
+    });
+  }
   const embedMs = performance.now() - t0;
   await svc.syncKeywords();
   const pathOf = new Map((vault.indexDb.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
@@ -131,6 +137,7 @@ async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; p
 async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queries): Promise<Map<string, Map<string, string[]>>> {
   const out = new Map<string, Map<string, string[]>>();
   for (const [name, sys] of systems) {
+    if (keywordOnly && !KEYWORD_SYSTEMS.has(sys)) continue;
     const lists = new Map<string, string[]>();
     for (const q of queries) lists.set(q.id, await sys(c, q));
     out.set(name, lists);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { normalize } from "../lib/providers/types";
 import { dot } from "../lib/semantic/neighbors";
+import { SemanticService } from "../lib/semantic/service";
 import { allNoteVectors } from "../lib/semantic/store";
 import { describeWithCorpus, DND_SRD, OBSIDIAN_HELP } from "./helpers/corpora";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -53,7 +54,10 @@ describeWithCorpus("obsidian-help", "find_duplicates on Obsidian Help: a planted
     const firstSentence = tabs.split("\n").find((l) => /^[A-Z].{30,}\.$/.test(l))!;
     writeFileSync(join(root, "User interface/Tabs (old copy).md"), tabs.replace(firstSentence, "This page was copied here a while ago and never cleaned up."));
     s = await startTestServer({ root });
-  });
+    // Embed up front, in this process: on a loaded machine the built-in model can take longer
+    // than an MCP request may wait; the tool calls below then answer from the stored vectors.
+    await SemanticService.for(s.vault).reconcileNow();
+  }, 900_000);
 
   afterAll(async () => {
     await s?.close();
@@ -117,7 +121,10 @@ describeWithCorpus("dnd-srd-wiki", "find_duplicates on the SRD wiki: the (Alt) f
     for (const f of ["Selling Treasure", "Trade Goods", "Coinage", "Transportation"]) copy(`Equipment/${f}.md`);
     for (const f of ["Objects", "Diseases", "Conditions", "Poisons"]) copy(`Gamemastering/${f}.md`);
     s = await startTestServer({ root });
-  });
+    // Embed up front, in this process: on a loaded machine the built-in model can take longer
+    // than an MCP request may wait; the tool calls below then answer from the stored vectors.
+    await SemanticService.for(s.vault).reconcileNow();
+  }, 900_000);
 
   afterAll(async () => {
     await s?.close();
