@@ -75,42 +75,38 @@ const SYSTEMS: [string, System][] = [
   ["Lettuce hybrid (default)", ranked("hybrid")],
 ];
 
+// Each variant changes one thing in the default (or names what it is).
+const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0 };
+const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
 const VARIANTS: [string, System][] = [
-  ["hybrid, bare BM25 fields", ranked("hybrid", undefined, BARE)],
-  ...[
-    [0.25, 1],
-    [0.25, 2],
-    [0.1, 1],
-    [0.5, 2],
-  ].map(([w, weak]) => [`hybrid, vector weight ${w} when keywords hold together, ${weak} when not`, ranked("hybrid", { vectorWeight: w, vectorWeightWeak: weak })] as [string, System]),
-  ...[
-    [10, 0.25, 1],
-    [10, 0.25, 2],
-  ].map(([k, w, weak]) => [`hybrid, RRF k = ${k}, vector weight ${w}, ${weak} when keywords scatter`, ranked("hybrid", { k, vectorWeight: w, vectorWeightWeak: weak })] as [string, System]),
-  ["hybrid, no second stage", ranked("hybrid", { rerankDepth: 0 })],
-  ["hybrid, no second stage, bare BM25 (the old default)", ranked("hybrid", { rerankDepth: 0 }, BARE)],
-  ...[
-    [60, 1],
-    [10, 0.5],
-    [2, 0.5],
-    [2, 0.1],
-  ].map(([k, w]) => [`hybrid, RRF k = ${k}, vector weight ${w}`, ranked("hybrid", { k, vectorWeight: w })] as [string, System]),
-  ...[0.2, 0.35, 0.5].map((w) => [`hybrid, convex, vector share ${w}`, ranked("hybrid", { fusion: "convex", vectorWeight: w })] as [string, System]),
-  ...[0.25, 0.5].map((s) => [`hybrid, + ${s} × second-best passage`, ranked("hybrid", { secondPassage: s })] as [string, System]),
-  ...[0.25, 0.5].map((s) => [`hybrid, + ${s} × note-vector cosine`, ranked("hybrid", { noteVector: s })] as [string, System]),
-  ...[
-    { title: 0.15, heading: 0.1, proximity: 0.1 },
-    { title: 0.5, heading: 0.1, proximity: 0.1 },
-    { title: 0.3, heading: 0, proximity: 0.1 },
-    { title: 0.3, heading: 0.25, proximity: 0.1 },
-    { title: 0.3, heading: 0.1, proximity: 0 },
-    { title: 0.3, heading: 0.1, proximity: 0.25 },
-  ].map((rw) => [`hybrid, second stage title ${rw.title}, heading ${rw.heading}, proximity ${rw.proximity}`, ranked("hybrid", { rerank: rw })] as [string, System]),
-  ["hybrid, second stage over the top 10", ranked("hybrid", { rerankDepth: 10 })],
-  ["hybrid, second stage over the top 60", ranked("hybrid", { rerankDepth: 60 })],
-  ["keyword, title 5× alias 5×", keyword({ ...FIELDS, title: 5, aliases: 5 })],
-  ["keyword, headings 3×", keyword({ ...FIELDS, headings: 3 })],
-  ["keyword, no folder field", keyword({ ...FIELDS, path: 0 })],
+  v("old default: RRF k = 2, vector weight 0.25, bare BM25, no second stage", OLD_DEFAULT, BARE),
+  v("old default + the keyword fields", OLD_DEFAULT),
+  v("old default + the second stage", { ...OLD_DEFAULT, rerankDepth: 30 }),
+  v("RRF k = 60, equal weights (the peers' setting), + second stage", { k: 60, vectorWeight: 1, vectorWeightWeak: 1, noteVector: 0, prfKeyword: 0 }),
+  v("RRF k = 10", { k: 10 }),
+  v("fixed vector weight 0.5 (not adapted to the keyword side)", { vectorWeightWeak: 0.5 }),
+  v("fixed vector weight 1", { vectorWeight: 1, vectorWeightWeak: 1 }),
+  v("vector weight 0.25 / 2", { vectorWeight: 0.25 }),
+  v("vector weight 0.5 / 3", { vectorWeightWeak: 3 }),
+  v("vector weight 0.5 / 5", { vectorWeightWeak: 5 }),
+  v("convex fusion, vector share 0.35 (fixed)", { fusion: "convex", vectorWeight: 0.35, vectorWeightWeak: 0.35 }),
+  v("convex fusion, vector share 0.5 (fixed)", { fusion: "convex", vectorWeight: 0.5, vectorWeightWeak: 0.5 }),
+  v("no note-vector cosine", { noteVector: 0 }),
+  v("note-vector cosine 0.5", { noteVector: 0.5 }),
+  v("+ 0.25 × second-best passage", { secondPassage: 0.25 }),
+  v("no title feedback (vector → keyword PRF)", { prfKeyword: 0 }),
+  v("title feedback weight 1", { prfKeyword: 1 }),
+  v("+ keyword → vector PRF (Rocchio, 0.3)", { prfVector: 0.3 }),
+  v("no second stage", { rerankDepth: 0 }),
+  v("second stage: title 0.5", { rerank: { title: 0.5, heading: 0.1, proximity: 0.1 } }),
+  v("second stage: no heading feature", { rerank: { title: 0.3, heading: 0, proximity: 0.1 } }),
+  v("second stage: no proximity feature", { rerank: { title: 0.3, heading: 0.1, proximity: 0 } }),
+  v("second stage: proximity 0.25", { rerank: { title: 0.3, heading: 0.1, proximity: 0.25 } }),
+  v("second stage over the top 10", { rerankDepth: 10 }),
+  v("bare BM25 fields (title and body only)", {}, BARE),
+  ["keyword only: title 5×, alias 5×", keyword({ ...FIELDS, title: 5, aliases: 5 })],
+  ["keyword only: headings 3×", keyword({ ...FIELDS, headings: 3 })],
+  ["keyword only: no folder field", keyword({ ...FIELDS, path: 0 })],
 ];
 
 async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; passages: number; embedMs: number }> {

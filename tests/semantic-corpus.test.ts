@@ -64,8 +64,9 @@ describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
     expect(rel.items).toHaveLength(5);
     expect(paths(rel)).not.toContain("Races/Half-Elf.md");
     expect(paths(rel).some((p: string) => p.startsWith("Races/"))).toBe(true);
-    // Spells that share a template (the conjure family, the detect family) pair up; pairs are sorted.
-    const pairs = await s.call("find_duplicates", { threshold: 0.85 });
+    // On the calibrated similarity, spells that share a template (the conjure family, the detect
+    // family) pair up well below the near-duplicate default; pairs are sorted.
+    const pairs = await s.call("find_duplicates", { threshold: 0.3 });
     expect(pairs.length).toBeGreaterThan(0);
     for (let i = 1; i < pairs.length; i++) expect(pairs[i - 1].similarity).toBeGreaterThanOrEqual(pairs[i].similarity);
     // A real near-duplicate (a copy with one line changed) tops the list.
