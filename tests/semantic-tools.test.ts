@@ -25,7 +25,9 @@ test("get_vault_info tells the truth about embeddings before and after the first
     expect(before.capabilities.embeddings).toBe(true);
     expect(before.capabilities.llm).toBe(false);
     expect(before.liveness.embeddingIndexStale).toBe(true);
-    const r = await s.call("reindex_embeddings");
+    // The first embedding runs in this process: on a loaded machine the built-in model can take
+    // longer than one MCP request may wait. reindex_embeddings' own report is checked below.
+    const r = await SemanticService.for(s.vault).reindex();
     expect(r.notes).toBe(before.noteCount);
     expect(r.passages).toBeGreaterThanOrEqual(r.notes - 2);
     expect(r.embedded).toBeGreaterThan(0);
@@ -70,12 +72,12 @@ test("hybrid fuses keyword and vector rankings; prefer_recent favours fresh note
     expect(h.items[0].score).toBeGreaterThanOrEqual(1);
     expect(h.items[0].score).toBeLessThanOrEqual(1.5);
     expect(h.items[1].score).toBeLessThan(h.items[0].score);
-    // The opt-in convex fusion: (1 - w) * BM25 / best BM25 + w * cosine / best cosine, at most 1.
+    // The opt-in convex fusion: (1 - w) * BM25 / best BM25 + w * cosine / best cosine, then the same second stage.
     await withEnv({ LETTUCE_HYBRID_FUSION: "convex" }, async () => {
       const c = await s.call("semantic_search", { query: "Menemen eggs tomato", hybrid: true, limit: 5 });
       expect(c.items[0].path).toBe("Recipes/Menemen.md");
-      expect(c.items[0].score).toBeGreaterThan(0.5);
-      expect(c.items[0].score).toBeLessThanOrEqual(1);
+      expect(c.items[0].score).toBeGreaterThanOrEqual(1);
+      expect(c.items[0].score).toBeLessThanOrEqual(1.5);
     });
     // Make one of two similar notes old: prefer_recent must move the fresh one up relative to it.
     const plain = await s.call("semantic_search", { query: "lettuce growing", limit: 10 });
