@@ -30,8 +30,9 @@ export function passageCharsFor(provider: { passageChars: number }): number {
 // bump this only if the same text must be embedded afresh.
 const HASH_SALT = "1";
 // Bump when splitting or cleaning changes: indexes made by another version are re-split (unchanged
-// passages keep their cached vectors). 3: the title and heading path go in front of every passage.
-const CHUNKER_VERSION = "3";
+// passages keep their cached vectors). 3: the title and heading path go in front of every passage;
+// 4: not the title when the outermost heading already names the note.
+const CHUNKER_VERSION = "4";
 
 /** What decides how notes are split; stored with the vectors so that a change re-splits every note. */
 export function chunkLayout(passageChars: number): string {
@@ -195,7 +196,10 @@ const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
  */
 export function contextLines(title: string, path: string[], text: string): string[] {
   const out: string[] = [];
-  for (const line of [title, ...path]) {
+  // When the outermost heading already names the note ("Fireball" in "Fireball (draft).md"), the
+  // title adds nothing but what tells a copy from its original, which near-duplicate search must not see.
+  const named = path.length > 0 && norm(title).startsWith(norm(path[0]!));
+  for (const line of named ? path : [title, ...path]) {
     const l = line.trim();
     if (l && !out.some((o) => norm(o) === norm(l))) out.push(l);
   }
