@@ -100,7 +100,7 @@ export interface RankingParams {
  * machines); the others are set from what is published about them and should
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
-const SECOND_STAGE = { rerankDepth: 30, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
+const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
 const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0 };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [

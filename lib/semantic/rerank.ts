@@ -25,7 +25,7 @@ export interface RerankFeatures {
 }
 
 const PROXIMITY_WINDOW = 24;
-// Proximity reads the start of each candidate's text, up to this many characters: the top 30
+// Proximity reads the start of each candidate's text, up to this many characters: the top candidates
 // notes' whole bodies would cost more than the rest of a query (a note's subject is usually said early).
 const PROXIMITY_CHARS = 10_000;
 const stems = new Map<string, string>();
@@ -89,7 +89,7 @@ export class QueryTerms {
    * Call `hit(position, term)` for each word of a text that is one of the
    * query's terms (position = word number). The text is scanned by character
    * code, and a word is cut out of it only when its
-   * first letters could make it a query term: this runs on the top 30 notes'
+   * first letters could make it a query term: this runs on the top candidates'
    * whole bodies for every query, so it avoids a regular expression and
    * Unicode normalisation of the whole text.
    */
