@@ -2,7 +2,9 @@
 //  1. the built-in model's embedding throughput on real passages (one and two
 //     worker threads) and its query-embedding latency;
 //  2. semantic_search (vector and hybrid), related_notes, find_duplicates and
-//     topic_map at 10,000 notes (tools/gen-vault.mjs), query embeddings cached.
+//     topic_map at 10,000 notes (tools/gen-vault.mjs), with the query embedding
+//     cached and, as a user's new question is, not cached: then the built-in
+//     model embeds each query in its worker thread while BM25 ranks.
 //
 //   bun bench/semantic-speed.ts [--notes N] [--builtin]
 //
@@ -132,6 +134,18 @@ try {
   await time((q) => semanticSearch(svc, { query: q, limit: 10 })); // warm-up
   const vec = await time((q) => semanticSearch(svc, { query: q, limit: 10 }));
   const hyb = await time((q) => semanticSearch(svc, { query: q, hybrid: true, limit: 10 }));
+  // Not cached: every query's vector is computed by the built-in model (512-d, as the stored vectors
+  // are; what it means does not matter to the cost), in its worker, as it is for a user's new question.
+  const builtin = new BuiltinEmbedder();
+  await builtin.embed(["warm up"], { purpose: "query" });
+  const cachedVector = svc.queryVector.bind(svc);
+  svc.queryVector = async (_p, text, signal) => (await builtin.embed([text], { purpose: "query", signal }))[0]!;
+  const fresh = (q: string, i: number) => `${q} ${i}`;
+  const vecCold = await time((q, i) => semanticSearch(svc, { query: fresh(q, i), limit: 10 }));
+  const hybCold = await time((q, i) => semanticSearch(svc, { query: fresh(q, i), hybrid: true, limit: 10 }));
+  const embedOnly = await time((q, i) => builtin.embed([fresh(q, i)], { purpose: "query" }));
+  svc.queryVector = cachedVector;
+  builtin.close();
   const rel = await time((_q, i) => relatedNotes(svc, notes[(i * 37) % notes.length]!, 5));
   t0 = performance.now();
   const dups = await findDuplicates(svc, 0.9, 100_000);
@@ -146,10 +160,13 @@ try {
   out.push("| operation | p50 | p99 |", "|---|---:|---:|");
   out.push(`| semantic_search, vector, top 10 (query embedding cached) | ${fmtMs(percentile(vec, 50))} | ${fmtMs(percentile(vec, 99))} |`);
   out.push(`| semantic_search, hybrid, top 10 (query embedding cached) | ${fmtMs(percentile(hyb, 50))} | ${fmtMs(percentile(hyb, 99))} |`);
+  out.push(`| built-in model: one query embedding alone | ${fmtMs(percentile(embedOnly, 50))} | ${fmtMs(percentile(embedOnly, 99))} |`);
+  out.push(`| semantic_search, vector, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(vecCold, 50))} | ${fmtMs(percentile(vecCold, 99))} |`);
+  out.push(`| semantic_search, hybrid, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(hybCold, 50))} | ${fmtMs(percentile(hybCold, 99))} |`);
   out.push(`| related_notes, top 5 | ${fmtMs(percentile(rel, 50))} | ${fmtMs(percentile(rel, 99))} |`);
   out.push(`| find_duplicates (threshold 0.9; ${dups.length} pairs) | ${fmtMs(dupMs)} | |`);
   out.push(`| topic_map (threshold 0.85; ${topics.clusters.length} clusters) | ${fmtMs(topicMs)} | |`);
-  out.push("", `Goal: semantic_search p50 ≤ 20 ms at 10k notes with the query embedding cached: ${percentile(vec, 50) <= 20 && percentile(hyb, 50) <= 20 ? "met" : "NOT met"}.`);
+  out.push("", `Goal: hybrid semantic_search p50 ≤ 20 ms at 10k notes with the query embedding not cached: ${percentile(hybCold, 50) <= 20 ? "met" : "NOT met"} (${fmtMs(percentile(hybCold, 50))}).`);
 } finally {
   vault.close();
   await fake?.stop();

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { runLettuce } from "./helpers/cli";
 import { CORPORA, startTestServer, type TestServer } from "./helpers/server";
 import { describeWithCorpus } from "./helpers/corpora";
+import { SemanticService } from "../lib/semantic/service";
 
 describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
   const SRD = join(CORPORA, "dnd-srd-wiki");
@@ -15,6 +16,7 @@ describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
   const saved: Record<string, string | undefined> = {};
   let root: string;
   let s: TestServer;
+  let embedded: { notes: number; passages: number };
 
   beforeAll(async () => {
     for (const [k, v] of Object.entries(ENV)) {
@@ -26,7 +28,10 @@ describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
     for (const f of readdirSync(join(SRD, "Spells")).filter((f) => /^[A-F].*\.md$/.test(f))) cpSync(join(SRD, "Spells", f), join(root, "Spells", f));
     cpSync(join(SRD, "Races"), join(root, "Races"), { recursive: true });
     s = await startTestServer({ root });
-  });
+    // Embed in this process first: on a loaded machine the built-in model can need longer than one
+    // MCP request may wait. The tool calls below then find the work done (reindex reports it).
+    embedded = await SemanticService.for(s.vault).reconcileNow();
+  }, 900_000);
 
   afterAll(async () => {
     await s.close();
@@ -40,9 +45,10 @@ describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
   const paths = (r: { items: { path: string }[] }) => r.items.map((h) => h.path);
 
   test("reindex_embeddings embeds the slice; semantic_search finds spells by what they do", async () => {
-    const r = await s.call("reindex_embeddings");
-    expect(r.notes).toBe(141);
-    expect(r.passages).toBeGreaterThan(141);
+    expect(embedded.notes).toBe(141);
+    expect(embedded.passages).toBeGreaterThan(141);
+    // Nothing is stale any more: the tool has nothing to embed.
+    expect(await s.call("reindex_embeddings")).toMatchObject({ notes: 0, embedded: 0 });
     const fire = await s.call("semantic_search", { query: "a bright streak that explodes into flame and burns everyone nearby", limit: 5 });
     expect(paths(fire).slice(0, 3)).toContain("Spells/Fireball.md");
     // Queries whose answer leads by a clear margin: the model's scores shift slightly with how passages are batched.
@@ -64,8 +70,9 @@ describeWithCorpus("dnd-srd-wiki", "semantic tools on the SRD wiki", () => {
     expect(rel.items).toHaveLength(5);
     expect(paths(rel)).not.toContain("Races/Half-Elf.md");
     expect(paths(rel).some((p: string) => p.startsWith("Races/"))).toBe(true);
-    // Spells that share a template (the conjure family, the detect family) pair up; pairs are sorted.
-    const pairs = await s.call("find_duplicates", { threshold: 0.85 });
+    // On the calibrated similarity, spells that share a template (the conjure family, the detect
+    // family) pair up well below the near-duplicate default; pairs are sorted.
+    const pairs = await s.call("find_duplicates", { threshold: 0.3 });
     expect(pairs.length).toBeGreaterThan(0);
     for (let i = 1; i < pairs.length; i++) expect(pairs[i - 1].similarity).toBeGreaterThanOrEqual(pairs[i].similarity);
     // A real near-duplicate (a copy with one line changed) tops the list.

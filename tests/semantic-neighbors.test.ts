@@ -100,7 +100,10 @@ test("passages follow headings, stay within the size bound, overlap, and hash th
   const carried = longOnes[1]!.text.split("\n")[0]!;
   expect(longOnes[0]!.text.endsWith(carried)).toBe(true);
   expect(carried.length).toBeLessThanOrEqual(45);
-  expect(longOnes[1]!.input.startsWith("Long section\n")).toBe(true);
+  // The embedded input leads with the heading path (no note title given here), the shown text does not.
+  expect(longOnes[1]!.input.startsWith("Title\nLong section\n")).toBe(true);
+  expect(longOnes[1]!.text.startsWith("Title")).toBe(false);
+  expect(splitPassages(body, 300, "My note")[2]!.input.startsWith("My note\nTitle\nLong section\n")).toBe(true);
   expect(ps.some((p) => p.heading === "not a heading")).toBe(false);
   const last = ps.at(-1)!;
   expect(last.heading).toBe("Linked and bold");

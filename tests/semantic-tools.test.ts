@@ -25,7 +25,9 @@ test("get_vault_info tells the truth about embeddings before and after the first
     expect(before.capabilities.embeddings).toBe(true);
     expect(before.capabilities.llm).toBe(false);
     expect(before.liveness.embeddingIndexStale).toBe(true);
-    const r = await s.call("reindex_embeddings");
+    // The first embedding runs in this process: on a loaded machine the built-in model can take
+    // longer than one MCP request may wait. reindex_embeddings' own report is checked below.
+    const r = await SemanticService.for(s.vault).reindex();
     expect(r.notes).toBe(before.noteCount);
     expect(r.passages).toBeGreaterThanOrEqual(r.notes - 2);
     expect(r.embedded).toBeGreaterThan(0);
@@ -65,16 +67,17 @@ test("hybrid fuses keyword and vector rankings; prefer_recent favours fresh note
   await withEnv(BUILTIN, async () => {
     const h = await s.call("semantic_search", { query: "Menemen eggs tomato", hybrid: true, limit: 5 });
     expect(h.items[0].path).toBe("Recipes/Menemen.md");
-    // Reciprocal-rank fusion with the built-in model's k = 2 and vector weight 0.25:
-    // first in both rankings scores 1 / (2 + 1) + 0.25 / (2 + 1).
-    expect(h.items[0].score).toBeCloseTo(1.25 / 3, 6);
+    // After the second stage the top note scores its fused score scaled to 1, plus at most
+    // 0.3 + 0.1 + 0.1 for the query's words in its title, a heading and one stretch of text.
+    expect(h.items[0].score).toBeGreaterThanOrEqual(1);
+    expect(h.items[0].score).toBeLessThanOrEqual(1.5);
     expect(h.items[1].score).toBeLessThan(h.items[0].score);
-    // The opt-in convex fusion: (1 - w) * BM25 / best BM25 + w * cosine / best cosine, at most 1.
+    // The opt-in convex fusion: (1 - w) * BM25 / best BM25 + w * cosine / best cosine, then the same second stage.
     await withEnv({ LETTUCE_HYBRID_FUSION: "convex" }, async () => {
       const c = await s.call("semantic_search", { query: "Menemen eggs tomato", hybrid: true, limit: 5 });
       expect(c.items[0].path).toBe("Recipes/Menemen.md");
-      expect(c.items[0].score).toBeGreaterThan(0.5);
-      expect(c.items[0].score).toBeLessThanOrEqual(1);
+      expect(c.items[0].score).toBeGreaterThanOrEqual(1);
+      expect(c.items[0].score).toBeLessThanOrEqual(1.5);
     });
     // Make one of two similar notes old: prefer_recent must move the fresh one up relative to it.
     const plain = await s.call("semantic_search", { query: "lettuce growing", limit: 10 });
@@ -134,7 +137,8 @@ test("find_duplicates finds a near-copy first; topic_map groups and flags hubs",
     expect([pairs[0].pathA, pairs[0].pathB].sort()).toEqual(["Recipes/Menemen copy.md", "Recipes/Menemen.md"]);
     expect(pairs[0].similarity).toBeGreaterThan(0.95);
     for (const p of pairs) expect(p.similarity).toBeGreaterThanOrEqual(0.9);
-    const loose = await s.call("find_duplicates", { threshold: 0.6 });
+    // On the calibrated scale unrelated notes sit around 0: a low threshold reports many more pairs.
+    const loose = await s.call("find_duplicates", { threshold: 0.1 });
     expect(loose.length).toBeGreaterThan(pairs.length);
     const bad = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "find_duplicates", arguments: { threshold: 2 } } });
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);

@@ -61,12 +61,12 @@ export const relatedNotesTool = defineTool({
 
 export const findDuplicatesTool = defineTool({
   name: "find_duplicates",
-  description: `Near-duplicate notes: every pair whose note vectors have a cosine similarity of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. ${NEEDS}`,
+  description: `Near-duplicate notes: every pair whose note vectors have a similarity (cosine after centring on the vault mean) of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({
-    threshold: z.number().min(0.5).max(1).default(0.9).describe("Cosine similarity cutoff, 0.5-1 (default 0.9)"),
+    threshold: z.number().min(0).max(1).default(0.9).describe("Similarity cutoff, 0-1 (default 0.9 = near-duplicate)"),
     limit: limitField(100, 5000),
   }),
   async handler({ threshold, limit }, ctx) {
@@ -76,12 +76,12 @@ export const findDuplicatesTool = defineTool({
 
 export const topicMapTool = defineTool({
   name: "topic_map",
-  description: `Cluster the vault into topics by embedding similarity (notes joined when their cosine similarity reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. ${NEEDS}`,
+  description: `Cluster the vault into topics by embedding similarity (notes joined when their similarity, centred cosine, reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. ${NEEDS}`,
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({
-    threshold: z.number().min(0.5).max(1).default(0.85).describe("Cosine cutoff for the same topic (default 0.85)"),
+    threshold: z.number().min(0).max(1).default(0.85).describe("Similarity cutoff for the same topic, 0-1 (default 0.85)"),
     min_size: z.number().int().min(2).max(1000).default(2).describe("Smallest cluster to report (default 2)"),
     limit: limitField(10, 500),
     offset: offsetField,

@@ -1,7 +1,7 @@
 // The two retrieval test sets as Lettuce vaults (one note per document), kept
 // under the temp dir between runs so that their embeddings (in each vault's
 // .lettuce/embeddings.db) are computed once.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -9,10 +9,21 @@ import { gunzipSync } from "node:zlib";
 const CORPORA = resolve(import.meta.dir, "../../../shared/corpora");
 export const BENCH_CACHE = process.env.LETTUCE_BENCH_CACHE ?? join(tmpdir(), "lettuce-bench");
 
+export type QuestionKind = "keyword" | "paraphrase" | "detail";
+
+export interface Query {
+  id: string;
+  text: string;
+  relevant: Set<string>;
+  /** Our own question sets: what kind of question, and which fixed half it belongs to. */
+  kind?: QuestionKind;
+  half?: "tune" | "report";
+}
+
 export interface RetrievalSet {
   name: string;
   vault: string;
-  queries: { id: string; text: string; relevant: Set<string> }[];
+  queries: Query[];
   /** Note path to document id. */
   docOf: (path: string) => string;
 }
@@ -23,8 +34,11 @@ function writeIfMissing(file: string, content: string): void {
   writeFileSync(file, content);
 }
 
-/** BEIR SciFact: 5,183 abstracts as `<id>.md` ("# title" then the abstract); the 300 test queries. */
-export function scifact(): RetrievalSet {
+/**
+ * BEIR SciFact: 5,183 abstracts as `<id>.md` ("# title" then the abstract); the 300 test
+ * queries (what is reported), or the 809 train queries (what fusion is tuned on).
+ */
+export function scifact(split: "test" | "train" = "test"): RetrievalSet {
   const dir = join(CORPORA, "beir-scifact");
   const vault = join(BENCH_CACHE, "scifact");
   const docs = gunzipSync(readFileSync(join(dir, "corpus.jsonl.gz")))
@@ -41,14 +55,14 @@ export function scifact(): RetrievalSet {
       .map((q) => [q._id, q.text]),
   );
   const rel = new Map<string, Set<string>>();
-  for (const line of readFileSync(join(dir, "qrels/test.tsv"), "utf8").trim().split("\n").slice(1)) {
+  for (const line of readFileSync(join(dir, `qrels/${split}.tsv`), "utf8").trim().split("\n").slice(1)) {
     const [q, d, score] = line.split("\t");
     if (Number(score) <= 0) continue;
     if (!rel.has(q!)) rel.set(q!, new Set());
     rel.get(q!)!.add(d!);
   }
   const queries = [...rel].map(([id, relevant]) => ({ id, text: texts.get(id)!, relevant }));
-  return { name: "BEIR SciFact (test, 300 queries)", vault, queries, docOf: (p) => p.replace(/\.md$/, "") };
+  return { name: `BEIR SciFact (${split}, ${queries.length} queries)`, vault, queries, docOf: (p) => p.replace(/\.md$/, "") };
 }
 
 /** Anthropic docs QA: 232 doc chunks as notes `<page>/<anchor>.md`; 100 questions with their correct chunks. */
@@ -68,6 +82,48 @@ export function anthropicDocs(): RetrievalSet {
   const qs = JSON.parse(readFileSync(join(dir, "evaluation/docs_evaluation_dataset.json"), "utf8")) as { id: string; question: string; correct_chunks: string[] }[];
   const queries = qs.map((q) => ({ id: q.id, text: q.question, relevant: new Set(q.correct_chunks.map(pathOf)) }));
   return { name: "Anthropic docs QA (100 questions, 232 chunks)", vault, queries, docOf: (p) => p };
+}
+
+/** Copy a vault's Markdown notes (not its attachments: retrieval reads only notes) under BENCH_CACHE, once. */
+function copyNotes(from: string, to: string): void {
+  const walk = (rel: string) => {
+    for (const e of readdirSync(join(from, rel), { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else if (e.name.endsWith(".md") && !existsSync(join(to, r))) {
+        mkdirSync(dirname(join(to, r)), { recursive: true });
+        copyFileSync(join(from, r), join(to, r));
+      }
+    }
+  };
+  walk("");
+}
+
+/**
+ * One of our own question sets (bench/data/*.jsonl): {id, kind, half, question, expected}
+ * over a vault of ../shared/corpora, written by reading the pages. `half` is the fixed
+ * split: fusion and ranking are tuned on "tune" and reported on "report".
+ */
+function questionSet(name: string, corpus: string, data: string, cacheName: string): RetrievalSet {
+  const vault = join(BENCH_CACHE, cacheName);
+  copyNotes(join(CORPORA, corpus), vault);
+  const queries = readFileSync(resolve(import.meta.dir, "../data", data), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: string; kind: QuestionKind; half: "tune" | "report"; question: string; expected: string[] })
+    .map((q) => ({ id: q.id, text: q.question, relevant: new Set(q.expected), kind: q.kind, half: q.half }));
+  return { name, vault, queries, docOf: (p) => p };
+}
+
+/** Obsidian Help (en/, 173 notes): bench/data/obsidian-help.jsonl. */
+export function obsidianHelp(): RetrievalSet {
+  return questionSet("Obsidian Help", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help");
+}
+
+/** The D&D 5e SRD wiki (1,028 notes, with near-duplicate (Alt) folders): bench/data/srd-wiki.jsonl. */
+export function srdWiki(): RetrievalSet {
+  return questionSet("SRD wiki", "dnd-srd-wiki", "srd-wiki.jsonl", "srd-wiki");
 }
 
 /** nDCG@k with binary relevance (trec_eval's ndcg_cut). */

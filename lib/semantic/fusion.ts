@@ -1,4 +1,6 @@
-// Rank fusion and ranking helpers shared by semantic_search, eval and the bench.
+// How hybrid retrieval ranks: the fusion of its keyword and vector rankings,
+// per embedding model, and the helpers that fusion needs. Measured choices are
+// documented in docs/semantic.md ("What we tried"), figures from bench/retrieval.ts.
 
 /** One ranked list of ids (best first) and how much its ranks count. */
 export interface RankedList {
@@ -33,14 +35,18 @@ export interface NoteHit {
   score: number;
   /** The passage that gave the note its score. */
   passageId: number;
+  /** The note's second-best passage's score (-1 when it has one passage among the hits). */
+  second?: number;
 }
 
-/** Passage hits to notes, each scored by its best passage, best first. */
+/** Passage hits to notes, each scored by its best passage (and knowing its second best), best first. */
 export function notesFromPassages(hits: PassageHit[]): NoteHit[] {
   const best = new Map<number, NoteHit>();
   for (const h of hits) {
     const cur = best.get(h.owner);
-    if (!cur || h.score > cur.score) best.set(h.owner, { noteId: h.owner, score: h.score, passageId: h.id });
+    if (!cur) best.set(h.owner, { noteId: h.owner, score: h.score, passageId: h.id, second: -1 });
+    else if (h.score > cur.score) best.set(h.owner, { noteId: h.owner, score: h.score, passageId: h.id, second: cur.score });
+    else if (h.score > (cur.second ?? -1)) cur.second = h.score;
   }
   return [...best.values()].sort((a, b) => b.score - a.score);
 }
@@ -59,61 +65,125 @@ export function recencyFactor(mtimeMs: number, now = Date.now(), halfLifeDays = 
   return 1 - RECENCY_MAX_PENALTY * (1 - 2 ** (-ageDays / halfLifeDays));
 }
 
-/**
- * How hybrid mode fuses its two rankings: reciprocal-rank fusion, as the
- * spec says, sum over lists of weight / (k + rank). bench/retrieval.ts
- * (--tune) measured the choices on BEIR SciFact and the Anthropic docs QA set:
- * - With the built-in model, whose ranking is far weaker than BM25's, the
- *   peers' k = 60 with equal weights falls well below BM25 (SciFact nDCG@10
- *   0.495 vs 0.695). A small k and a vector weight of 0.25 is the setting
- *   that beats BM25 on both sets (0.697; docs recall@3 0.653 vs 0.643).
- * - For Ollama and OpenAI-compatible models (stronger vectors, not measured
- *   here) the peers' k = 60 with equal weights.
- * - "convex": (1 - w) * bm25 / best bm25 + w * cosine / best cosine over the
- *   union of both top-`depth` lists, w = 0.5. Better than RRF with the
- *   built-in model on the docs set (recall@3 0.689, MRR 0.837); opt in with
- *   LETTUCE_HYBRID_FUSION=convex.
- * LETTUCE_RRF_K and LETTUCE_RRF_VECTOR_WEIGHT override the RRF parameters.
- */
-export const FUSION = {
-  method: "rrf" as "convex" | "rrf",
-  vectorWeight: 0.5,
-  rrf: { builtin: { k: 2, vectorWeight: 0.25 }, other: { k: 60, vectorWeight: 1 } },
-  depth: 100,
-};
-function fusionMethod(): "convex" | "rrf" {
-  const env = process.env.LETTUCE_HYBRID_FUSION;
-  return env === "convex" || env === "rrf" ? env : FUSION.method;
+/** Everything that decides a hybrid ranking, per embedding model (MODEL_RANKING). */
+export interface RankingParams {
+  /** "rrf": reciprocal-rank fusion; "convex": (1 - w) × BM25 / best BM25 + w × cosine / best cosine. */
+  fusion: "rrf" | "convex";
+  /** The RRF constant. */
+  k: number;
+  /** The vector list's weight (RRF; the keyword list weighs 1) or share (convex), when the keyword side is sure of itself. */
+  vectorWeight: number;
+  /**
+   * The vector list's weight when none of the best keyword candidates holds the
+   * query's words together (keywordConfidence 0); in between, linear. Questions
+   * in other words than the page's are where vectors earn their keep.
+   */
+  vectorWeightWeak: number;
+  /** How much a note's second-best passage adds to its vector score (0: best passage only). */
+  secondPassage: number;
+  /** How much the cosine of the note-level vector (mean of its passages) adds. */
+  noteVector: number;
+  /** Pseudo-relevance feedback, keyword to vector: the query vector moves this far toward the mean note vector of the top PRF_DEPTH BM25 hits (0: off). */
+  prfVector: number;
+  /** Pseudo-relevance feedback, vector to keyword: a second BM25 list, of the query plus the titles of the top PRF_DEPTH vector hits, at this weight (0: off). */
+  prfKeyword: number;
+  /** How many fused candidates the model-free second stage re-scores (0: none). */
+  rerankDepth: number;
+  /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
+  rerank: { title: number; heading: number; proximity: number };
 }
-export function rrfParams(providerKind: string): { k: number; vectorWeight: number } {
-  const base = providerKind === "builtin" ? FUSION.rrf.builtin : FUSION.rrf.other;
+
+/**
+ * The ranking per embedding model, with the reason for each. `match` is tried
+ * against the provider's kind and model name, in order; the last row matches
+ * everything. Only the built-in model can be measured here (no Ollama on these
+ * machines); the others are set from what is published about them and should
+ * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
+ */
+const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0 };
+
+export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
+  {
+    name: "builtin",
+    match: (kind) => kind === "builtin",
+    params: { fusion: "rrf", k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, ...NO_EXTRAS, noteVector: 0.25, prfKeyword: 0.5, ...SECOND_STAGE },
+    reason:
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69) but finds paraphrased questions BM25 misses: a small k, a vector weight of 0.5 while some keyword hit holds the query's words together and 2 when none does, the note vector and the titles of the best vector hits (as a second keyword list) as helpers; measured on the tuning halves (docs/semantic.md).",
+  },
+  {
+    name: "nomic-embed-text",
+    match: (_k, model) => /nomic-embed-text/i.test(model),
+    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 2, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason:
+      "Retrieval-trained (task prefixes set by the Ollama client) and about as good as BM25 on BEIR on its own: the peers' equal-weight RRF, the vector list counting twice when the query's words scatter (the built-in model's rule; not measured with this model here).",
+  },
+  {
+    name: "mxbai-embed-large",
+    match: (_k, model) => /mxbai-embed-large/i.test(model),
+    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 2.4, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason: "Stronger than nomic-embed-text on MTEB retrieval and better than BM25 on its own: the vector list weighs a little more than the keyword list, twice that when the query's words scatter.",
+  },
+  {
+    name: "bge-m3",
+    match: (_k, model) => /bge-m3/i.test(model),
+    params: { fusion: "rrf", k: 60, vectorWeight: 1.2, vectorWeightWeak: 2.4, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason:
+      "Multilingual with long inputs (8k tokens); its dense vectors beat BM25 in most languages, where our English stop words and Porter stems do not help the keyword side: the vector list weighs a little more, twice that when the query's words scatter.",
+  },
+  {
+    name: "other",
+    match: () => true,
+    params: { fusion: "rrf", k: 60, vectorWeight: 1, vectorWeightWeak: 1, ...NO_EXTRAS, ...SECOND_STAGE },
+    reason: "An unknown (usually hosted, usually strong) model: the peers' k = 60 with equal weights, the RRF the spec describes, and the model-free second stage.",
+  },
+];
+
+/**
+ * The ranking for a provider. LETTUCE_HYBRID_FUSION (rrf|convex),
+ * LETTUCE_RRF_K and LETTUCE_RRF_VECTOR_WEIGHT override the table's fusion
+ * (to compare on one's own vault with `lettuce eval`).
+ */
+export function rankingFor(kind: string, model = ""): RankingParams {
+  const row = MODEL_RANKING.find((r) => r.match(kind, model))!;
+  const p = { ...row.params, rerank: { ...row.params.rerank } };
+  const method = process.env.LETTUCE_HYBRID_FUSION;
+  if (method === "rrf" || method === "convex") p.fusion = method;
   const k = Number(process.env.LETTUCE_RRF_K);
   const w = Number(process.env.LETTUCE_RRF_VECTOR_WEIGHT);
-  return { k: k > 0 ? k : base.k, vectorWeight: w > 0 ? w : base.vectorWeight };
+  if (k > 0) p.k = k;
+  if (w > 0) p.vectorWeight = p.vectorWeightWeak = w;
+  return p;
 }
+
+/** Top hits that pseudo-relevance feedback reads. */
+export const PRF_DEPTH = 3;
+
+/** Candidates per ranking before fusion. */
+export const FUSION_DEPTH = 100;
 
 export type Scored = Map<number, { score: number; passageId?: number }>;
 
-/** Fuse keyword and vector lists into one score per note (see FUSION). */
-export function fuseRankings(keyword: Scored[], vector: Scored[], providerKind: string): Map<number, number> {
-  if (fusionMethod() === "rrf") {
-    const { k, vectorWeight } = rrfParams(providerKind);
+/** Fuse keyword and vector lists into one score per note; `keywordWeights[i]` weighs keyword list i (default 1). */
+export function fuseRankings(keyword: Scored[], vector: Scored[], p: Pick<RankingParams, "fusion" | "k" | "vectorWeight">, keywordWeights: number[] = []): Map<number, number> {
+  const kw = (i: number) => keywordWeights[i] ?? 1;
+  if (p.fusion === "rrf") {
     const ranked = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
-    return rrf([...keyword.map((m) => ({ ids: ranked(m), weight: 1 })), ...vector.map((m) => ({ ids: ranked(m), weight: vectorWeight }))], k);
+    return rrf([...keyword.map((m, i) => ({ ids: ranked(m), weight: kw(i) })), ...vector.map((m) => ({ ids: ranked(m), weight: p.vectorWeight }))], p.k);
   }
-  const norm = (lists: Scored[]) => {
+  const norm = (lists: Scored[], weight: (i: number) => number = () => 1) => {
     const out = new Map<number, number>();
-    for (const m of lists) {
+    lists.forEach((m, i) => {
       let max = 0;
       for (const v of m.values()) max = Math.max(max, v.score);
-      if (max <= 0) continue;
-      for (const [id, v] of m) out.set(id, Math.max(out.get(id) ?? 0, v.score / max));
-    }
+      if (max <= 0) return;
+      for (const [id, v] of m) out.set(id, Math.max(out.get(id) ?? 0, (weight(i) * v.score) / max));
+    });
     return out;
   };
-  const k = norm(keyword);
+  const k = norm(keyword, kw);
   const v = norm(vector);
-  const w = FUSION.vectorWeight;
+  const w = Math.min(1, p.vectorWeight);
   const out = new Map<number, number>();
   for (const id of new Set([...k.keys(), ...v.keys()])) out.set(id, (1 - w) * (k.get(id) ?? 0) + w * Math.max(0, v.get(id) ?? 0));
   return out;

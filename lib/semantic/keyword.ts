@@ -1,14 +1,29 @@
 // Hybrid retrieval's keyword side: BM25 over ANY of the query's words (the
 // search tool ANDs them, which is right for a person typing keywords and wrong
-// for a question in prose), on a Porter-stemmed copy of the full-text index.
-// Stemming lifts BM25 on BEIR SciFact from nDCG@10 0.673 to 0.690 (measured;
-// see bench/retrieval.ts). The copy (fts_stem, contentless) is brought in step
-// with the notes lazily, before each use, from the bodies already in `fts`.
+// for a question in prose), on a Porter-stemmed copy of the full-text index
+// with the fields that name a note's subject kept apart from its body: title,
+// aliases, headings and folder path each weigh more than a body word (see
+// KEYWORD_WEIGHTS). Stemming lifts BM25 on BEIR SciFact from nDCG@10 0.673 to
+// 0.690 (measured; see bench/retrieval.ts). The copy (fts_stem, contentless)
+// is brought in step with the notes lazily, before each use, from the bodies
+// already in `fts`.
 import type { Database } from "bun:sqlite";
+import { getMeta, setMeta } from "../store/index-db";
 import { toFtsAnyTerms } from "../retrieval/fts-query";
 
-// Title matches count a few times body matches: a note's title names its subject.
-const WEIGHTS = "3.0, 1.0";
+/**
+ * BM25 column weights: title, aliases, headings, folder path, body. A word in
+ * a note's title or alias names its subject; one in a heading names a part of
+ * it; the folder gives context (Obsidian Help's "Obsidian Sync/…"). Measured
+ * on the tuning halves of our question sets and SciFact's train queries (see
+ * docs/semantic.md, "What we tried").
+ */
+export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, body: 1 };
+
+// The columns of fts_stem; a change re-creates the table and re-fills it from the notes
+// (it is derived data, like the rest of index.db).
+const LAYOUT = "fields-1";
+const COLUMNS = "title, aliases, headings, path, body";
 const SYNC_CHUNK = 500;
 
 export interface KeywordHit {
@@ -16,17 +31,46 @@ export interface KeywordHit {
   score: number; // -bm25: higher is better
 }
 
+/** Make fts_stem hold this version's columns (once; the migration made an older, two-column one). */
+function ensureLayout(db: Database): void {
+  if (getMeta(db, "keyword_layout") === LAYOUT) return;
+  db.transaction(() => {
+    db.exec("DROP TABLE IF EXISTS fts_stem");
+    db.exec(`CREATE VIRTUAL TABLE fts_stem USING fts5(${COLUMNS}, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`);
+    db.exec("DELETE FROM fts_stem_notes");
+    setMeta(db, "keyword_layout", LAYOUT);
+  })();
+}
+
+/** The folder part of a path as words ("Obsidian Sync/Version history.md" → "Obsidian Sync"). */
+function folderWords(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? "" : path.slice(0, i).replace(/\//g, " ");
+}
+
 /** Bring fts_stem in step with notes; returns how many notes were (re)indexed or dropped. */
 export function syncStemmed(db: Database): number {
+  ensureLayout(db);
   const stale = db
-    .query("SELECT n.id AS id, n.hash AS hash FROM notes n LEFT JOIN fts_stem_notes s ON s.note_id = n.id WHERE s.hash IS NULL OR s.hash <> n.hash")
-    .all() as { id: number; hash: string }[];
+    .query(
+      "SELECT n.id AS id, n.hash AS hash, n.title AS title, n.aliases AS aliases, n.path AS path FROM notes n LEFT JOIN fts_stem_notes s ON s.note_id = n.id WHERE s.hash IS NULL OR s.hash <> n.hash",
+    )
+    .all() as { id: number; hash: string; title: string; aliases: string; path: string }[];
   const gone = (db.query("SELECT note_id AS id FROM fts_stem_notes WHERE note_id NOT IN (SELECT id FROM notes)").all() as { id: number }[]).map((r) => r.id);
   if (!stale.length && !gone.length) return 0;
   const del = db.query("DELETE FROM fts_stem WHERE rowid = ?");
-  const ins = db.query("INSERT INTO fts_stem(rowid, title, body) SELECT rowid, title, body FROM fts WHERE rowid = ?");
+  const ins = db.query(`INSERT INTO fts_stem(rowid, ${COLUMNS}) SELECT rowid, ?, ?, ?, ?, body FROM fts WHERE rowid = ?`);
+  const headingsOf = db.query("SELECT title FROM headings WHERE note_id = ? ORDER BY ord");
   const setState = db.query("INSERT OR REPLACE INTO fts_stem_notes(note_id, hash) VALUES (?, ?)");
   const delState = db.query("DELETE FROM fts_stem_notes WHERE note_id = ?");
+  const aliasText = (json: string) => {
+    try {
+      const a = JSON.parse(json) as unknown;
+      return Array.isArray(a) ? a.filter((x) => typeof x === "string").join("\n") : "";
+    } catch {
+      return "";
+    }
+  };
   for (let i = 0; i < Math.max(stale.length, 1); i += SYNC_CHUNK) {
     db.transaction(() => {
       if (i === 0) {
@@ -36,8 +80,10 @@ export function syncStemmed(db: Database): number {
         }
       }
       for (const r of stale.slice(i, i + SYNC_CHUNK)) {
+        // The title heading (an H1 equal to the title) is already in the title column.
+        const headings = (headingsOf.all(r.id) as { title: string }[]).map((h) => h.title).filter((h) => h !== r.title);
         del.run(r.id);
-        ins.run(r.id);
+        ins.run(r.title, aliasText(r.aliases), headings.join("\n"), folderWords(r.path), r.id);
         setState.run(r.id, r.hash);
       }
     })();
@@ -48,7 +94,7 @@ export function syncStemmed(db: Database): number {
 // English function words: with "any term" matching, "how do I …" would otherwise
 // pull in every note with "how" in it (BM25's IDF discounts them but, in a small
 // vault, not to zero). A query made only of such words keeps them.
-const STOPWORDS = new Set(
+export const STOPWORDS = new Set(
   "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my of on or our should so than that the their them then there these they this to was we were what when where which who why will with would you your".split(
     " ",
   ),
@@ -61,14 +107,17 @@ export function keywordMatch(query: string, dropStopwords = true): string | null
   return toFtsAnyTerms((kept.length ? kept : words).join(" "));
 }
 
+function weightList(w: typeof KEYWORD_WEIGHTS): string {
+  return [w.title, w.aliases, w.headings, w.path, w.body].map((x) => Number(x).toFixed(3)).join(", ");
+}
+
 /** Notes ranked by BM25 over any of the query's words, best first. */
-export function keywordRank(db: Database, query: string, limit: number, dropStopwords = true): KeywordHit[] {
+export function keywordRank(db: Database, query: string, limit: number, dropStopwords = true, weights = KEYWORD_WEIGHTS): KeywordHit[] {
   const match = keywordMatch(query, dropStopwords);
   if (!match) return [];
+  const w = weightList(weights);
   try {
-    return db
-      .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${WEIGHTS}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${WEIGHTS}) LIMIT ?`)
-      .all(match, limit) as KeywordHit[];
+    return db.query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`).all(match, limit) as KeywordHit[];
   } catch {
     return [];
   }

@@ -2,7 +2,10 @@
 // (for long sections) into overlapping windows on paragraph and sentence
 // boundaries. Each passage knows its heading and ordinal. The text is cleaned
 // of Markdown syntax (link targets, URLs, emphasis marks), which carries no
-// meaning for a sentence encoder and would waste its input window.
+// meaning for a sentence encoder and would waste its input window. What is
+// embedded is the text with the note's title and the passage's heading path in
+// front (a window deep in "Sync/Version history › Restore a deleted file" says
+// "restore" and "file" but not what it restores); what is shown is the text.
 import { contentHash } from "../index/parse-job";
 
 export interface Passage {
@@ -11,7 +14,7 @@ export interface Passage {
   heading: string;
   /** Cleaned text: what is shown as a snippet. */
   text: string;
-  /** What is embedded: the text, with the heading in front of a section's later windows. */
+  /** What is embedded: the note's title and the passage's heading path (what the text does not already start with), then the text. */
   input: string;
   /** Hash of `input` (and the chunker version): the embedding cache key. */
   hash: string;
@@ -27,8 +30,9 @@ export function passageCharsFor(provider: { passageChars: number }): number {
 // bump this only if the same text must be embedded afresh.
 const HASH_SALT = "1";
 // Bump when splitting or cleaning changes: indexes made by another version are re-split (unchanged
-// passages keep their cached vectors).
-const CHUNKER_VERSION = "2";
+// passages keep their cached vectors). 3: the title and heading path go in front of every passage;
+// 4: not the title when the outermost heading already names the note.
+const CHUNKER_VERSION = "4";
 
 /** What decides how notes are split; stored with the vectors so that a change re-splits every note. */
 export function chunkLayout(passageChars: number): string {
@@ -37,6 +41,8 @@ export function chunkLayout(passageChars: number): string {
 
 interface Section {
   heading: string;
+  /** The headings above and including this one, outermost first. */
+  path: string[];
   paras: string[];
 }
 
@@ -69,7 +75,9 @@ export function cleanLine(line: string): string {
 }
 
 function sections(body: string): Section[] {
-  const out: Section[] = [{ heading: "", paras: [] }];
+  const out: Section[] = [{ heading: "", path: [], paras: [] }];
+  // The open headings by level (1-6): a heading closes those at its level and below.
+  const open: { level: number; title: string }[] = [];
   let para: string[] = [];
   let fence: string | null = null;
   const flush = () => {
@@ -95,7 +103,10 @@ function sections(body: string): Section[] {
     if (h) {
       flush();
       const title = cleanLine(h[2]!);
-      out.push({ heading: title, paras: title ? [title] : [] });
+      const level = h[1]!.length;
+      while (open.length && open[open.length - 1]!.level >= level) open.pop();
+      if (title) open.push({ level, title });
+      out.push({ heading: title, path: open.map((o) => o.title), paras: title ? [title] : [] });
       continue;
     }
     if (!raw.trim()) {
@@ -176,12 +187,35 @@ function hashOf(input: string): string {
   return contentHash(`${HASH_SALT}\0${input}`).slice(0, 32);
 }
 
+const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
+
+/**
+ * The lines put in front of a passage's text for embedding: the note's title,
+ * then the heading path, each only once and only when the text does not
+ * already start with it (a section's first window starts with its heading).
+ */
+export function contextLines(title: string, path: string[], text: string): string[] {
+  const out: string[] = [];
+  // When the outermost heading already names the note ("Fireball" in "Fireball (draft).md"), the
+  // title adds nothing but what tells a copy from its original, which near-duplicate search must not see.
+  const named = path.length > 0 && norm(title).startsWith(norm(path[0]!));
+  for (const line of named ? path : [title, ...path]) {
+    const l = line.trim();
+    if (l && !out.some((o) => norm(o) === norm(l))) out.push(l);
+  }
+  const first = norm(text.split("\n", 1)[0] ?? "");
+  while (out.length && norm(out[out.length - 1]!) === first) out.pop();
+  return out;
+}
+
 /**
  * Passages of a note body (frontmatter already removed). `maxChars` bounds each
- * passage; neighbouring windows of a long section share about 15% of text;
- * short sections are merged with the next one while they fit together.
+ * passage's text; neighbouring windows of a long section share about 15% of
+ * text; short sections are merged with the next one while they fit together.
+ * `title` (the note's) goes in front of each passage's embedded input, with the
+ * heading path.
  */
-export function splitPassages(body: string, maxChars: number): Passage[] {
+export function splitPassages(body: string, maxChars: number, title = ""): Passage[] {
   const overlap = Math.floor(maxChars * 0.15);
   const secs = sections(body);
   // Merge runs of small sections (a heading with a line or two) so that each passage says something.
@@ -191,16 +225,19 @@ export function splitPassages(body: string, maxChars: number): Passage[] {
     const size = (x: Section) => x.paras.reduce((n, p) => n + p.length + 1, 0);
     if (prev && size(prev) < maxChars / 3 && size(prev) + size(s) <= maxChars) {
       prev.paras.push(...s.paras);
-      if (!prev.heading) prev.heading = s.heading;
-    } else merged.push({ heading: s.heading, paras: [...s.paras] });
+      if (!prev.heading) {
+        prev.heading = s.heading;
+        prev.path = s.path;
+      }
+    } else merged.push({ heading: s.heading, path: s.path, paras: [...s.paras] });
   }
   const out: Passage[] = [];
   for (const s of merged) {
     const parts = s.paras.flatMap((p) => units(p, maxChars));
-    windows(parts, maxChars, overlap).forEach((text, i) => {
-      const input = i > 0 && s.heading ? `${s.heading}\n${text}` : text;
+    for (const text of windows(parts, maxChars, overlap)) {
+      const input = [...contextLines(title, s.path, text), text].join("\n");
       out.push({ ord: out.length, heading: s.heading, text, input, hash: hashOf(input) });
-    });
+    }
   }
   return out;
 }

@@ -101,7 +101,7 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
         ids.push(stale[i++]!.id);
       }
       const texts = noteTexts(db, ids);
-      const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size) }));
+      const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title) }));
       const all: Passage[] = split.flatMap((s) => s.passages);
       const have = cache.get(provider.id, all.map((p) => p.hash));
       const missing = [...new Map(all.filter((p) => !have.has(p.hash)).map((p) => [p.hash, p.input])).entries()];

@@ -1,9 +1,10 @@
 // related_notes: the notes nearest in meaning to one note that it is not
-// already linked with (either way).
+// already linked with (either way). The ranking is retrieve.ts's, like every
+// other "which notes" question.
 import type { Database } from "bun:sqlite";
-import { snippetsFor, type SemanticHit } from "./search";
+import { retrieveRelated } from "./retrieve";
+import { snippetOf, type SemanticHit } from "./search";
 import type { SemanticService } from "./service";
-import { notesByIds, noteVector } from "./store";
 
 /** Paths linked from or to a note (resolved links only). */
 export function linkedPaths(db: Database, noteId: number, path: string): Set<string> {
@@ -15,26 +16,7 @@ export function linkedPaths(db: Database, noteId: number, path: string): Set<str
 
 export async function relatedNotes(svc: SemanticService, note: { id: number; path: string }, limit: number, offset = 0): Promise<{ items: SemanticHit[]; total: number }> {
   await svc.ensureFresh();
-  const db = svc.vault.indexDb;
-  const idx = svc.indexes();
-  const v = noteVector(db, note.id);
-  if (!idx || !v) return { items: [], total: 0 }; // an empty note has nothing to compare
-  const linked = linkedPaths(db, note.id, note.path);
-  const want = offset + limit;
-  // Ask for enough neighbours to survive dropping the note itself and its linked notes.
-  const hits = idx.notes.search(v, want + linked.size + 1).filter((h) => h.owner !== note.id);
-  const rows = notesByIds(db, hits.map((h) => h.owner));
-  const kept = hits.filter((h) => rows.has(h.owner) && !linked.has(rows.get(h.owner)!.path));
-  const pageHits = kept.slice(offset, want);
-  const snippets = snippetsFor(
-    db,
-    idx.passages,
-    pageHits.map((h) => h.owner),
-    v,
-  );
-  const items = pageHits.map((h) => {
-    const r = rows.get(h.owner)!;
-    return { path: r.path, title: r.title, snippet: snippets.get(h.owner) ?? "", score: Math.round(h.score * 1e6) / 1e6 };
-  });
-  return { items, total: kept.length };
+  const r = await retrieveRelated(svc, note.id, { limit, offset, exclude: linkedPaths(svc.vault.indexDb, note.id, note.path) });
+  const items = r.notes.map((n) => ({ path: n.path, title: n.title, snippet: n.passages[0] ? snippetOf(n.passages[0].text) : "", score: Math.round(n.score * 1e6) / 1e6 }));
+  return { items, total: r.total };
 }

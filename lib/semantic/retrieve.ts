@@ -1,18 +1,22 @@
 // The one retrieval module: every tool that needs "the notes (and passages)
 // that answer this query" — semantic_search, answer's context, prepare_context,
 // eval — calls retrieve(). It ranks notes by keyword (BM25 over any of the
-// query's words, stemmed), by vector (each note's best passage), or both fused
-// (see FUSION in ./fusion.ts), and returns for each note its best passages with
-// heading and ordinal, so that a caller can quote and cite them.
+// query's words, stemmed, with title/alias/heading fields), by vector (each
+// note's best passage), or both fused and then re-scored by a model-free
+// second stage (the ranking per embedding model is MODEL_RANKING in
+// ./fusion.ts), and returns for each note its best passages with heading and
+// ordinal, so that a caller can quote and cite them.
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
-import { FUSION, fuseRankings, notesFromPassages, recencyFactor, type NoteHit, type Scored } from "./fusion";
+import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
+import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, recencyFactor, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
+import { keywordConfidence } from "./rerank";
 import type { SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
-import { inList, notesByIds } from "./store";
+import { inList, notesByIds, noteVector } from "./store";
 
 export type RetrievalMode = "hybrid" | "vector" | "keyword";
 
@@ -29,6 +33,8 @@ export interface RetrieveOptions {
   /** How many passages to return per note, best first (default 1). */
   passagesPerNote?: number;
   signal?: AbortSignal;
+  /** Replace the ranking chosen for the provider (benchmarks, `lettuce eval` comparisons). */
+  ranking?: Partial<RankingParams>;
 }
 
 export interface RetrievedPassage {
@@ -46,7 +52,7 @@ export interface RetrievedNote {
   noteId: number;
   path: string;
   title: string;
-  /** Higher is better: cosine (vector), fused score (hybrid) or -bm25 (keyword). */
+  /** Higher is better: cosine (vector), fused and re-scored score (hybrid) or -bm25 (keyword). */
   score: number;
   passages: RetrievedPassage[];
 }
@@ -66,9 +72,9 @@ export function vectorRank(passages: VectorIndex, query: Float32Array, depth: nu
   return notesFromPassages(passages.search(query, depth * 4)).slice(0, depth);
 }
 
-/** The best passage of each note for a query, with its cosine (for notes the vector side did not rank). */
-export function bestPassages(db: Database, passages: VectorIndex, noteIds: number[], query: Float32Array): Map<number, { passageId: number; score: number }> {
-  const out = new Map<number, { passageId: number; score: number }>();
+/** The best passage of each note for a query, with its cosine and its second-best's (for notes the vector side did not rank). */
+export function bestPassages(db: Database, passages: VectorIndex, noteIds: number[], query: Float32Array): Map<number, { passageId: number; score: number; second: number }> {
+  const out = new Map<number, { passageId: number; score: number; second: number }>();
   if (!noteIds.length) return out;
   const rows = db.query(`SELECT id, note_id AS noteId FROM passages WHERE ${inList("note_id")}`).all(JSON.stringify(noteIds)) as { id: number; noteId: number }[];
   const scores = passages.scoreIds(
@@ -79,10 +85,15 @@ export function bestPassages(db: Database, passages: VectorIndex, noteIds: numbe
     const s = scores.get(r.id);
     if (s === undefined) continue;
     const cur = out.get(r.noteId);
-    if (!cur || s > cur.score) out.set(r.noteId, { passageId: r.id, score: s });
+    if (!cur) out.set(r.noteId, { passageId: r.id, score: s, second: -1 });
+    else if (s > cur.score) out.set(r.noteId, { passageId: r.id, score: s, second: cur.score });
+    else if (s > cur.second) cur.second = s;
   }
   return out;
 }
+
+/** How many of the best keyword candidates keywordConfidence looks at. */
+const CONFIDENCE_DEPTH = 3;
 
 /** Passage size used when a note is split at query time (keyword mode has no stored passages). */
 const KEYWORD_PASSAGE_CHARS = 1000;
@@ -126,33 +137,63 @@ function applyRecency(db: Database, scored: [number, number][]): [number, number
   return scored.map(([id, s]) => [id, s >= 0 ? s * recencyFactor(mtimes.get(id) ?? now, now) : s / recencyFactor(mtimes.get(id) ?? now, now)]);
 }
 
+/** A note's vector score: its best passage, plus its second best and its note vector as the ranking says. */
+function vectorScore(best: number, second: number, noteCos: number | undefined, p: RankingParams): number {
+  return best + p.secondPassage * Math.max(0, second) + p.noteVector * (noteCos ?? 0);
+}
+
 async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "hybrid" | "vector"): Promise<Retrieval> {
   const db = svc.vault.indexDb;
   const offset = o.offset ?? 0;
   const provider = await svc.ensureFresh();
+  const p: RankingParams = { ...rankingFor(provider.kind, provider.model), ...o.ranking };
   const { vectorTexts, keywordTexts } = await rankedTexts(svc, o);
-  const depth = Math.max(FUSION.depth, (offset + o.limit) * 2);
-  const idx = svc.indexes();
-  const queryVector = await svc.queryVector(provider, o.query, o.signal);
-  const vector: Scored[] = [];
-  if (idx) {
-    for (const text of vectorTexts) {
-      const v = text === o.query ? queryVector : await svc.queryVector(provider, text, o.signal);
-      vector.push(new Map(vectorRank(idx.passages, v, depth).map((h) => [h.noteId, { score: h.score, passageId: h.passageId }])));
-    }
-  }
+  const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
+  // The query's embedding (a worker thread for the built-in model, a request for the others) runs while BM25 ranks.
+  const pending = svc.queryVector(provider, o.query, o.signal);
+  pending.catch(() => undefined);
   const keyword: Scored[] = [];
   if (mode === "hybrid") {
     await svc.syncKeywords();
     for (const text of keywordTexts) keyword.push(new Map(keywordRank(db, text, depth).map((h) => [h.noteId, { score: h.score }])));
+  }
+  let queryVector = await pending;
+  const idx = svc.indexes();
+  const vector: Scored[] = [];
+  if (idx && mode === "hybrid" && p.prfVector > 0 && keyword[0]?.size) queryVector = towardKeywordHits(db, queryVector, keyword[0], p.prfVector);
+  if (idx) {
+    for (const text of vectorTexts) {
+      const v = text === o.query ? queryVector : await svc.queryVector(provider, text, o.signal);
+      const hits = vectorRank(idx.passages, v, depth);
+      const noteCos = p.noteVector ? idx.notes.scoreIds(hits.map((h) => h.noteId), v) : null;
+      vector.push(new Map(hits.map((h) => [h.noteId, { score: vectorScore(h.score, h.second ?? -1, noteCos?.get(h.noteId), p), passageId: h.passageId }])));
+    }
     // Keyword hits the query's vector list missed get their true similarity (and best passage) too.
-    if (idx && vector[0]) {
+    if (mode === "hybrid" && vector[0]) {
       const missing = [...new Set(keyword.flatMap((m) => [...m.keys()]))].filter((id) => !vector[0]!.has(id));
-      for (const [id, b] of bestPassages(db, idx.passages, missing, queryVector)) vector[0].set(id, b);
+      const noteCos = p.noteVector ? idx.notes.scoreIds(missing, queryVector) : null;
+      for (const [id, b] of bestPassages(db, idx.passages, missing, queryVector)) vector[0].set(id, { score: vectorScore(b.score, b.second, noteCos?.get(id), p), passageId: b.passageId });
     }
   }
+  const keywordWeights: number[] = [];
+  if (mode === "hybrid" && p.prfKeyword > 0 && vector[0]?.size) {
+    // The titles of the best vector hits name what the query is about in the vault's own words.
+    const top = [...vector[0]].sort((a, b) => b[1].score - a[1].score).slice(0, PRF_DEPTH).map(([id]) => id);
+    const titles = [...notesByIds(db, top).values()].map((n) => n.title).join(" ");
+    keyword.push(new Map(keywordRank(db, `${o.query} ${titles}`, depth).map((h) => [h.noteId, { score: h.score }])));
+    keywordWeights[keyword.length - 1] = p.prfKeyword;
+  }
   let scored: [number, number][];
-  if (mode === "hybrid") scored = [...fuseRankings(keyword, vector, provider.kind)];
+  if (mode === "hybrid") {
+    // How much the vector list counts depends on how well the keyword side did (see RankingParams.vectorWeightWeak).
+    let vectorWeight = p.vectorWeight;
+    if (p.vectorWeightWeak !== p.vectorWeight && keyword[0]) {
+      const top = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).slice(0, CONFIDENCE_DEPTH).map(([id]) => id);
+      const confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
+      vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
+    }
+    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight }, keywordWeights)], p);
+  }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
     const best = new Map<number, number>();
@@ -177,6 +218,33 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   return { mode, notes, total: scored.length };
 }
 
+/**
+ * Notes nearest in meaning to one note (related_notes): by the cosine of the
+ * note-level vectors, the note itself and the paths in `exclude` left out.
+ * Each comes with its passages nearest to the note (as a query's would).
+ */
+export async function retrieveRelated(svc: SemanticService, noteId: number, o: { limit: number; offset?: number; exclude?: Set<string>; passagesPerNote?: number }): Promise<Retrieval> {
+  await svc.ensureFresh();
+  const db = svc.vault.indexDb;
+  const idx = svc.indexes();
+  const v = idx ? noteVector(db, noteId) : null;
+  if (!idx || !v) return { mode: "vector", notes: [], total: 0 }; // an empty note has nothing to compare
+  const offset = o.offset ?? 0;
+  const exclude = o.exclude ?? new Set<string>();
+  // Ask for enough neighbours to survive dropping the note itself and the excluded ones.
+  const hits = idx.notes.search(v, offset + o.limit + exclude.size + 1).filter((h) => h.owner !== noteId);
+  const refs = notesByIds(
+    db,
+    hits.map((h) => h.owner),
+  );
+  const kept = hits.filter((h) => refs.has(h.owner) && !exclude.has(refs.get(h.owner)!.path));
+  const notes = kept.slice(offset, offset + o.limit).map((h) => {
+    const n = refs.get(h.owner)!;
+    return { noteId: h.owner, path: n.path, title: n.title, score: h.score, passages: notePassagesByVector(db, idx.passages, h.owner, v, o.passagesPerNote ?? 1) };
+  });
+  return { mode: "vector", notes, total: kept.length };
+}
+
 /** A note's stored passages, the `want` nearest to the query first. */
 function notePassagesByVector(db: Database, index: { scoreIds(ids: number[], q: Float32Array): Map<number, number> }, noteId: number, query: Float32Array, want: number): RetrievedPassage[] {
   const rows = db.query("SELECT id, ord, heading, text FROM passages WHERE note_id = ? ORDER BY ord").all(noteId) as { id: number; ord: number; heading: string; text: string }[];
@@ -195,7 +263,7 @@ async function keywordRetrieve(svc: SemanticService, o: RetrieveOptions): Promis
   const offset = o.offset ?? 0;
   const { keywordTexts } = o.expand ? await rankedTexts(svc, o) : { keywordTexts: [o.query] };
   await svc.syncKeywords();
-  const depth = Math.max(FUSION.depth, (offset + o.limit) * 2);
+  const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
   // Several query texts (expansion): a note keeps its best score.
   const best = new Map<number, number>();
   for (const text of keywordTexts) for (const h of keywordRank(db, text, depth)) best.set(h.noteId, Math.max(best.get(h.noteId) ?? -Infinity, h.score));

@@ -1,12 +1,9 @@
 // semantic_search: vector ranking of notes by their best passage, optionally
-// fused with BM25 (any-term, stemmed; see FUSION for how), optionally
+// fused with BM25 (any-term, stemmed; see MODEL_RANKING for how), optionally
 // pulled toward recent notes, optionally widened by LLM query expansion.
 // The ranking itself lives in ./retrieve.ts, shared with answer and prepare_context.
-import type { Database } from "bun:sqlite";
-import { bestPassages, retrieve } from "./retrieve";
+import { retrieve } from "./retrieve";
 import type { SemanticService } from "./service";
-import { passagesByIds } from "./store";
-import type { VectorIndex } from "./vector-index";
 
 export interface SemanticQuery {
   query: string;
@@ -30,32 +27,6 @@ const SNIPPET_CHARS = 320;
 export function snippetOf(text: string): string {
   const t = text.replace(/\s+/g, " ").trim();
   return t.length <= SNIPPET_CHARS ? t : `${t.slice(0, SNIPPET_CHARS).replace(/\s+\S*$/, "")}…`;
-}
-
-/** Each note's snippet: from the passage `chosen` names for it, else from its passage nearest to `query`. */
-export function snippetsFor(
-  db: Database,
-  passages: VectorIndex | null,
-  noteIds: number[],
-  query: Float32Array,
-  chosen: (noteId: number) => number | undefined = () => undefined,
-): Map<number, string> {
-  const passageFor = new Map<number, number>();
-  for (const id of noteIds) {
-    const p = chosen(id);
-    if (p !== undefined) passageFor.set(id, p);
-  }
-  if (passages) {
-    const missing = noteIds.filter((id) => !passageFor.has(id));
-    for (const [noteId, b] of bestPassages(db, passages, missing, query)) passageFor.set(noteId, b.passageId);
-  }
-  const texts = passagesByIds(db, [...passageFor.values()]);
-  const out = new Map<number, string>();
-  for (const [noteId, passageId] of passageFor) {
-    const p = texts.get(passageId);
-    if (p) out.set(noteId, snippetOf(p.text));
-  }
-  return out;
 }
 
 export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Promise<{ items: SemanticHit[]; total: number }> {

@@ -1,7 +1,9 @@
 // find_duplicates and topic_map, both built on the note-level vectors and the
-// pair search of neighbors.ts.
+// pair search of neighbors.ts, on the calibrated similarity of ./calibrate.ts
+// (so that the spec's default 0.9 means "near-duplicate" for every provider).
 import type { Database } from "bun:sqlite";
 import { normalize } from "../providers/types";
+import { calibrated } from "./calibrate";
 import { similarGroups, similarPairs } from "./neighbors";
 import type { SemanticService } from "./service";
 import { allNoteVectors } from "./store";
@@ -41,17 +43,17 @@ export interface TopicMapOptions {
   maxNotes: number;
 }
 
-/** Note vectors (exact float32, unit length) with their paths, in note-id order. */
+/** Note vectors (exact float32, calibrated, unit length) with their paths, in note-id order. */
 function noteVectors(db: Database): { ids: number[]; paths: string[]; vectors: Float32Array[] } {
   const paths = new Map((db.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
   const ids: number[] = [];
-  const vectors: Float32Array[] = [];
+  const raw: Float32Array[] = [];
   for (const r of allNoteVectors(db)) {
     if (!paths.has(r.noteId)) continue;
     ids.push(r.noteId);
-    vectors.push(normalize(r.vector));
+    raw.push(normalize(r.vector));
   }
-  return { ids, paths: ids.map((id) => paths.get(id)!), vectors };
+  return { ids, paths: ids.map((id) => paths.get(id)!), vectors: calibrated(raw) };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
