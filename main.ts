@@ -1,10 +1,18 @@
 #!/usr/bin/env bun
 // The lettuce command: see lib/cli/run.ts for the commands.
-import { runCli } from "./lib/cli/run";
-import { loadSqliteVec } from "./lib/store/sqlite-vec";
+import { versionLine } from "./lib/version";
 
-loadSqliteVec.prepare();
-runCli(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+// `lettuce --version` answers before anything else is loaded (no database, model, provider or worker).
+if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)) {
+  console.log(versionLine());
+  process.exit(0);
+}
+// Before any database is opened: LETTUCE_SQLITE_LIB must be in place first (macOS).
+const { configureSqlite } = await import("./lib/store/sqlite-lib");
+configureSqlite();
+const { runCli } = await import("./lib/cli/run");
+runCli(argv).then(
   (code) => process.exit(code),
   (e) => {
     console.error("lettuce:", e instanceof Error ? e.message : e);

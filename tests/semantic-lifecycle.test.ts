@@ -6,6 +6,7 @@ import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SemanticService } from "../lib/semantic/service";
 import { getMeta } from "../lib/store/index-db";
+import { storedDimensions } from "../lib/semantic/store";
 import { copyVault, startTestServer } from "./helpers/server";
 import { withEnv } from "./helpers/env";
 import { startModelServer } from "./helpers/model-server";
@@ -87,8 +88,7 @@ test("a model change re-embeds everything and never mixes vectors of two models"
         expect(getMeta(db, "embed_model")).toBe("ollama:nomic-embed-text");
         expect(getMeta(db, "embed_dim")).toBe("96");
         // Every stored vector is the new model's.
-        const lengths = db.query("SELECT DISTINCT vec_length(embedding) AS n FROM vec_passages").all() as { n: number }[];
-        expect(lengths).toEqual([{ n: 96 }]);
+        expect(storedDimensions(db)).toEqual([96]);
         const res = await s.call("semantic_search", { query: "frost dates April", limit: 3 });
         expect(res.items.length).toBe(3);
       });
@@ -97,8 +97,7 @@ test("a model change re-embeds everything and never mixes vectors of two models"
         const back = await s.call("reindex_embeddings");
         expect(back).toMatchObject({ notes: builtin.notes, embedded: 0 });
         expect(getMeta(db, "embed_dim")).toBe("512");
-        const lengths = db.query("SELECT DISTINCT vec_length(embedding) AS n FROM vec_passages").all() as { n: number }[];
-        expect(lengths).toEqual([{ n: 512 }]);
+        expect(storedDimensions(db)).toEqual([512]);
       });
       // A remote model that changes its dimension under the same name is refused, not mixed in.
       await withEnv({ LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: remote.url, LETTUCE_LLM_PROVIDER: "none" }, async () => {
@@ -109,7 +108,7 @@ test("a model change re-embeds everything and never mixes vectors of two models"
         const r = await s.callRaw("semantic_search", { query: "frost" });
         expect(r.kind).toBe("provider-error");
         expect(r.content[0].text).toContain("48-dimensional");
-        expect((db.query("SELECT DISTINCT vec_length(embedding) AS n FROM vec_passages").all() as { n: number }[]).map((x) => x.n)).toEqual([96]);
+        expect(storedDimensions(db)).toEqual([96]);
         remote.state.wrongDim = null;
       });
       // Ollama going away is a clear provider-unavailable, not a crash.

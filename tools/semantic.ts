@@ -4,7 +4,6 @@ import { z } from "zod";
 import { findNote } from "../lib/retrieval/notes";
 import { chatAnswers } from "../lib/providers/probe";
 import { selectChat } from "../lib/providers/select";
-import { vecVersion } from "../lib/store/index-db";
 import { runEval } from "../lib/semantic/eval";
 import { relatedNotes } from "../lib/semantic/related";
 import { RECENCY_HALF_LIFE_DAYS } from "../lib/semantic/fusion";
@@ -123,7 +122,7 @@ export const evalTool = defineTool({
 
 contributeVaultInfo(async (info, { vault }) => {
   const svc = SemanticService.for(vault);
-  const embeddings = vecVersion(vault.indexDb) !== null && (await svc.hasEmbedder());
+  const embeddings = await svc.hasEmbedder();
   info.capabilities.embeddings = embeddings;
   // True only when the chat model answers (a probe cached for 30 s), not merely when one is configured.
   info.capabilities.llm = await chatAnswers((await selectChat()).provider);

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { noteByPath, noteCount } from "../lib/retrieval/notes";
+import { vectorStorage } from "../lib/store/index-db";
+import { sqliteInfo } from "../lib/store/sqlite-lib";
 import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
 
 /**
@@ -24,6 +26,8 @@ export interface VaultInfo {
   capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean };
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
   indexing: { state: string; done: number; total: number };
+  /** How vectors are stored (sqlite-vec, or plain tables where it cannot load) and which SQLite runs. */
+  storage: { vectors: string; sqliteVec: string | null; sqlite: string; note?: string };
 }
 
 function readIfExists(path: string): string | null {
@@ -34,10 +38,17 @@ function readIfExists(path: string): string | null {
   }
 }
 
+function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storage"] {
+  const v = vectorStorage(db);
+  const out: VaultInfo["storage"] = { vectors: v.kind, sqliteVec: v.vecVersion, sqlite: sqliteInfo().version };
+  if (v.reason) out.note = `${v.reason}; vectors are kept in plain tables and every tool works`;
+  return out;
+}
+
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
   description:
-    "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness).",
+    "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
@@ -58,6 +69,7 @@ export const getVaultInfo = defineTool({
       },
       liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },
       indexing: { state: s.state, done: s.done, total: s.total },
+      storage: storageInfo(vault.indexDb),
     };
     for (const fn of contributors) await fn(info, ctx);
     return info;

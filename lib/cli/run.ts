@@ -10,12 +10,14 @@ import { healthCommand, lintCommand } from "./hygiene";
 import { indexCommand, searchCommand } from "./index-search";
 import { loginCommand } from "./login";
 import { proposalsCommand } from "./proposals";
+import { doctorCommand } from "./doctor";
 import { reviewCommand } from "./review";
 import { embedCommand, evalCommand, relatedCommand } from "./semantic";
 import { serveCommand, stdioCommand } from "./serve";
 import { tokenCommand } from "./token";
+import { versionCommand } from "./version";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand, loginCommand];
+export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand, loginCommand, doctorCommand, versionCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -44,10 +46,7 @@ export async function runCli(argv: string[]): Promise<number> {
     console.log(cmd ? cmd.usage : mainHelp());
     return name ? 0 : 2;
   }
-  if (name === "--version" || name === "-V" || name === "-v" || name === "version") {
-    console.log(VERSION);
-    return 0;
-  }
+  if (name === "--version" || name === "-V" || name === "-v") return runCli(["version", ...rest]);
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
     console.error(`lettuce: unknown command ${JSON.stringify(name)}\n\n${mainHelp()}`);

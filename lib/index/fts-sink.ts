@@ -1,3 +1,4 @@
+import { workerEntry } from "../platform/embedded";
 import { ftsPath } from "../store/fts-db";
 
 // Rows sent per message: large enough that messaging costs nothing, small
@@ -5,9 +6,8 @@ import { ftsPath } from "../store/fts-db";
 const ROWS_PER_MESSAGE = 64;
 
 function spawn(): Worker {
-  // See parse-pool.ts: in a compiled binary embedded entry points live under /$bunfs/root/<source path>.
-  const inBinary = import.meta.url.includes("$bunfs");
-  return new Worker(inBinary ? "/$bunfs/root/lib/index/fts-writer.ts" : new URL("./fts-writer.ts", import.meta.url).href);
+  // See parse-pool.ts: in a compiled binary embedded entry points live under the binary's virtual root at their source path.
+  return new Worker(workerEntry("lib/index/fts-writer.ts", import.meta.url, "./fts-writer.ts"));
 }
 
 /**

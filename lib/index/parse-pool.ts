@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { workerEntry } from "../platform/embedded";
 import { readAndParse, unpackResult, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 
@@ -9,9 +10,8 @@ const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own
-  // (/$bunfs/root/lettuce), and compile.sh embeds the worker under its source path.
-  const inBinary = import.meta.url.includes("$bunfs");
-  return new Worker(inBinary ? "/$bunfs/root/lib/index/parse-worker.ts" : new URL("./parse-worker.ts", import.meta.url).href);
+  // (/$bunfs/root/lettuce, B:/~BUN/root/lettuce.exe on Windows), and compile.sh embeds the worker under its source path.
+  return new Worker(workerEntry("lib/index/parse-worker.ts", import.meta.url, "./parse-worker.ts"));
 }
 
 /**

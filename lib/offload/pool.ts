@@ -5,6 +5,7 @@
 // caller's budget is abandoned: its worker is retired (a running SQLite
 // statement cannot be stopped, but its answer is no longer waited for) and a
 // fresh one takes the next job.
+import { workerEntry } from "../platform/embedded";
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { WikiHealth } from "../hygiene/health";
@@ -36,8 +37,7 @@ interface Slot {
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own; compile.sh embeds the worker under its source path.
-  const inBinary = import.meta.url.includes("$bunfs");
-  return new Worker(inBinary ? "/$bunfs/root/lib/offload/worker.ts" : new URL("./worker.ts", import.meta.url).href);
+  return new Worker(workerEntry("lib/offload/worker.ts", import.meta.url, "./worker.ts"));
 }
 
 function cancelled(): ToolError {

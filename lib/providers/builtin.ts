@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { workerEntry } from "../platform/embedded";
 import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
@@ -12,8 +13,7 @@ const MAX_CRASHES = 3;
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own;
   // compile.sh embeds the worker under its source path.
-  const inBinary = import.meta.url.includes("$bunfs");
-  return new Worker(inBinary ? "/$bunfs/root/lib/providers/builtin-worker.ts" : new URL("./builtin-worker.ts", import.meta.url).href);
+  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"));
 }
 
 interface Job {

@@ -3,8 +3,7 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
-import { getMeta, vecVersion } from "../store/index-db";
-import { loadSqliteVec } from "../store/sqlite-vec";
+import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import type { ChatProvider, EmbeddingProvider } from "../providers/types";
 import type { VaultContext } from "../vault-context";
@@ -76,7 +75,6 @@ export class SemanticService {
 
   /** The embedding provider, or a not-configured ToolError saying why there is none. */
   async embedder(): Promise<EmbeddingProvider> {
-    if (!vecVersion(this.db)) throw new ToolError("not-configured", `Vector search is unavailable: ${loadSqliteVec.error() ?? "sqlite-vec did not load"}`);
     const sel = await selectEmbedder();
     if (!sel.provider) throw new ToolError("not-configured", `No embeddings provider: ${sel.reason}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
     return sel.provider;
@@ -225,7 +223,7 @@ export class SemanticService {
   async enableBackground(log: (line: string) => void = () => {}): Promise<void> {
     if (process.env.LETTUCE_EMBED_BACKGROUND === "0") return;
     const sel = await selectEmbedder();
-    if (!sel.provider || !vecVersion(this.db) || this.closed) return;
+    if (!sel.provider || this.closed) return;
     this.background = true;
     const pending = this.pendingPassages(sel.provider);
     if (pending > 0) {
@@ -280,7 +278,7 @@ export class SemanticService {
     this.loadedGeneration = -1;
   }
 
-  /** The in-memory passage and note indexes, loaded from the vec tables (again, if another process changed them). */
+  /** The in-memory passage and note indexes, loaded from the vector tables (again, if another process changed them). */
   indexes(): { passages: VectorIndex; notes: VectorIndex } | null {
     const gen = generation(this.db);
     if (this.passages && this.notes && gen === this.loadedGeneration) return { passages: this.passages, notes: this.notes };

@@ -1,11 +1,14 @@
 // The semantic tables of index.db: passages (text, heading, ordinal, hash),
-// embed_notes (which content of each note is embedded), and two sqlite-vec
-// tables (cosine) holding the vectors: vec_passages (rowid = passage id) and
-// vec_notes (rowid = note id, the note-level vector). The vec tables are made
-// for one model's dimension; meta records the model id and dimension, and a
-// model change wipes all of it (vectors of two models never mix).
+// embed_notes (which content of each note is embedded), and two vector tables
+// holding the vectors: one per passage (rowid = passage id) and one per note
+// (rowid = note id, the note-level vector). They are sqlite-vec tables, or
+// plain BLOB tables where sqlite-vec cannot load (lib/store/vector-storage.ts);
+// both have rowid and embedding columns. The tables are made for one model's
+// dimension; meta records the model id and dimension, and a model change wipes
+// all of it (vectors of two models never mix).
 import type { Database } from "bun:sqlite";
-import { getMeta, setMeta, vecVersion } from "../store/index-db";
+import { getMeta, setMeta, vectorStorage } from "../store/index-db";
+import { createVectorTables, dropVectorTables, hasTable, VECTOR_TABLES } from "../store/vector-storage";
 import { blobToVector, vectorToBlob } from "./cache";
 import type { Passage } from "./passages";
 
@@ -53,15 +56,15 @@ export function notesByIds(db: Database, ids: number[]): Map<number, NoteRef> {
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-function hasTable(db: Database, name: string): boolean {
-  return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== null;
+/** This connection's vector table names. */
+function tables(db: Database): { passages: string; notes: string } {
+  return VECTOR_TABLES[vectorStorage(db).kind];
 }
 
 /** Start over for a model: every note becomes unembedded. */
 export function resetForModel(db: Database, modelId: string): void {
   db.transaction(() => {
-    db.exec("DROP TABLE IF EXISTS vec_passages");
-    db.exec("DROP TABLE IF EXISTS vec_notes");
+    dropVectorTables(db, vectorStorage(db).kind);
     db.exec("DELETE FROM passages");
     db.exec("DELETE FROM embed_notes");
     setMeta(db, "embed_model", modelId);
@@ -70,12 +73,17 @@ export function resetForModel(db: Database, modelId: string): void {
   })();
 }
 
-/** Create the vec tables for this dimension (once the first vectors show what it is). */
+/** Create the vector tables for this dimension (once the first vectors show what it is). */
 export function ensureVecTables(db: Database, dim: number): void {
-  if (!vecVersion(db)) throw new Error("sqlite-vec is not loaded");
-  if (!hasTable(db, "vec_passages")) db.exec(`CREATE VIRTUAL TABLE vec_passages USING vec0(embedding float[${dim}] distance_metric=cosine)`);
-  if (!hasTable(db, "vec_notes")) db.exec(`CREATE VIRTUAL TABLE vec_notes USING vec0(embedding float[${dim}] distance_metric=cosine)`);
+  createVectorTables(db, vectorStorage(db).kind, dim);
   setMeta(db, "embed_dim", String(dim));
+}
+
+/** The distinct dimensions of the stored passage vectors (one, or none, unless something is wrong). */
+export function storedDimensions(db: Database): number[] {
+  const t = tables(db);
+  if (!hasTable(db, t.passages)) return [];
+  return (db.query(`SELECT DISTINCT length(embedding) / 4 AS n FROM ${t.passages}`).all() as { n: number }[]).map((r) => r.n);
 }
 
 /** A counter bumped on every change to the vectors, so that another process's in-memory copy knows to reload. */
@@ -140,13 +148,14 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
   const delState = db.query("DELETE FROM embed_notes WHERE note_id = ?");
   const insPassage = db.query("INSERT INTO passages(note_id, ord, heading, text, hash) VALUES (?, ?, ?, ?, ?) RETURNING id");
   const setState = db.query("INSERT OR REPLACE INTO embed_notes(note_id, hash) VALUES (?, ?)");
-  // The vec tables exist once the first vectors told the dimension; before that no note has passages.
-  const vec = hasTable(db, "vec_passages")
+  // The vector tables exist once the first vectors told the dimension; before that no note has passages.
+  const t = tables(db);
+  const vec = hasTable(db, t.passages)
     ? {
-        delP: db.query("DELETE FROM vec_passages WHERE rowid = ?"),
-        delN: db.query("DELETE FROM vec_notes WHERE rowid = ?"),
-        insP: db.query("INSERT INTO vec_passages(rowid, embedding) VALUES (?, ?)"),
-        insN: db.query("INSERT INTO vec_notes(rowid, embedding) VALUES (?, ?)"),
+        delP: db.query(`DELETE FROM ${t.passages} WHERE rowid = ?`),
+        delN: db.query(`DELETE FROM ${t.notes} WHERE rowid = ?`),
+        insP: db.query(`INSERT INTO ${t.passages}(rowid, embedding) VALUES (?, ?)`),
+        insN: db.query(`INSERT INTO ${t.notes}(rowid, embedding) VALUES (?, ?)`),
       }
     : null;
   const clear = (noteId: number) => {
@@ -164,7 +173,7 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
     }
     for (const n of notes) {
       clear(n.noteId);
-      if (n.passages.length && !vec) throw new Error("passages to store before the vec tables exist");
+      if (n.passages.length && !vec) throw new Error("passages to store before the vector tables exist");
       n.passages.forEach((p, i) => {
         const row = insPassage.get(n.noteId, p.ord, p.heading, p.text, p.hash) as { id: number };
         vec!.insP.run(row.id, vectorToBlob(n.vectors[i]!));
@@ -180,8 +189,9 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
 
 /** Every stored passage vector (for the in-memory search index). */
 export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
-  if (!hasTable(db, "vec_passages")) return;
-  const q = db.query("SELECT p.id AS id, p.note_id AS noteId, v.embedding AS embedding FROM passages p JOIN vec_passages v ON v.rowid = p.id");
+  const t = tables(db);
+  if (!hasTable(db, t.passages)) return;
+  const q = db.query(`SELECT p.id AS id, p.note_id AS noteId, v.embedding AS embedding FROM passages p JOIN ${t.passages} v ON v.rowid = p.id`);
   for (const r of q.iterate() as Iterable<{ id: number; noteId: number; embedding: Uint8Array }>) {
     yield { id: r.id, noteId: r.noteId, vector: blobToVector(r.embedding) };
   }
@@ -189,14 +199,16 @@ export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
 
 /** Every stored note-level vector. */
 export function* allNoteVectors(db: Database): Generator<{ noteId: number; vector: Float32Array }> {
-  if (!hasTable(db, "vec_notes")) return;
-  const q = db.query("SELECT rowid AS noteId, embedding FROM vec_notes");
+  const t = tables(db);
+  if (!hasTable(db, t.notes)) return;
+  const q = db.query(`SELECT rowid AS noteId, embedding FROM ${t.notes}`);
   for (const r of q.iterate() as Iterable<{ noteId: number; embedding: Uint8Array }>) yield { noteId: r.noteId, vector: blobToVector(r.embedding) };
 }
 
 export function noteVector(db: Database, noteId: number): Float32Array | null {
-  if (!hasTable(db, "vec_notes")) return null;
-  const r = db.query("SELECT embedding FROM vec_notes WHERE rowid = ?").get(noteId) as { embedding: Uint8Array } | null;
+  const t = tables(db);
+  if (!hasTable(db, t.notes)) return null;
+  const r = db.query(`SELECT embedding FROM ${t.notes} WHERE rowid = ?`).get(noteId) as { embedding: Uint8Array } | null;
   return r ? blobToVector(r.embedding) : null;
 }
 

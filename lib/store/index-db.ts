@@ -3,7 +3,9 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration } from "./fts-db";
 import { migrate } from "./migrate";
+import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
+import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
 
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
@@ -105,6 +107,7 @@ export function openIndexDb(root: string): Database {
   const dir = lettuceDir(root);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.db");
+  configureSqlite();
   for (let attempt = 0; ; attempt++) {
     let db = new Database(file, { create: true, strict: true });
     let usable = false;
@@ -119,6 +122,10 @@ export function openIndexDb(root: string): Database {
     } catch {
       usable = false;
     }
+    const storage = usable ? chooseVectorStorage(db) : null;
+    // vec0 tables on a connection without sqlite-vec can be neither read nor dropped: start the
+    // (derived) index afresh, as for a damaged one; the vectors come back from embeddings.db.
+    if (storage?.kind === "plain" && hasVecTables(db)) usable = false;
     if (!usable) {
       db.close();
       if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
@@ -128,7 +135,8 @@ export function openIndexDb(root: string): Database {
     db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
     // A bulk load interrupted by a crash leaves its indexes dropped; put them back.
     for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
-    vecVersions.set(db, loadSqliteVec.load(db));
+    adoptVectorStorage(db, storage!.kind);
+    storages.set(db, storage!);
     return db;
   }
 }
@@ -142,9 +150,21 @@ export function setMeta(db: Database, key: string, value: string | null): void {
   else db.query("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").run(key, value);
 }
 
-const vecVersions = new WeakMap<Database, string | null>();
+const storages = new WeakMap<Database, VectorStorage>();
 
-/** sqlite-vec's version in this connection, or null when it could not be loaded. */
+/** sqlite-vec when it loads into this connection (unless a test forces plain tables), else plain tables. */
+function chooseVectorStorage(db: Database): VectorStorage {
+  if (plainStorageForced()) return { kind: "plain", vecVersion: null, reason: "plain tables forced by LETTUCE_VECTOR_STORAGE=plain (a test switch)" };
+  const v = loadSqliteVec.load(db);
+  return v ? { kind: "sqlite-vec", vecVersion: v, reason: null } : { kind: "plain", vecVersion: null, reason: loadSqliteVec.error() ?? "sqlite-vec did not load" };
+}
+
+/** How this connection stores vectors (see lib/store/vector-storage.ts). */
+export function vectorStorage(db: Database): VectorStorage {
+  return storages.get(db) ?? { kind: "plain", vecVersion: null, reason: "not an index connection" };
+}
+
+/** sqlite-vec's version in this connection, or null when vectors are in plain tables. */
 export function vecVersion(db: Database): string | null {
-  return vecVersions.get(db) ?? null;
+  return storages.get(db)?.vecVersion ?? null;
 }

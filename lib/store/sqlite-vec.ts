@@ -1,44 +1,59 @@
+// sqlite-vec for this platform. From source it is the npm package
+// sqlite-vec-<os>-<arch>; inside a compiled binary compile.sh embeds the
+// target's build (found by name in Bun.embeddedFiles), which dlopen cannot
+// read from the binary, so it is unpacked once into the per-user, versioned
+// cache folder (lib/platform/cache-dir.ts checks that folder and file before
+// anything is loaded). When it cannot load, vectors go to plain tables
+// (lib/store/vector-storage.ts) and everything still works.
 import type { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-// Imported as a file so that `bun build --compile` embeds the extension in the binary.
-import embeddedVec from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { unpackToCache } from "../platform/cache-dir";
+import { embeddedFiles, isCompiled } from "../platform/embedded";
+
+/** The npm package and file name of sqlite-vec's build for a platform. */
+export function vecPackage(platform: string = process.platform, arch: string = process.arch): { pkg: string; file: string } {
+  const os = platform === "win32" ? "windows" : platform;
+  const ext = platform === "darwin" ? "dylib" : platform === "win32" ? "dll" : "so";
+  return { pkg: `sqlite-vec-${os}-${arch}`, file: `vec0.${ext}` };
+}
+
+export const EMBEDDED_VEC = /^vec0(-[a-z0-9]+)?\.(so|dylib|dll)$/;
 
 let loadablePath: string | null = null;
 let loadError: string | null = null;
+let prepared = false;
 
-/**
- * Find a loadable copy of sqlite-vec. Inside a compiled binary the embedded
- * file lives under /$bunfs and cannot be dlopen'ed, so it is copied to a
- * temp file first (once per version; later starts reuse it).
- */
-function prepare(): string | null {
-  if (loadablePath || loadError) return loadablePath;
+function locate(): string {
+  const { pkg, file } = vecPackage();
+  if (isCompiled()) {
+    const [found] = embeddedFiles(EMBEDDED_VEC);
+    if (!found) throw new Error(`this binary carries no sqlite-vec build (${pkg})`);
+    return unpackToCache(file, readFileSync(found.path));
+  }
+  let p: string;
   try {
-    const src = embeddedVec as unknown as string;
-    if (!src.startsWith("/$bunfs") && !src.startsWith("B:/~BUN") && existsSync(src)) {
-      loadablePath = src;
-      return src;
-    }
-    const size = statSync(src).size;
-    const dir = join(tmpdir(), `lettuce-vec-${size}`);
-    const dest = join(dir, "vec0.so");
-    if (!existsSync(dest) || statSync(dest).size !== size) {
-      mkdirSync(dir, { recursive: true });
-      const tmp = `${dest}.${process.pid}.tmp`;
-      // Not copyFileSync: Bun cannot copy out of /$bunfs (ENOENT), but it can read from it.
-      writeFileSync(tmp, readFileSync(src));
-      renameSync(tmp, dest);
-    }
-    loadablePath = dest;
+    p = createRequire(import.meta.url).resolve(`${pkg}/${file}`);
+  } catch {
+    throw new Error(`the npm package ${pkg} is not installed (sqlite-vec ships no build for ${process.platform}-${process.arch} there)`);
+  }
+  if (!existsSync(p)) throw new Error(`${p} is missing`);
+  return p;
+}
+
+/** A loadable copy of sqlite-vec (unpacked once per process), or null with the reason in error(). */
+function prepare(): string | null {
+  if (prepared) return loadablePath;
+  prepared = true;
+  try {
+    loadablePath = locate();
   } catch (e) {
     loadError = `sqlite-vec unavailable: ${(e as Error).message}`;
   }
   return loadablePath;
 }
 
-/** Load sqlite-vec into a connection; returns its version, or null (with the reason in vecError()). */
+/** Load sqlite-vec into a connection; returns its version, or null (with the reason in error()). */
 function load(db: Database): string | null {
   const p = prepare();
   if (!p) return null;
@@ -51,4 +66,4 @@ function load(db: Database): string | null {
   }
 }
 
-export const loadSqliteVec = { prepare, load, error: () => loadError };
+export const loadSqliteVec = { prepare, load, error: () => loadError, path: () => loadablePath };

@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
-import { join, sep } from "node:path";
+import { join } from "node:path";
 import { ToolError } from "../errors";
+import { platformPathProblem, toVaultRelative } from "../platform/paths";
 
 // Directories that are never part of the vault's content. `.lettuce` holds our
 // own databases; the others belong to editors, sync tools and package managers.
@@ -46,6 +47,8 @@ function checkedParts(input: string, p: string, opts: { allowRoot?: boolean }): 
     parts.push(part);
   }
   if (Buffer.byteLength(parts.join("/")) > MAX_PATH_BYTES) invalid(input, `the path is over ${MAX_PATH_BYTES} bytes`, "too-long");
+  const why = platformPathProblem(parts.join("/")); // Windows: device names, trailing dots, streams (lib/platform/paths.ts)
+  if (why) invalid(input, why);
   return parts;
 }
 
@@ -142,7 +145,7 @@ export function safeAbsPath(root: string, rel: string): string {
   try {
     const real = realpathSync(abs);
     const realRoot = realRootOf(root);
-    if (real !== realRoot && !real.startsWith(realRoot + sep)) invalid(rel, "it leaves the vault");
+    if (toVaultRelative(realRoot, real) === null) invalid(rel, "it leaves the vault"); // lib/platform/paths.ts: Windows drives and case too
   } catch (e) {
     if (e instanceof ToolError) throw e;
   }

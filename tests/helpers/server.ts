@@ -99,8 +99,10 @@ export async function startTestServer(opts: { src?: string; root?: string; watch
     }
     return c;
   };
+  // The SDK client gives up on a request after 60 s by default; under CI load a first embedding pass can
+  // take longer while the server works fine. Each test's own timeout still bounds a real hang.
   const callRaw = async (name: string, args: Record<string, unknown> = {}, scope: Scope = "write") =>
-    (await cached(scope)).callTool({ name, arguments: args });
+    (await cached(scope)).callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
   return {
     root,
     vault,

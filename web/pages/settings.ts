@@ -42,7 +42,7 @@ export async function settingsPage(ctx: PageContext): Promise<Page> {
         { class: "facts" },
         row("Embeddings", s.providers.embeddings.name ?? "none", h("div", { class: "muted small" }, s.providers.embeddings.reason)),
         row("LLM", s.providers.llm.name ?? "none", h("div", { class: "muted small" }, s.providers.llm.reason)),
-        row("Vector search", s.vectorSearch ? `sqlite-vec ${s.vectorSearch}` : "unavailable"),
+        row("Vector storage", s.vectorSearch ? `sqlite-vec ${s.vectorSearch}` : "plain tables (sqlite-vec not loaded; vector search works)"),
       ),
       h("h2", null, "Environment"),
       h("dl", { class: "facts" }, Object.entries(s.env).flatMap(([k, v]) => row(k, v === null ? h("span", { class: "muted" }, "not set") : h("code", null, v)))),
