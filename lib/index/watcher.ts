@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { isIgnoredPath } from "../vault/paths";
+import { nativeToVault } from "../platform/paths";
 import type { Indexer } from "./indexer";
 
 // Editors save in bursts (temp file, rename, chmod); wait this long after the
@@ -32,7 +33,7 @@ export class VaultWatcher {
         this.running = this.running.then(() => this.indexer.fullScan()).catch(this.onError);
         return;
       }
-      const rel = String(filename).split("\\").join("/");
+      const rel = nativeToVault(String(filename));
       if (isIgnoredPath(rel)) return;
       this.pending.add(rel);
       if (this.timer) clearTimeout(this.timer);
