@@ -45,6 +45,8 @@ interface WriteToolSpec<S extends z.ZodObject> {
   what: string;
   /** For tool search (ToolDef.details). */
   details?: string;
+  /** What a committed call returns, when it is not the usual {path, hash, editId}. */
+  returns?: string;
   destructive: boolean;
   idempotent: boolean;
   input: S;
@@ -55,10 +57,10 @@ interface WriteToolSpec<S extends z.ZodObject> {
  * always finds its op again), open to propose and write tokens, and run
  * through run() for both.
  */
-function writeTool<S extends z.ZodObject>(op: WriteOp<z.output<S>>, { what, details, destructive, idempotent, input }: WriteToolSpec<S>) {
+function writeTool<S extends z.ZodObject>(op: WriteOp<z.output<S>>, { what, details, returns = WRITES, destructive, idempotent, input }: WriteToolSpec<S>) {
   return defineTool({
     name: op.name,
-    description: `${what} ${WRITES}`, // error kinds: docs/writes.md
+    description: `${what} ${returns}`, // error kinds: docs/writes.md
     details,
     proposeDescription: `${PROPOSES} ${what}`,
     scopes: WRITE_SCOPES,
@@ -149,7 +151,8 @@ export const appendLog = writeTool(appendLogOp, {
 
 export const moveNote = writeTool(moveNoteOp, {
   what: "Rename or move a note and rewrite every link to it.",
-  details: "Rename or move a note, and rewrite every [[wikilink]] and Markdown link to it in other notes (keeping #heading, ^block and |alias parts, and each link's style) and the note's own relative links. Links in immutable notes are left and listed in notesNotUpdated. Result adds {from, linksUpdated, notesUpdated}. Returns {path, hash, editId, …}: the note's new content hash (pass it as expectedHash next time) and the agent-edits timeline id. Errors: already-exists, note-not-found, conflict, immutable-path (the source), path-invalid. Parameters: from: The note to move; to: Its new vault-relative path, e.g. \"Archive/Old plan.md\"; updateLinks: Rewrite links that point to it (default true); expectedHash: The `hash` read_note returned. If the note has changed since, nothing is written and the call fails with kind conflict; contextRunId: The contextRunId from prepare_context (needed when the vault's contextMode is strict).",
+  returns: "Returns {path, hash, editId, from, linksUpdated, notesUpdated}.",
+  details: "Rename or move a note, and rewrite every [[wikilink]] and Markdown link to it in other notes (keeping #heading, ^block and |alias parts, and each link's style) and the note's own relative links. Links in immutable notes are left and listed in notesNotUpdated. Returns {path (the new one), hash, editId, from, linksUpdated, notesUpdated}. Errors: already-exists, note-not-found, conflict, immutable-path (the source), path-invalid. Parameters: from: The note to move; to: Its new vault-relative path, e.g. \"Archive/Old plan.md\"; updateLinks: Rewrite links that point to it (default true); expectedHash: The `hash` read_note returned. If the note has changed since, nothing is written and the call fails with kind conflict; contextRunId: The contextRunId from prepare_context (needed when the vault's contextMode is strict).",
   destructive: false,
   idempotent: false,
   input: z.object({
@@ -161,8 +164,9 @@ export const moveNote = writeTool(moveNoteOp, {
 });
 
 export const deleteNote = writeTool(deleteNoteOp, {
-  what: "Move a note to .trash/ (revertable); lists the backlinks it breaks.",
-  details: "Delete a note by moving it to .trash/ (restorable, and revertable from the timeline). Result: {path: null, hash: null, editId, trashPath, brokenBacklinks} — brokenBacklinks are the notes whose links to it now dangle. Returns {path, hash, editId, …}: the note's new content hash (pass it as expectedHash next time) and the agent-edits timeline id. Errors: note-not-found, conflict, immutable-path, path-invalid. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\"; expectedHash: The `hash` read_note returned. If the note has changed since, nothing is written and the call fails with kind conflict; contextRunId: The contextRunId from prepare_context (needed when the vault's contextMode is strict).",
+  what: "Move a note to .trash/ (revertable).",
+  returns: "Returns {editId, trashPath, brokenBacklinks}.",
+  details: "Delete a note by moving it to .trash/ (restorable, and revertable from the timeline). Result: {path: null, hash: null, editId, trashPath, brokenBacklinks} — brokenBacklinks are the notes whose links to it now dangle; editId is its agent-edits timeline entry. Errors: note-not-found, conflict, immutable-path, path-invalid. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\"; expectedHash: The `hash` read_note returned. If the note has changed since, nothing is written and the call fails with kind conflict; contextRunId: The contextRunId from prepare_context (needed when the vault's contextMode is strict).",
   destructive: true,
   idempotent: false,
   input: z.object({ path: notePathField, expectedHash }),
