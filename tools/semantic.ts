@@ -4,7 +4,7 @@ import { z } from "zod";
 import { findNote } from "../lib/retrieval/notes";
 import { chatAnswers } from "../lib/providers/probe";
 import { selectChat } from "../lib/providers/select";
-import { runEval } from "../lib/semantic/eval";
+import { runEval } from "../lib/answer/eval";
 import { relatedNotes } from "../lib/semantic/related";
 import { semanticSearch } from "../lib/semantic/search";
 import { SemanticService } from "../lib/semantic/service";
