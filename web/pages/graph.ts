@@ -82,6 +82,7 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
     });
   });
   for (const [a, b] of g.edges) if (a !== b && !graph.hasEdge(`n${a}`, `n${b}`)) graph.addEdge(`n${a}`, `n${b}`, { size: 0.5, color: line });
+  const tBuilt = performance.now();
   let renderer: Sigma | null = null;
   try {
     renderer = new Sigma(graph, box, {
@@ -112,6 +113,7 @@ export async function graphPage(ctx: PageContext): Promise<Page> {
       box.dataset.nodeCount = String(graph.order);
       box.dataset.edgeCount = String(graph.size);
       box.dataset.fetchMs = String(Math.round(tFetched - t0));
+      box.dataset.buildMs = String(Math.round(tBuilt - tFetched));
       box.dataset.readyMs = String(Math.round(performance.now() - t0));
       box.dataset.ready = "1";
     });
