@@ -345,13 +345,18 @@ export class Indexer {
    * with every name known, so only their still-unresolved links are retried.
    */
   private reresolve(keys: Set<string>, freshlyResolved: Set<string>): void {
+    const touched = new Set<number>();
     for (const key of keys) {
       for (const row of this.rows.linksWithKey(key)) {
         if (freshlyResolved.has(row.source) && row.resolved !== null) continue;
         const r = this.resolver.resolve(row, row.source);
-        if (r !== row.resolved) this.rows.setResolved(row, r);
+        if (r !== row.resolved) {
+          this.rows.setResolved(row, r);
+          touched.add(row.noteId);
+        }
       }
     }
+    for (const id of touched) this.rows.recount(id);
   }
 }
 

@@ -7,17 +7,17 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
 import { wikiHealth } from "../hygiene/health";
-import { lintVault } from "../hygiene/lint";
+import { lintPage, type LintFilter } from "../hygiene/lint";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
 import { renderForWire } from "./json-text";
 
-// search and graph answer with their tool result already as JSON text (see
+// search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
 export type ReadJob =
   | { kind: "search"; query: string; limit: number; offset: number }
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
-  | { kind: "lint" }
+  | { kind: "lint"; filter: LintFilter; offset: number; limit: number }
   | { kind: "health" }
   | { kind: "suggestLinks"; root: string; path: string };
 
@@ -29,8 +29,11 @@ export function runJob(db: Database, job: ReadJob): unknown {
     }
     case "graph":
       return renderForWire(linkGraph(db, job.center, job.depth, job.maxNodes));
-    case "lint":
-      return lintVault(db);
+    case "lint": {
+      // The page is made here, so that only it crosses to the event loop (a 100k-note vault can have millions of findings).
+      const { items, total, counts } = lintPage(db, job.filter, job.offset, job.limit);
+      return renderForWire({ items, total, offset: job.offset, limit: job.limit, truncated: job.offset + items.length < total, counts });
+    }
     case "health":
       return wikiHealth(db);
     case "suggestLinks": {
