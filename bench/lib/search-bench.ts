@@ -36,7 +36,7 @@ export interface SearchFigures {
   serverIdle: boolean;
 }
 
-interface Server {
+export interface Server {
   url: string;
   pid: number;
   stop(): Promise<void>;
@@ -46,7 +46,7 @@ interface Server {
 // notes in the background meanwhile (the semantic service does that after a scan).
 const SERVER_ENV = { LETTUCE_EMBED_BACKGROUND: "0" };
 
-async function startServer(vault: string): Promise<Server> {
+export async function startServer(vault: string): Promise<Server> {
   const p = track(
     Bun.spawn([BUN, MAIN, "serve", vault, "--port", "0"], {
       env: { ...process.env, ...SERVER_ENV },
@@ -98,7 +98,7 @@ function cpuTicks(pid: number): number {
 }
 
 /** Wait until the server has been (nearly) idle for a second; false if it never settles. */
-async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
+export async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
   const until = Date.now() + maxMs;
   while (Date.now() < until) {
     const a = cpuTicks(pid);
@@ -109,7 +109,7 @@ async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
   return false;
 }
 
-function vmHwmMb(pid: number): number {
+export function vmHwmMb(pid: number): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : NaN;

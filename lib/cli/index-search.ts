@@ -4,7 +4,6 @@ import { liveServer } from "../store/presence";
 import { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { indexProgress } from "./progress";
-import { semanticSearchCli } from "./semantic";
 
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
@@ -69,6 +68,8 @@ export const searchCommand: Command = {
     if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
     if (values.semantic || values.hybrid) {
       const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10), json: !!values.json };
+      // The semantic stack (providers, the model, the vector index) loads only here.
+      const { semanticSearchCli } = await import("./semantic");
       return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
     }
     const vault = await openIndexed(positionals[0], true);
