@@ -126,7 +126,7 @@ build() {
   done
   # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
   local log="$stage/build.log"
-  "$BUN" build --compile ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
+  "$BUN" build --compile --bytecode ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
     "${ENTRIES[@]}" "$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >"$log" 2>&1 || {
     cat "$log" >&2
     rm -rf "$stage"

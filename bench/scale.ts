@@ -6,7 +6,7 @@
 //   bun bench/scale.ts [--notes N]        (or through bench/run.ts, which skips it with --quick)
 //
 // The vault is generated once (`gen-vault.mjs DIR 100000 7`, ~370 MB, ~40 s)
-// into $LETTUCE_BENCH_CACHE (default $TMPDIR/lettuce-bench-cache)/gen-100000-seed7
+// into $LETTUCE_SCALE_CACHE (default $TMPDIR/lettuce-bench-scale)/gen-100000-seed7
 // and kept for later runs; its .lettuce/ is deleted for each cold run.
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +18,8 @@ import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
 const REPO = resolve(import.meta.dir, "..");
 const MAIN = join(REPO, "main.ts");
 const GEN_VAULT = resolve(REPO, "../shared/tools/gen-vault.mjs");
-const CACHE = process.env.LETTUCE_BENCH_CACHE ?? join(tmpdir(), "lettuce-bench-cache");
+// Our own cache: the benchmarks delete these vaults' .lettuce/ folders, so no other script may share them.
+const CACHE = process.env.LETTUCE_SCALE_CACHE ?? join(tmpdir(), "lettuce-bench-scale");
 
 // The goals of issue 15, part 4.
 const GOALS = { coldRatio: 1.5, restartMs: 1500, rssMb: 400, rssVectorsMb: 1024, searchRatio: 1.25, searchPlusMs: 1, hygieneMs: 2000, graphMs: 100 };

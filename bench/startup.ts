@@ -8,7 +8,7 @@
 //   answered, launch → first `search` answered;
 // - `lettuce search <vault> <word> --json`, whole process, against qmd 2.8.3's
 //   `qmd search` on the same vault (qmd is installed at bench time into
-//   $LETTUCE_BENCH_CACHE/qmd-2.8.3 with npm and run with Bun, keyword only: its
+//   $LETTUCE_SCALE_CACHE/qmd-2.8.3 with npm and run with Bun, keyword only: its
 //   embeddings need a model download); cold index beside qmd's `collection add`
 //   and a bare FTS5 load, on 5k and 10k notes.
 // Every time is a whole process measured from spawn to exit (median of 5),
@@ -22,7 +22,8 @@ import { cachedVault } from "./scale";
 import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
-const CACHE = process.env.LETTUCE_BENCH_CACHE ?? join(tmpdir(), "lettuce-bench-cache");
+// Our own cache: the benchmarks delete these vaults' .lettuce/ folders, so no other script may share them.
+const CACHE = process.env.LETTUCE_SCALE_CACHE ?? join(tmpdir(), "lettuce-bench-scale");
 const QMD_VERSION = "2.8.3";
 const RUNS = 5;
 

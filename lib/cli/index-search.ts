@@ -61,6 +61,10 @@ export const searchCommand: Command = {
       "OR, NOT, -exclude; each hit shows its BM25 rank (lower is better).",
       "--semantic ranks by meaning (embeddings; the score is a cosine, higher is better), --hybrid fuses",
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
+      "",
+      "Freshness: when `lettuce serve` runs on the vault, its watcher keeps the index current and the index is",
+      "read as it is. Otherwise every note's size and modification time is compared with the index first (no",
+      "file is read unless it changed) and new, changed or deleted notes are indexed before searching.",
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });

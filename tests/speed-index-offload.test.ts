@@ -1,0 +1,90 @@
+// A huge note is parsed off the request thread (issue 15): the watcher and the
+// write tools index through Indexer.update, and a note of megabytes parsed
+// inline would stop every other caller for as long as marked takes over it.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { searchNotes } from "../lib/retrieval/search";
+import { VaultContext } from "../lib/vault-context";
+import { copyVault, startTestServer, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+/** ~`mb` MB of prose with `links` wikilinks to distinct names and one marker word at the very end. */
+function hugeNote(mb: number, links: number, marker: string): string {
+  const para = "The glacier moved slowly over the valley floor, carrying stones and old ice toward the sea.\n\n";
+  const parts: string[] = ["# A very long note\n\n"];
+  for (let i = 0; i < links; i++) parts.push(`See [[Linked target ${i}]] for more.\n\n`);
+  const n = Math.ceil((mb * 1024 * 1024) / para.length);
+  for (let i = 0; i < n; i++) parts.push(para);
+  parts.push(`The last word is ${marker}.\n`);
+  return parts.join("");
+}
+
+describe("indexing a huge note in place (Indexer.update)", () => {
+  let root: string;
+  let vault: VaultContext;
+  beforeAll(async () => {
+    root = copyVault();
+    vault = VaultContext.open(root);
+    await vault.indexer.fullScan();
+  });
+  afterAll(() => {
+    vault?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  test("the event loop keeps turning while it is parsed, and the note is fully indexed", async () => {
+    const marker = `zqmarker${Date.now().toString(36)}`;
+    writeFileSync(join(root, "huge.md"), hugeNote(3, 25, marker));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      const change = await vault.indexer.update(["huge.md"]);
+      expect(change.changed).toEqual(["huge.md"]);
+    } finally {
+      clearInterval(timer);
+    }
+    // Parsed inline, update() would run from start to end without yielding once.
+    expect(ticks).toBeGreaterThan(0);
+    // Indexed as a whole: the word at its very end, and every one of its links.
+    expect(searchNotes(vault.indexDb, marker, 10).items.map((h) => h.path)).toEqual(["huge.md"]);
+    const links = vault.indexDb.query("SELECT count(*) AS n FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = 'huge.md'").get() as { n: number };
+    expect(links.n).toBe(25);
+  });
+
+  test("small notes are still parsed inline (no worker start-up for a one-line edit)", async () => {
+    writeFileSync(join(root, "small.md"), "# Small\n\nA [[huge]] link.\n");
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      await vault.indexer.update(["small.md"]);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBe(0);
+    expect(searchNotes(vault.indexDb, "small", 10).items.some((h) => h.path === "small.md")).toBe(true);
+  });
+});
+
+describe("through the server: an agent writes a huge note", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test("write_note of a 1.9 MB note (the cap is 2 MiB): a ping sent while it is indexed is answered, and search finds its last word", async () => {
+    const marker = `zqwrite${Date.now().toString(36)}`;
+    const content = hugeNote(1.9, 5, marker);
+    const write = s.call("write_note", { path: "big/huge-agent.md", content }, "write");
+    const ping = await s.rpc({ jsonrpc: "2.0", id: 7, method: "ping" });
+    expect(((await ping.json()) as { result: unknown }).result).toEqual({});
+    const res = await write;
+    expect(res.path).toBe("big/huge-agent.md");
+    const found = await s.call("search", { query: marker });
+    expect(found.items.map((h: { path: string }) => h.path)).toEqual(["big/huge-agent.md"]);
+  });
+});
