@@ -124,6 +124,8 @@ build() {
       assets+=("$stage/assets/$enc.asset")
     done < <(find "$d" -type f | sort)
   done
+  # --bytecode: the binary starts without parsing its bundle (`lettuce --version` ~40 ms faster). It makes
+  # import.meta.url the source path at build time: lib/platform/embedded.ts goes by Bun.main instead.
   # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
   local log="$stage/build.log"
   "$BUN" build --compile --bytecode ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
