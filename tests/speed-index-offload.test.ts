@@ -1,12 +1,15 @@
-// A huge note is parsed off the request thread (issue 15): the watcher and the
-// write tools index through Indexer.update, and a note of megabytes parsed
-// inline would stop every other caller for as long as marked takes over it.
+// Work that used to hold the request thread (issue 15): a huge note is parsed
+// off it (the watcher and the write tools index through Indexer.update, and a
+// note of megabytes parsed inline would stop every other caller for as long as
+// marked takes over it), and a base's first query runs in a read worker.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { searchNotes } from "../lib/retrieval/search";
 import { VaultContext } from "../lib/vault-context";
+import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
+import { walkVault } from "./helpers/vault-facts";
 
 setDefaultTimeout(60_000);
 
@@ -86,5 +89,41 @@ describe("through the server: an agent writes a huge note", () => {
     expect(res.path).toBe("big/huge-agent.md");
     const found = await s.call("search", { query: marker });
     expect(found.items.map((h: { path: string }) => h.path)).toEqual(["big/huge-agent.md"]);
+  });
+});
+
+describeWithCorpus("obsidian-hub", "query_database runs off the event loop", () => {
+  let s: TestServer;
+  let notes: number;
+  beforeAll(async () => {
+    const root = copyVault(OBSIDIAN_HUB);
+    // A base with no filters selects every note: its first query evaluates all 6,500 of them.
+    writeFileSync(join(root, "Everything.base"), "views:\n  - type: table\n    name: All\n");
+    notes = walkVault(root).notes.length;
+    s = await startTestServer({ root });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test("a ping sent while a base's first query runs is answered first; the rows are every note, in path order", async () => {
+    // The read client connects first (its handshake would otherwise let the ping overtake the query).
+    await s.call("get_vault_info", {}, "read");
+    const order: string[] = [];
+    const query = s.call("query_database", { databaseId: "Everything.base", limit: 500 }, "read").then((r) => {
+      order.push("query");
+      return r;
+    });
+    await Bun.sleep(5);
+    const ping = s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }).then(async (r) => {
+      expect(((await r.json()) as { result: unknown }).result).toEqual({});
+      order.push("ping");
+    });
+    const [res] = await Promise.all([query, ping]);
+    expect(order).toEqual(["ping", "query"]);
+    expect(res.rows.length).toBe(500);
+    expect(res.hasMore).toBe(notes > 500);
+    const ids = res.rows.map((r: { id: string }) => r.id);
+    expect(ids).toEqual([...ids].sort());
   });
 });

@@ -4,6 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { queryDatabase, type QueryInput } from "../bases/query";
 import { ToolError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
 import { wikiHealth } from "../hygiene/health";
@@ -19,7 +20,8 @@ export type ReadJob =
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
   | { kind: "lint"; filter: LintFilter; offset: number; limit: number }
   | { kind: "health" }
-  | { kind: "suggestLinks"; root: string; path: string };
+  | { kind: "suggestLinks"; root: string; path: string }
+  | { kind: "queryDatabase"; root: string; input: QueryInput };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -36,6 +38,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     }
     case "health":
       return wikiHealth(db);
+    case "queryDatabase":
+      // The first query of a base evaluates its filters over every note (0.4 s on obsidian-hub, measured).
+      return renderForWire(queryDatabase({ root: job.root, indexDb: db }, job.input));
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;

@@ -10,6 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { WikiHealth } from "../hygiene/health";
 import type { LintFilter } from "../hygiene/lint";
+import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
@@ -195,6 +196,8 @@ export const offloaded = {
   lint: async (vault: VaultContext, filter: LintFilter, offset: number, limit: number, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "lint", filter, offset, limit }, signal))),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
+  queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "queryDatabase", root: vault.root, input }, signal))),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
 };
