@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { searchNotes } from "../lib/retrieval/search";
+import { ftsGeneration } from "../lib/store/fts-db";
+import { getMeta } from "../lib/store/index-db";
 import { VaultContext } from "../lib/vault-context";
 import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
@@ -54,6 +56,30 @@ describe("indexing a huge note in place (Indexer.update)", () => {
     expect(searchNotes(vault.indexDb, marker, 10).items.map((h) => h.path)).toEqual(["huge.md"]);
     const links = vault.indexDb.query("SELECT count(*) AS n FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = 'huge.md'").get() as { n: number };
     expect(links.n).toBe(25);
+  });
+
+  test("the huge note edited and a small one deleted in one pass: full-text rows replaced by the writer thread, both files on one generation", async () => {
+    const marker = `zqnew${Date.now().toString(36)}`;
+    const before = searchNotes(vault.indexDb, "glacier", 10).total;
+    expect(before).toBeGreaterThan(0);
+    writeFileSync(join(root, "huge.md"), hugeNote(2, 3, marker).replaceAll("glacier", "moraine"));
+    writeFileSync(join(root, "doomed.md"), "# Doomed\n\nzqdoomed word\n");
+    await vault.indexer.update(["doomed.md"]);
+    expect(searchNotes(vault.indexDb, "zqdoomed", 10).total).toBe(1);
+    rmSync(join(root, "doomed.md"));
+    const change = await vault.indexer.update(["huge.md", "doomed.md"]);
+    expect(change.changed).toEqual(["huge.md"]);
+    expect(change.deleted).toEqual(["doomed.md"]);
+    // The old text is gone (glacier was only in huge.md's paragraphs), the new text is in, the deleted note is out.
+    expect(searchNotes(vault.indexDb, "glacier", 10).total).toBe(before - 1);
+    expect(searchNotes(vault.indexDb, marker, 10).items.map((h) => h.path)).toEqual(["huge.md"]);
+    expect(searchNotes(vault.indexDb, "zqdoomed", 10).total).toBe(0);
+    // One full-text row per note, no more, no fewer.
+    const notes = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const rows = (vault.indexDb.query("SELECT count(*) AS n FROM fts").get() as { n: number }).n;
+    expect(rows).toBe(notes);
+    // Both files carry the same generation, so the next open keeps the index instead of rebuilding it.
+    expect(getMeta(vault.indexDb, "gen")).toBe(ftsGeneration(vault.indexDb));
   });
 
   test("small notes are still parsed inline (no worker start-up for a one-line edit)", async () => {

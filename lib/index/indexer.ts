@@ -8,7 +8,7 @@ import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan"
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
-import { parseAll } from "./parse-pool";
+import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { LinkResolver } from "./resolver";
 
 export interface IndexStatus {
@@ -240,8 +240,10 @@ export class Indexer {
     const changed: string[] = [];
 
     const bulk = coldStart && todo.length >= bulkThreshold();
-    // A big cold scan writes the full-text rows from a second thread into fts.db.
-    this.ftsSink = bulk ? new FtsSink(this.root) : null;
+    // A big cold scan writes the full-text rows from a second thread into fts.db; so does a
+    // batch with a huge note (tokenising 50 MB takes seconds: not on the request thread).
+    const huge = !bulk && todo.some((e) => e.size >= BIG_NOTE_BYTES);
+    this.ftsSink = bulk ? new FtsSink(this.root) : huge ? new FtsSink(this.root, { incremental: true }) : null;
     let committed = false;
     db.exec("BEGIN");
     try {
@@ -251,7 +253,7 @@ export class Indexer {
         for (const a of this.resolver.aliasesFor(path)) affectedKeys.add(a.toLowerCase());
         affectedKeys.add(targetKeyOf(path));
         this.resolver.removeNote(path);
-        this.rows.delete(k.id);
+        this.rows.delete(k.id, this.ftsSink);
       }
       for (const path of goneFiles) {
         this.resolver.removeFile(path);

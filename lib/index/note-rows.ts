@@ -24,7 +24,7 @@ export class NoteRows {
   private readonly st: {
     insertNote: Statement; updateNote: Statement; touchNote: Statement; deleteNote: Statement;
     insertLink: Statement; insertTag: Statement; insertHeading: Statement; insertDirective: Statement;
-    insertMention: Statement; insertFts: Statement; insertKey: Statement; clear: Statement[];
+    insertMention: Statement; insertFts: Statement; insertKey: Statement; clear: Statement[]; deleteFts: Statement;
     upsertFile: Statement; deleteFile: Statement; linksByKey: Statement; setResolved: Statement; recount: Statement;
   };
 
@@ -44,9 +44,8 @@ export class NoteRows {
       insertMention: q(`INSERT INTO mentions(note_id, line, handle, handle_lc, context) VALUES (?, ?, ?, ?, ?)`),
       insertFts: q(`INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`),
       insertKey: q(`INSERT OR IGNORE INTO name_keys(note_id, key) VALUES (?, ?)`),
-      clear: ["links", "tags", "headings", "directives", "mentions", "name_keys"]
-        .map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`))
-        .concat(q(`DELETE FROM fts WHERE rowid = ?`)),
+      clear: ["links", "tags", "headings", "directives", "mentions", "name_keys"].map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`)),
+      deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
       upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
       deleteFile: q(`DELETE FROM files WHERE path = ?`),
       linksByKey: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
@@ -63,7 +62,7 @@ export class NoteRows {
   /**
    * Store a parsed note: a new row (id undefined) or a replacement of note `id`.
    * `resolved` holds each link's resolved path. Full-text rows go to `fts`
-   * (the bulk writer thread) when given. Returns the note's id.
+   * (the writer thread: a cold scan, or a batch with a huge note) when given. Returns the note's id.
    */
   write(id: number | undefined, entry: FileEntry, hash: string, p: ParsedNote, resolved: (string | null)[], fts: FtsSink | null): number {
     const fm = JSON.stringify(p.frontmatter);
@@ -71,7 +70,7 @@ export class NoteRows {
     const aliases = JSON.stringify(p.aliases);
     const { unresolved, outNotes } = linkCounts(entry.path, p, resolved);
     if (id !== undefined) {
-      this.clear(id);
+      this.clear(id, fts);
       this.st.updateNote.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes, id);
     } else {
       const slash = entry.path.lastIndexOf("/");
@@ -101,13 +100,16 @@ export class NoteRows {
     this.st.touchNote.run(entry.size, entry.mtimeMs, id);
   }
 
-  delete(id: number): void {
-    this.clear(id);
+  delete(id: number, fts: FtsSink | null = null): void {
+    this.clear(id, fts);
     this.st.deleteNote.run(id);
   }
 
-  private clear(id: number): void {
+  /** A note's derived rows; its full-text row through the writer thread when one is in use (it holds fts.db's write lock). */
+  private clear(id: number, fts: FtsSink | null): void {
     for (const s of this.st.clear) s.run(id);
+    if (fts) fts.remove(id);
+    else this.st.deleteFts.run(id);
   }
 
   upsertFile(a: FileEntry): void {

@@ -8,7 +8,7 @@ const INLINE_LIMIT = 256;
 // ...unless one of them is this big: parsing a 2 MiB note takes ~0.2 s, a 50 MB one
 // seconds, and inline that would pause every other caller of the server (the
 // watcher and the write tools index through here, on the request thread).
-const BIG_NOTE_BYTES = 256 * 1024;
+export const BIG_NOTE_BYTES = 256 * 1024;
 const BATCH = 48;
 const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
 
