@@ -20,24 +20,28 @@ afterAll(() => {
   if (vault) rmSync(vault, { recursive: true, force: true });
 });
 
-/** The generation stamp every index transaction writes (lib/index/indexer.ts stampGeneration). */
-function generation(): string | null {
+/** A meta value of index.db: `gen` is stamped by every index transaction, `indexedAt` by every scan that wrote. */
+function meta(key: string): string | null {
   const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
   try {
-    return (db.query("SELECT value FROM meta WHERE key = 'gen'").get() as { value: string } | null)?.value ?? null;
+    return (db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value ?? null;
   } finally {
     db.close();
   }
 }
+const generation = () => meta("gen");
 
 describe("lettuce search on an indexed vault", () => {
-  test("unchanged: answers without an index transaction", async () => {
+  test("unchanged: answers without writing the index", async () => {
     const before = generation();
+    const indexedAt = meta("indexedAt");
     expect(before).not.toBeNull();
+    expect(indexedAt).not.toBeNull();
     const r = await runLettuce(["search", vault, "lettuce", "--json"]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).total).toBeGreaterThan(0);
     expect(generation()).toBe(before);
+    expect(meta("indexedAt")).toBe(indexedAt);
   });
 
   test("an edit in place, folder mtime untouched, is found by the next search", async () => {

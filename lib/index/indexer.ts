@@ -154,7 +154,9 @@ export class Indexer {
       // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
       const unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
       const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress);
-      this.markCurrent();
+      // An unchanged vault whose index was complete before: current in memory, and the file is not
+      // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
+      this.markCurrent(unchanged && this.status.indexedAt !== null);
       for (const fn of this.scanListeners) {
         try {
           fn();
@@ -216,9 +218,9 @@ export class Indexer {
     });
   }
 
-  private markCurrent(): void {
+  private markCurrent(inMemoryOnly = false): void {
     const now = new Date().toISOString();
-    setMeta(this.db, "indexedAt", now);
+    if (!inMemoryOnly) setMeta(this.db, "indexedAt", now);
     this.status = { ...this.status, state: "ready", indexedAt: now };
   }
 
