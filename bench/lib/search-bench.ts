@@ -32,6 +32,8 @@ export interface SearchFigures {
   /** Per-query HTTP minus the in-process tool: the transport alone. */
   perQueryTransport: Latency;
   serverRssMb: number;
+  /** The server's RSS right after the timed rounds (serverRssMb is its peak, start-up scan included). */
+  serverRssNowMb: number;
   /** False when the server was still busy with something else when timing began. */
   serverIdle: boolean;
 }
@@ -107,6 +109,15 @@ export async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
     if (cpuTicks(pid) - a <= 5) return true; // at most 5 % of a core
   }
   return false;
+}
+
+export function vmRssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 export function vmHwmMb(pid: number): number {
@@ -200,6 +211,7 @@ export async function benchSearch(vault: string, nQueries: number, opts: { round
       perQueryOverhead: lat(best.http.map((h, i) => h - best.floor[i]!)),
       perQueryTransport: lat(best.http.map((h, i) => h - best.tool[i]!)),
       serverRssMb: vmHwmMb(server.pid),
+      serverRssNowMb: vmRssMb(server.pid),
       serverIdle,
       sample: queries.slice(0, 14),
     };
