@@ -3,7 +3,8 @@
 // note of megabytes parsed inline would stop every other caller for as long as
 // marked takes over it), and a base's first query runs in a read worker.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { searchNotes } from "../lib/retrieval/search";
 import { ftsGeneration } from "../lib/store/fts-db";
@@ -151,5 +152,36 @@ describeWithCorpus("obsidian-hub", "query_database runs off the event loop", () 
     expect(res.hasMore).toBe(notes > 500);
     const ids = res.rows.map((r: { id: string }) => r.id);
     expect(ids).toEqual([...ids].sort());
+  });
+});
+
+describe("the start-up scan gives the event loop turns", () => {
+  let root: string;
+  let vault: VaultContext;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "lettuce-scan-yield-"));
+    // One flat folder and a few nested ones: the walk must yield inside a big folder too.
+    mkdirSync(join(root, "flat"));
+    for (let i = 0; i < 1500; i++) writeFileSync(join(root, "flat", `n${i}.md`), `# Note ${i}\n\nbody ${i}\n`);
+    for (let d = 0; d < 5; d++) {
+      mkdirSync(join(root, `d${d}`, "sub"), { recursive: true });
+      for (let i = 0; i < 60; i++) writeFileSync(join(root, `d${d}`, "sub", `m${i}.md`), `# M ${d} ${i}\n`);
+    }
+    vault = VaultContext.open(root);
+    await vault.indexer.fullScan();
+  });
+  afterAll(() => {
+    vault?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  test("an unchanged vault's scan lets a timer run before it ends (a request sent at launch is answered during it)", async () => {
+    let turned = false;
+    setTimeout(() => (turned = true), 0);
+    const change = await vault.indexer.fullScan();
+    expect(change.changed).toEqual([]);
+    expect(turned).toBe(true);
+    const notes = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    expect(notes).toBe(1500 + 5 * 60);
   });
 });

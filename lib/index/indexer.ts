@@ -4,7 +4,7 @@ import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
 import { isIgnoredPath, lstatInVault } from "../vault/paths";
-import { isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
+import { isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
@@ -130,7 +130,8 @@ export class Indexer {
   fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
     return this.serial(async () => {
       this.status = { ...this.status, state: "scanning", total: 0, done: 0 };
-      const listing = scanVault(this.root);
+      // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
+      const listing = await scanVaultYielding(this.root);
       const known = this.knownNotes();
       const onDisk = new Set(listing.notes.map((n) => n.path));
       const deleted = [...known.keys()].filter((p) => !onDisk.has(p));
