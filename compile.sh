@@ -124,9 +124,11 @@ build() {
       assets+=("$stage/assets/$enc.asset")
     done < <(find "$d" -type f | sort)
   done
+  # --bytecode: the binary starts without parsing its bundle (`lettuce --version` ~40 ms faster). It makes
+  # import.meta.url the source path at build time: lib/platform/embedded.ts goes by Bun.main instead.
   # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
   local log="$stage/build.log"
-  "$BUN" build --compile ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
+  "$BUN" build --compile --bytecode ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
     "${ENTRIES[@]}" "$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >"$log" 2>&1 || {
     cat "$log" >&2
     rm -rf "$stage"

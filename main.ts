@@ -8,11 +8,17 @@ if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)
   console.log(versionLine());
   process.exit(0);
 }
-// Before any database is opened: LETTUCE_SQLITE_LIB must be in place first (macOS).
-const { configureSqlite } = await import("./lib/store/sqlite-lib");
-configureSqlite();
-const { runCli } = await import("./lib/cli/run");
-runCli(argv).then(
+
+// No top-level await: compile.sh builds with --bytecode, which needs a module without it.
+async function main(): Promise<number> {
+  // Before any database is opened: LETTUCE_SQLITE_LIB must be in place first (macOS).
+  const { configureSqlite } = await import("./lib/store/sqlite-lib");
+  configureSqlite();
+  const { runCli } = await import("./lib/cli/run");
+  return runCli(argv);
+}
+
+main().then(
   (code) => process.exit(code),
   (e) => {
     console.error("lettuce:", e instanceof Error ? e.message : e);

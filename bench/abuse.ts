@@ -186,6 +186,16 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean } = 
     );
     await measure(`${quick ? 4 : 16} lint calls, 4 at a time`, quick ? 4 : 16, () => flood(quick ? 4 : 16, 4, async () => kindOf(await call("lint", {}))));
 
+    // Heavy reads still answered on the request thread (issue 15): each call's worst ping pause.
+    // A base with no filters selects every note: query_database's first call builds its rows.
+    writeFileSync(join(root, "Abuse/All notes.base"), "views:\n  - type: table\n    name: All\n");
+    await Bun.sleep(500); // the watcher picks the base up
+    const heavy = quick ? 2 : 5;
+    await measure("query_database, a base over every note (first call, then again)", heavy, () => flood(heavy, 1, async () => kindOf(await call("query_database", { databaseId: "Abuse/All notes.base", limit: 50 }))));
+    await measure("search_workspace, substring fallback (no keyword hit)", heavy, () => flood(heavy, 1, async (i) => kindOf(await call("search_workspace", { query: `xq${i}zv` }))));
+    await measure("prepare_context, a task of common words", heavy, () => flood(heavy, 1, async () => kindOf(await call("prepare_context", { task: "how do I write a plugin that adds a theme to the graph view" }))));
+    await measure("get_changes_since, no cursor (bootstrap: every item)", heavy, () => flood(heavy, 1, async () => kindOf(await call("get_changes_since", { limit: 1000 }))));
+
     // Item 7: a person saving every ~10 ms while four agents edit the same note.
     const personRuns = [];
     for (let run = 0; run < (quick ? 1 : 5); run++) personRuns.push(await personRace(root, call, run, quick ? 3000 : 5000));

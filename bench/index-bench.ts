@@ -70,6 +70,7 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
   const loadBefore = loadavg();
   const cold: { run: ChildRun; out: IndexSummary }[] = [];
   const bare: { run: ChildRun; out: BareSummary }[] = [];
+  const py: ChildRun[] = [];
   const bareDb = join(scratch, `bare-${name}.db`);
   // Lettuce and the floor take turns, so a burst of load from elsewhere hits both alike.
   for (let i = 0; i < sz.coldRuns; i++) {
@@ -82,6 +83,10 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
     log(`${name}: bare FTS5 load ${i + 1}/${sz.coldRuns}`);
     const b = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb]);
     bare.push({ run: b, out: lastJson<BareSummary>(b.stdout) });
+    // The same floor in Python's sqlite3: a floor measured only in our own runtime could flatter us.
+    for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
+    log(`${name}: bare FTS5 load in Python ${i + 1}/${sz.coldRuns}`);
+    py.push(await runChild(["python3", join(REPO, "bench/lib/bare_load.py"), vault, bareDb]));
   }
   for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
 
@@ -126,6 +131,7 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
       rss: Math.max(...bare.map((b) => b.run.maxRssMb)),
       cpu: med(bare.map((b) => b.run.cpuMs)),
     },
+    pyBare: { wall: med(py.map((p) => p.wallMs)), rss: Math.max(...py.map((p) => p.maxRssMb)) },
     restart: {
       wall: med(restart.map((r) => r.run.wallMs)),
       internal: med(restart.map((r) => r.out.ms)),

@@ -48,6 +48,14 @@ describe("help and version", () => {
     expect(bare.stdout + bare.stderr).toContain("Usage: lettuce");
   });
 
+  test("the command list's summaries are the commands' own (commands load lazily)", async () => {
+    for (const c of COMMANDS) {
+      const cmd = await c.load();
+      expect(cmd.name).toBe(c.name);
+      expect(cmd.summary).toBe(c.summary);
+    }
+  });
+
   test("every command has --help", async () => {
     const results = await Promise.all(COMMANDS.map((c) => runLettuce([c.name, "--help"])));
     results.forEach((r, i) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { databaseSchema, queryDatabase } from "../lib/bases";
+import { databaseSchema } from "../lib/bases";
+import { offloaded } from "../lib/offload/pool";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
 const databaseIdField = z
@@ -40,8 +41,9 @@ export const queryDatabaseTool = defineTool({
       .describe('Columns to keep (id or name); "content" adds row bodies'),
     cursor: z.string().max(4000).optional(),
   }),
-  handler(args, { vault }) {
-    return queryDatabase(vault, args);
+  async handler(args, { vault, signal }) {
+    // Off the event loop (lib/offload): a base's first query evaluates it over every note.
+    return offloaded.queryDatabase(vault, args, signal);
   },
 });
 

@@ -19,15 +19,8 @@ export const lint = defineTool({
   }),
   async handler({ rule, severity, path, limit, offset }, { vault, signal }) {
     const scope = path === undefined ? "" : normalizeVaultPath(path, { allowRoot: true });
-    let out = (await offloaded.lint(vault, signal)).findings;
-    if (severity) out = out.filter((f) => f.severity === severity);
-    if (scope) out = out.filter((f) => f.path === scope || f.path.startsWith(scope + "/"));
-    // Counts before the rule filter, so that an agent sees which rules to page through.
-    const counts: Record<string, number> = {};
-    for (const f of out) counts[f.rule] = (counts[f.rule] ?? 0) + 1;
-    if (rule) out = out.filter((f) => f.rule === rule);
-    const items = out.slice(offset, offset + limit);
-    return { items, total: out.length, offset, limit, truncated: offset + items.length < out.length, counts };
+    // Paged in the read worker; counts are per rule before the rule filter, so that an agent sees which rules to page through.
+    return offloaded.lint(vault, { rule, severity, scope }, offset, limit, signal);
   },
 });
 

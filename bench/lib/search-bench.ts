@@ -32,11 +32,13 @@ export interface SearchFigures {
   /** Per-query HTTP minus the in-process tool: the transport alone. */
   perQueryTransport: Latency;
   serverRssMb: number;
+  /** The server's RSS right after the timed rounds (serverRssMb is its peak, start-up scan included). */
+  serverRssNowMb: number;
   /** False when the server was still busy with something else when timing began. */
   serverIdle: boolean;
 }
 
-interface Server {
+export interface Server {
   url: string;
   pid: number;
   stop(): Promise<void>;
@@ -46,7 +48,7 @@ interface Server {
 // notes in the background meanwhile (the semantic service does that after a scan).
 const SERVER_ENV = { LETTUCE_EMBED_BACKGROUND: "0" };
 
-async function startServer(vault: string): Promise<Server> {
+export async function startServer(vault: string): Promise<Server> {
   const p = track(
     Bun.spawn([BUN, MAIN, "serve", vault, "--port", "0"], {
       env: { ...process.env, ...SERVER_ENV },
@@ -98,7 +100,7 @@ function cpuTicks(pid: number): number {
 }
 
 /** Wait until the server has been (nearly) idle for a second; false if it never settles. */
-async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
+export async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
   const until = Date.now() + maxMs;
   while (Date.now() < until) {
     const a = cpuTicks(pid);
@@ -109,7 +111,16 @@ async function waitIdle(pid: number, maxMs = 30_000): Promise<boolean> {
   return false;
 }
 
-function vmHwmMb(pid: number): number {
+export function vmRssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+export function vmHwmMb(pid: number): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : NaN;
@@ -200,6 +211,7 @@ export async function benchSearch(vault: string, nQueries: number, opts: { round
       perQueryOverhead: lat(best.http.map((h, i) => h - best.floor[i]!)),
       perQueryTransport: lat(best.http.map((h, i) => h - best.tool[i]!)),
       serverRssMb: vmHwmMb(server.pid),
+      serverRssNowMb: vmRssMb(server.pid),
       serverIdle,
       sample: queries.slice(0, 14),
     };

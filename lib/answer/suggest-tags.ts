@@ -7,7 +7,7 @@
 // nothing is written.
 import type { Database } from "bun:sqlite";
 import { boundedDistance, typoBudget } from "../hygiene/fuzzy";
-import { lintVault } from "../hygiene/lint";
+import { lintPage } from "../hygiene/lint";
 import { matchesAny, parseLintConfig } from "../hygiene/lint-config";
 import { findTagTypos } from "../hygiene/lint-tags";
 import type { ChatProvider } from "../providers/types";
@@ -48,9 +48,8 @@ interface Candidate {
 /** The notes lint flags for tags, in lint's order, each once. */
 export function tagCandidates(db: Database, scope = ""): Candidate[] {
   const out = new Map<string, Candidate>();
-  for (const f of lintVault(db).findings) {
-    if (f.rule !== "untagged-note" && f.rule !== "missing-required-tag") continue;
-    if (scope && f.path !== scope && !f.path.startsWith(`${scope}/`)) continue;
+  const findings = [...lintPage(db, { rule: "missing-required-tag", scope }, 0, Infinity).items, ...lintPage(db, { rule: "untagged-note", scope }, 0, Infinity).items];
+  for (const f of findings) {
     let c = out.get(f.path);
     if (!c) out.set(f.path, (c = { path: f.path, needs: [] }));
     if (f.rule === "missing-required-tag") c.needs.push(f.message);

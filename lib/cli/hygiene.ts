@@ -1,15 +1,16 @@
-import { healthFrom } from "../hygiene/health";
-import { lintVault, type Finding, type LintReport } from "../hygiene/lint";
-import { RULES } from "../hygiene/lint-config";
+import type { Database } from "bun:sqlite";
+import { wikiHealth } from "../hygiene/health";
+import { lintPage, type Finding, type Severity } from "../hygiene/lint";
+import { RULES, type Rule } from "../hygiene/lint-config";
 import { lintSemanticCli } from "./answer";
 import { parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 
-/** Open the vault (indexing it unless a server keeps it current), lint it, close it. */
-async function lintAt(dir: string | undefined, quiet: boolean | undefined): Promise<LintReport> {
+/** Open the vault (indexing it unless a server keeps it current), run `fn` on its index, close it. */
+async function withIndex<T>(dir: string | undefined, quiet: boolean | undefined, fn: (db: Database) => T): Promise<T> {
   const vault = await openIndexed(dir, quiet);
   try {
-    return lintVault(vault.indexDb);
+    return fn(vault.indexDb);
   } finally {
     vault.close();
   }
@@ -57,9 +58,8 @@ export const lintCommand: Command = {
     if (values.path !== undefined || values["max-batches"] !== undefined) throw new UsageError("--path and --max-batches go with --semantic");
     if (values.rule !== undefined && !(RULES as readonly string[]).includes(values.rule)) throw new UsageError(`unknown rule ${JSON.stringify(values.rule)}`);
     if (values.severity !== undefined && !["error", "warning", "info"].includes(values.severity)) throw new UsageError("--severity must be error, warning or info");
-    let { findings } = await lintAt(positionals[0], values.json);
-    if (values.rule) findings = findings.filter((f) => f.rule === values.rule);
-    if (values.severity) findings = findings.filter((f) => f.severity === values.severity);
+    const filter = { rule: values.rule as Rule | undefined, severity: values.severity as Severity | undefined };
+    const findings = (await withIndex(positionals[0], values.json, (db) => lintPage(db, filter, 0, Infinity))).items;
     const count = (s: string) => findings.filter((f) => f.severity === s).length;
     if (values.json) console.log(JSON.stringify(findings));
     else {
@@ -83,7 +83,7 @@ export const healthCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("health takes exactly one vault path");
-    const h = healthFrom(await lintAt(positionals[0], values.json));
+    const h = await withIndex(positionals[0], values.json, wikiHealth);
     if (values.json) console.log(JSON.stringify(h));
     else {
       console.log(`Wiki health: ${h.score}/100 (${h.noteCount} notes)`);

@@ -4,7 +4,6 @@ import { liveServer } from "../store/presence";
 import { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { indexProgress } from "./progress";
-import { semanticSearchCli } from "./semantic";
 
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
@@ -62,6 +61,10 @@ export const searchCommand: Command = {
       "OR, NOT, -exclude; each hit shows its BM25 rank (lower is better).",
       "--semantic ranks by meaning (embeddings; the score is a cosine, higher is better), --hybrid fuses",
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
+      "",
+      "Freshness: when `lettuce serve` runs on the vault, its watcher keeps the index current and the index is",
+      "read as it is. Otherwise every note's size and modification time is compared with the index first (no",
+      "file is read unless it changed) and new, changed or deleted notes are indexed before searching.",
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
@@ -69,6 +72,8 @@ export const searchCommand: Command = {
     if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
     if (values.semantic || values.hybrid) {
       const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10), json: !!values.json };
+      // The semantic stack (providers, the model, the vector index) loads only here.
+      const { semanticSearchCli } = await import("./semantic");
       return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
     }
     const vault = await openIndexed(positionals[0], true);

@@ -1,23 +1,44 @@
 import { ToolError } from "../errors";
 import { MissingVaultError, VaultError } from "../vault-context";
 import { VERSION } from "../version";
-import { answerCommand } from "./answer";
-import { auditCommand } from "./audit";
 import { UsageError, type Command } from "./command";
-import { configCommand } from "./config";
-import { editsCommand, revertCommand } from "./edits";
-import { healthCommand, lintCommand } from "./hygiene";
-import { indexCommand, searchCommand } from "./index-search";
-import { loginCommand } from "./login";
-import { proposalsCommand } from "./proposals";
-import { doctorCommand } from "./doctor";
-import { reviewCommand } from "./review";
-import { embedCommand, evalCommand, relatedCommand } from "./semantic";
-import { serveCommand, stdioCommand } from "./serve";
-import { tokenCommand } from "./token";
-import { versionCommand } from "./version";
 
-export const COMMANDS: Command[] = [serveCommand, stdioCommand, indexCommand, searchCommand, tokenCommand, configCommand, lintCommand, healthCommand, editsCommand, revertCommand, proposalsCommand, reviewCommand, embedCommand, relatedCommand, evalCommand, answerCommand, auditCommand, loginCommand, doctorCommand, versionCommand];
+/**
+ * Every command by name, with its one-line summary, loaded only when run: a
+ * command's module pulls in what it needs (the server, the model, the
+ * providers, the web UI), and `lettuce search` should not pay for `serve`'s
+ * imports. The summary here must equal the module's own (a test checks).
+ */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load(): Promise<Command>;
+}
+
+const entry = (name: string, summary: string, load: () => Promise<Command>): CommandEntry => ({ name, summary, load });
+
+export const COMMANDS: CommandEntry[] = [
+  entry("serve", "Index a vault, keep it current, and serve MCP over HTTP", async () => (await import("./serve")).serveCommand),
+  entry("stdio", "Serve MCP over stdin/stdout (for clients that spawn servers)", async () => (await import("./serve")).stdioCommand),
+  entry("index", "Build or update the vault's index, then exit", async () => (await import("./index-search")).indexCommand),
+  entry("search", "Search notes by keyword, or by meaning with --semantic / --hybrid", async () => (await import("./index-search")).searchCommand),
+  entry("token", "Create, list and revoke access tokens", async () => (await import("./token")).tokenCommand),
+  entry("config", "Show or change a vault's settings (immutable paths, audit retention, context mode)", async () => (await import("./config")).configCommand),
+  entry("lint", "Check the vault's hygiene: broken links, orphans, tag problems", async () => (await import("./hygiene")).lintCommand),
+  entry("health", "The vault's 0–100 wiki-health score and its components", async () => (await import("./hygiene")).healthCommand),
+  entry("edits", "List the agent-edits timeline (what agents changed, newest first)", async () => (await import("./edits")).editsCommand),
+  entry("revert", "Undo one agent edit from the timeline", async () => (await import("./edits")).revertCommand),
+  entry("proposals", "Review what propose-only agents suggested: list, show (diff), approve, reject", async () => (await import("./proposals")).proposalsCommand),
+  entry("review", "Mark a note human-reviewed at its current content (or list reviews)", async () => (await import("./review")).reviewCommand),
+  entry("embed", "Embed new and changed notes for semantic search, prune deleted ones", async () => (await import("./semantic")).embedCommand),
+  entry("related", "Notes related in meaning to a note and not yet linked with it", async () => (await import("./semantic")).relatedCommand),
+  entry("eval", "Score retrieval against the vault's eval/questions.jsonl", async () => (await import("./semantic")).evalCommand),
+  entry("answer", "Ask the wiki a question: an answer from the notes, with sources and quotes", async () => (await import("./answer")).answerCommand),
+  entry("audit", "Show the audit log (every agent tool call, newest first)", async () => (await import("./audit")).auditCommand),
+  entry("login", "Print a one-time login link to the web UI of the running server", async () => (await import("./login")).loginCommand),
+  entry("doctor", "Check the vault, index, SQLite/sqlite-vec, providers, port and watcher; say what to fix", async () => (await import("./doctor")).doctorCommand),
+  entry("version", "Print the version, commit and build date (--verbose: SQLite, vector storage, embedded files)", async () => (await import("./version")).versionCommand),
+];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -38,20 +59,21 @@ export async function runCli(argv: string[]): Promise<number> {
   if (!name || name === "--help" || name === "-h" || name === "help") {
     // `lettuce help <command>` is that command's --help, as in git.
     const topic = name === "help" ? rest[0] : undefined;
-    const cmd = topic ? COMMANDS.find((c) => c.name === topic) : undefined;
-    if (topic && !cmd) {
+    const found = topic ? COMMANDS.find((c) => c.name === topic) : undefined;
+    if (topic && !found) {
       console.error(`lettuce: no command ${JSON.stringify(topic)}\n\n${mainHelp()}`);
       return 2;
     }
-    console.log(cmd ? cmd.usage : mainHelp());
+    console.log(found ? (await found.load()).usage : mainHelp());
     return name ? 0 : 2;
   }
   if (name === "--version" || name === "-V" || name === "-v") return runCli(["version", ...rest]);
-  const cmd = COMMANDS.find((c) => c.name === name);
-  if (!cmd) {
+  const found = COMMANDS.find((c) => c.name === name);
+  if (!found) {
     console.error(`lettuce: unknown command ${JSON.stringify(name)}\n\n${mainHelp()}`);
     return 2;
   }
+  const cmd = await found.load();
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(cmd.usage);
     return 0;

@@ -1,5 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { lintVault, type LintReport } from "./lint";
+import { lintSummary, type LintSummary } from "./lint";
+import { SEVERITY } from "./lint";
+import type { Rule } from "./lint-config";
 
 export interface WikiHealth {
   score: number;
@@ -24,14 +26,11 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
  *   tagCoverage     = tagged notes / notes   (in the mean only when the vault uses tags; see tagsInUse)
  * An empty vault scores 100. docs/hygiene.md explains the choice.
  */
-export function healthFrom(report: LintReport): WikiHealth {
+export function healthFrom(report: LintSummary): WikiHealth {
   const n = report.noteCount;
-  const orphanBreakdown = { "orphan-note": 0, "no-inbound": 0 };
+  const orphanBreakdown = { "orphan-note": report.counts["orphan-note"] ?? 0, "no-inbound": report.counts["no-inbound"] ?? 0 };
   let lintWarnings = 0;
-  for (const f of report.findings) {
-    if (f.rule === "orphan-note" || f.rule === "no-inbound") orphanBreakdown[f.rule]++;
-    if (f.severity !== "info") lintWarnings++;
-  }
+  for (const [rule, k] of Object.entries(report.counts)) if (SEVERITY[rule as Rule] !== "info") lintWarnings += k;
   const orphans = orphanBreakdown["orphan-note"] + orphanBreakdown["no-inbound"];
   // Rounded first, so that the score is exactly the mean of the numbers shown.
   const linkHealth = round3(n ? Math.max(0, 1 - orphans / n) : 1);
@@ -53,5 +52,5 @@ export function healthFrom(report: LintReport): WikiHealth {
 }
 
 export function wikiHealth(db: Database): WikiHealth {
-  return healthFrom(lintVault(db));
+  return healthFrom(lintSummary(db));
 }

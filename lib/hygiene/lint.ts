@@ -1,11 +1,19 @@
 // Deterministic, offline vault hygiene: everything here is read from the
-// index (links with their resolution, tags, index.md's frontmatter), so a
-// lint of thousands of notes is a handful of queries and one pass in memory.
+// index (links with their resolution, tags, index.md's frontmatter).
+//
+// It has to answer on a 100,000-note vault within a couple of seconds, where
+// a synthetic vault has 1.8 million unresolved links: so findings are planned
+// before they are written. Each rule yields, per note in path order, how many
+// findings the note has (counted from per-note columns the indexer keeps, or
+// from index-only queries) and a way to write them; counts, totals and
+// wiki_health need only the numbers, and a page writes only its own findings
+// (messages, "did you mean" suggestions). A plan is kept per index generation,
+// so paging through a vault's findings does not plan again.
 import type { Database } from "bun:sqlite";
-import { NameMatcher } from "./fuzzy";
+import { getMeta } from "../store/index-db";
 import { emptyConfig, parseLintConfig, RULES, underAny, type LintConfig, type Rule } from "./lint-config";
-import { tagFindings } from "./lint-tags";
-import { isMetaNote, isSourceNote, type NoteInfo } from "./wiki-layout";
+import { linkSections } from "./lint-links";
+import { tagSections, untaggedSection } from "./lint-tags";
 
 export type Severity = "error" | "warning" | "info";
 
@@ -33,12 +41,31 @@ export const SEVERITY: Record<Rule, Severity> = {
   "untagged-note": "info",
 };
 
-export interface LintReport {
-  findings: Finding[];
+/** The numbers without the findings: what wiki_health needs. counts: findings per rule (index.md's exclude and disable applied). */
+export interface LintSummary {
+  counts: Partial<Record<Rule, number>>;
   noteCount: number;
   taggedCount: number;
   /** Whether the vault uses tags at all (see tagsInUse); untagged notes are findings only then. */
   tagsInUse: boolean;
+}
+
+/** Every finding (the CLI's full list), with the summary. */
+export interface LintReport extends LintSummary {
+  findings: Finding[];
+}
+
+export interface LintFilter {
+  rule?: Rule;
+  severity?: Severity;
+  /** A note path or folder (vault-relative, no trailing slash); "" or absent: the whole vault. */
+  scope?: string;
+}
+
+/** One page of findings; counts per rule are taken before the rule filter, so that an agent sees which rules to page through. */
+export interface LintPage extends LintSummary {
+  items: Finding[];
+  total: number;
 }
 
 /**
@@ -53,6 +80,52 @@ export function tagsInUse(cfg: LintConfig, noteCount: number, taggedCount: numbe
   return cfg.allowed !== null || cfg.required.length > 0 || (taggedCount > 0 && taggedCount >= TAGS_IN_USE_SHARE * noteCount);
 }
 
+/** A note as the rules see it. */
+export interface LintNote {
+  id: number;
+  path: string;
+  name: string;
+  folder: string;
+  /** Distinct unresolved (target, kind) pairs in the note (notes.unresolved). */
+  unresolved: number;
+  /** Links that resolve to another note (notes.out_notes). */
+  outNotes: number;
+  tagged: boolean;
+}
+
+/** The findings of one rule in one note: how many, and how to write them (in line order). */
+export interface Group {
+  note: LintNote | null; // null: index.md's own lint-config errors when there is no index.md
+  path: string;
+  n: number;
+  expand(): Finding[];
+}
+
+export interface Section {
+  rule: Rule;
+  groups: Group[]; // in path order
+}
+
+/** What the rules share: the notes in path order, the lint block, and the link text to show for a note. */
+export interface LintContext {
+  db: Database;
+  cfg: LintConfig;
+  indexPath: string | null;
+  notes: LintNote[];
+  byId: Map<number, LintNote>;
+  byPath: Map<string, LintNote>;
+  /** `[[Name]]` when the name is unique in the vault, else `[[folder/Name]]`. */
+  link(n: { name: string; path: string }): string;
+  finding(rule: Rule, path: string, message: string, suggestion: string, line?: number): Finding;
+}
+
+interface Plan {
+  sections: Section[]; // in report order: severity, then RULES order
+  noteCount: number;
+  taggedCount: number;
+  tagsInUse: boolean;
+}
+
 function loadConfig(db: Database): { cfg: LintConfig; indexPath: string | null } {
   const row = db.query("SELECT path, frontmatter FROM notes WHERE path = 'index.md' COLLATE NOCASE ORDER BY path LIMIT 1").get() as
     | { path: string; frontmatter: string }
@@ -65,155 +138,149 @@ function loadConfig(db: Database): { cfg: LintConfig; indexPath: string | null }
   }
 }
 
-function linkText(name: string, path: string, uniqueName: boolean): string {
-  return `[[${uniqueName ? name : path.replace(/\.md$/i, "")}]]`;
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function loadNotes(db: Database): LintNote[] {
+  const rows = db.query("SELECT id, path, name, folder, unresolved, out_notes, tags != '[]' FROM notes ORDER BY path").values() as [
+    number,
+    string,
+    string,
+    string,
+    number,
+    number,
+    number,
+  ][];
+  const notes = rows.map(([id, path, name, folder, unresolved, outNotes, tagged]) => ({ id, path, name, folder, unresolved, outNotes, tagged: tagged === 1 }));
+  // SQLite orders by UTF-8 bytes, findings are ordered by UTF-16 code units: they differ only past U+FFFF.
+  for (let i = 1; i < notes.length; i++) {
+    if (notes[i - 1]!.path > notes[i]!.path) {
+      notes.sort((a, b) => byCodeUnits(a.path, b.path));
+      break;
+    }
+  }
+  return notes;
 }
 
-export function lintVault(db: Database): LintReport {
+function context(db: Database): LintContext {
   const { cfg, indexPath } = loadConfig(db);
-  const notes = (db.query("SELECT id, path, name, folder FROM notes ORDER BY path").all() as Omit<NoteInfo, "tags">[]).map(
-    (n): NoteInfo => ({ ...n, tags: [] }),
-  );
-  const byId = new Map(notes.map((n) => [n.id, n]));
-  for (const t of db.query("SELECT note_id, tag, tag_lc FROM tags").all() as { note_id: number; tag: string; tag_lc: string }[]) {
-    byId.get(t.note_id)?.tags.push({ tag: t.tag, lc: t.tag_lc });
-  }
+  const notes = loadNotes(db);
+  const byId = new Map<number, LintNote>();
+  const byPath = new Map<string, LintNote>();
   const nameCount = new Map<string, number>();
   for (const n of notes) {
+    byId.set(n.id, n);
+    byPath.set(n.path, n);
     const lc = n.name.toLowerCase();
     nameCount.set(lc, (nameCount.get(lc) ?? 0) + 1);
   }
-  const link = (n: { name: string; path: string }) => linkText(n.name, n.path, nameCount.get(n.name.toLowerCase()) === 1);
-
-  const findings: Finding[] = [];
-  const add: Add = (rule, path, message, suggestion, line) => {
-    const f: Finding = { rule, severity: SEVERITY[rule], path, message, suggestion };
-    if (line !== undefined) f.line = line;
-    findings.push(f);
+  return {
+    db,
+    cfg,
+    indexPath,
+    notes,
+    byId,
+    byPath,
+    link: (n) => `[[${nameCount.get(n.name.toLowerCase()) === 1 ? n.name : n.path.replace(/\.md$/i, "")}]]`,
+    finding(rule, path, message, suggestion, line) {
+      const f: Finding = { rule, severity: SEVERITY[rule], path, message, suggestion };
+      if (line !== undefined) f.line = line;
+      return f;
+    },
   };
-  for (const e of cfg.errors) add("lint-config", indexPath ?? "index.md", `index.md lint block: ${e}`, "Fix the lint: block in index.md's frontmatter (format: docs/hygiene.md)");
+}
 
-  // Links between notes (self-links and links to attachments do not connect notes).
-  const firstOut = new Map<number, number>();
-  const hasIn = new Set<number>();
-  for (const e of db
-    .query("SELECT l.note_id AS src, t.id AS dst FROM links l JOIN notes t ON t.path = l.resolved WHERE t.id != l.note_id ORDER BY l.note_id, l.ord")
-    .all() as { src: number; dst: number }[]) {
-    if (!firstOut.has(e.src)) firstOut.set(e.src, e.dst);
-    hasIn.add(e.dst);
+function buildPlan(db: Database): Plan {
+  const ctx = context(db);
+  const { cfg, indexPath } = ctx;
+  const sections: Section[] = [];
+  if (cfg.errors.length) {
+    const path = indexPath ?? "index.md";
+    const errors = cfg.errors;
+    sections.push({
+      rule: "lint-config",
+      groups: [
+        {
+          note: indexPath ? ctx.byPath.get(indexPath) ?? null : null,
+          path,
+          n: errors.length,
+          expand: () => errors.map((e) => ctx.finding("lint-config", path, `index.md lint block: ${e}`, "Fix the lint: block in index.md's frontmatter (format: docs/hygiene.md)")),
+        },
+      ],
+    });
   }
+  sections.push(...linkSections(ctx));
+  sections.push(...tagSections(ctx));
+  const taggedCount = ctx.notes.reduce((k, n) => k + (n.tagged ? 1 : 0), 0);
+  const usesTags = tagsInUse(cfg, ctx.notes.length, taggedCount);
+  if (usesTags) sections.push(untaggedSection(ctx));
 
-  unresolvedLinks(db, notes, link, add);
-
-  for (const n of notes) {
-    if (isMetaNote(n.path) || isSourceNote(n.path) || hasIn.has(n.id)) continue;
-    const out = firstOut.get(n.id);
-    const listIt = indexPath && n.path !== indexPath ? `add ${link(n)} to index.md` : "link it from a related note";
-    if (out === undefined) {
-      add("orphan-note", n.path, `No links in or out: no note links to "${n.name}" and it links to no note`, `Connect it: ${listIt}, and link from it to the notes it relates to`);
-    } else {
-      const target = byId.get(out)!;
-      add("no-inbound", n.path, `No note links to "${n.name}" (it links out, but nothing links back)`, `Link back to it from ${link(target)}, which it links to, or ${listIt}`);
-    }
-  }
-
-  tagFindings(notes, cfg, add);
-
-  const untagged = notes.filter((n) => n.tags.length === 0);
-  const usesTags = tagsInUse(cfg, notes.length, notes.length - untagged.length);
-  const folders = usesTags && untagged.length ? folderTallies(notes) : new Map<string, TagTally>();
-  if (usesTags) for (const n of untagged) add("untagged-note", n.path, `"${n.name}" has no tags`, untaggedSuggestion(n, byId, firstOut, folders));
-
+  // index.md's exclude and disable (never for its own lint-config errors), then the report's order.
+  const kept = sections
+    .filter((s) => s.rule === "lint-config" || !cfg.disabled.has(s.rule))
+    .map((s) => (s.rule === "lint-config" || !cfg.exclude.length ? s : { rule: s.rule, groups: s.groups.filter((g) => !underAny(g.path, cfg.exclude)) }))
+    .filter((s) => s.groups.length);
   const order = new Map(RULES.map((r, i) => [r, i]));
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
-  const kept = findings.filter((f) => f.rule === "lint-config" || (!cfg.disabled.has(f.rule) && !underAny(f.path, cfg.exclude)));
-  kept.sort(
-    (a, b) =>
-      rank[a.severity] - rank[b.severity] ||
-      order.get(a.rule)! - order.get(b.rule)! ||
-      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) ||
-      (a.line ?? 0) - (b.line ?? 0),
-  );
-  return { findings: kept, noteCount: notes.length, taggedCount: notes.length - untagged.length, tagsInUse: usesTags };
+  kept.sort((a, b) => rank[SEVERITY[a.rule]] - rank[SEVERITY[b.rule]] || order.get(a.rule)! - order.get(b.rule)!);
+  return { sections: kept, noteCount: ctx.notes.length, taggedCount, tagsInUse: usesTags };
 }
 
-export type Add = (rule: Rule, path: string, message: string, suggestion: string, line?: number) => void;
+// One plan per connection, for the index generation it was made from (every index transaction writes a new one).
+const plans = new WeakMap<Database, { gen: string | null; plan: Plan }>();
 
-function unresolvedLinks(db: Database, notes: NoteInfo[], link: (n: { name: string; path: string }) => string, add: Add): void {
-  const rows = db
-    .query(
-      `SELECT n.path AS path, l.target AS target, l.kind AS kind, max(l.embed) AS embed, min(l.line) AS line, count(*) AS n
-       FROM links l JOIN notes n ON n.id = l.note_id
-       WHERE l.resolved IS NULL GROUP BY l.note_id, l.target, l.kind ORDER BY n.path, line`,
-    )
-    .all() as { path: string; target: string; kind: string; embed: number; line: number; n: number }[];
-  if (!rows.length) return;
-  // Built only when something is broken: names and aliases, shortest paths first so ties go to them.
-  const noteMatcher = new NameMatcher<{ name: string; path: string; shown: string }>();
-  const sorted = [...notes].sort((a, b) => a.path.length - b.path.length || (a.path < b.path ? -1 : 1));
-  const aliases = new Map(
-    (db.query("SELECT path, aliases FROM notes WHERE aliases != '[]'").all() as { path: string; aliases: string }[]).map((r) => [r.path, JSON.parse(r.aliases) as string[]]),
-  );
-  for (const n of sorted) {
-    noteMatcher.add(n.name, { name: n.name, path: n.path, shown: link(n) });
-    for (const a of aliases.get(n.path) ?? []) noteMatcher.add(a, { name: a, path: n.path, shown: `${link(n).slice(0, -2)}|${a}]]` });
-  }
-  let fileMatcher: NameMatcher<string> | null = null;
-  for (const r of rows) {
-    const base = r.target.slice(r.target.lastIndexOf("/") + 1);
-    const stem = base.replace(/\.md$/i, "");
-    const isFile = /\.[A-Za-z0-9]{1,8}$/.test(base) && !/\.md$/i.test(base);
-    const written = r.kind === "markdown" ? `(${r.target})` : `${r.embed ? "!" : ""}[[${r.target}]]`;
-    const times = r.n > 1 ? ` (${r.n} times)` : "";
-    let suggestion: string;
-    if (isFile) {
-      if (!fileMatcher) {
-        fileMatcher = new NameMatcher<string>();
-        for (const f of db.query("SELECT path FROM files ORDER BY length(path), path").all() as { path: string }[]) {
-          fileMatcher.add(f.path.slice(f.path.lastIndexOf("/") + 1), f.path);
-        }
-      }
-      const hit = fileMatcher.closest(base);
-      suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${base} to the vault, or remove the link`;
-    } else {
-      const hit = noteMatcher.closest(stem);
-      suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${stem}.md", or remove the link`;
+function planFor(db: Database): Plan {
+  const gen = getMeta(db, "gen");
+  const cached = plans.get(db);
+  if (cached && cached.gen === gen && gen !== null) return cached.plan;
+  const plan = buildPlan(db);
+  plans.set(db, { gen, plan });
+  return plan;
+}
+
+function inScope(path: string, scope: string | undefined): boolean {
+  return !scope || path === scope || path.startsWith(scope + "/");
+}
+
+/** One page of findings, errors first, then warnings, then info; by rule, path and line within each. */
+export function lintPage(db: Database, filter: LintFilter, offset: number, limit: number): LintPage {
+  const plan = planFor(db);
+  const counts: Partial<Record<Rule, number>> = {};
+  const chosen: Group[] = [];
+  for (const s of plan.sections) {
+    if (filter.severity && SEVERITY[s.rule] !== filter.severity) continue;
+    for (const g of s.groups) {
+      if (!inScope(g.path, filter.scope)) continue;
+      counts[s.rule] = (counts[s.rule] ?? 0) + g.n;
+      if (!filter.rule || filter.rule === s.rule) chosen.push(g);
     }
-    add("unresolved-link", r.path, `Unresolved link ${written} on line ${r.line}${times}: no note or file by that name`, suggestion, r.line);
   }
+  const items: Finding[] = [];
+  let skip = offset;
+  let total = 0;
+  for (const g of chosen) {
+    total += g.n;
+    if (items.length >= limit) continue;
+    if (skip >= g.n) {
+      skip -= g.n;
+      continue;
+    }
+    const fs = g.expand();
+    items.push(...fs.slice(skip, skip + limit - items.length));
+    skip = 0;
+  }
+  return { items, total, counts, noteCount: plan.noteCount, taggedCount: plan.taggedCount, tagsInUse: plan.tagsInUse };
 }
 
-type TagTally = Map<string, { tag: string; n: number }>;
-
-function tally(into: TagTally, o: NoteInfo): void {
-  for (const t of o.tags) {
-    const c = into.get(t.lc);
-    if (c) c.n++;
-    else into.set(t.lc, { tag: t.tag, n: 1 });
-  }
+/** Counts per rule without writing any finding. */
+export function lintSummary(db: Database): LintSummary {
+  const plan = planFor(db);
+  const counts: Partial<Record<Rule, number>> = {};
+  for (const s of plan.sections) for (const g of s.groups) counts[s.rule] = (counts[s.rule] ?? 0) + g.n;
+  return { counts, noteCount: plan.noteCount, taggedCount: plan.taggedCount, tagsInUse: plan.tagsInUse };
 }
 
-/** Tag counts per folder, built once per lint (an untagged note adds nothing to its own folder's count). */
-function folderTallies(notes: NoteInfo[]): Map<string, TagTally> {
-  const m = new Map<string, TagTally>();
-  for (const o of notes) {
-    let t = m.get(o.folder);
-    if (!t) m.set(o.folder, (t = new Map()));
-    tally(t, o);
-  }
-  return m;
-}
-
-function untaggedSuggestion(n: NoteInfo, byId: Map<number, NoteInfo>, firstOut: Map<number, number>, folders: Map<string, TagTally>): string {
-  let counts: TagTally = folders.get(n.folder) ?? new Map();
-  let where = `other notes in ${n.folder || "the vault root"}/`;
-  if (!counts.size) {
-    counts = new Map();
-    const out = firstOut.get(n.id);
-    if (out !== undefined) tally(counts, byId.get(out)!);
-    where = "the note it links to";
-  }
-  const best = [...counts.values()].sort((a, b) => b.n - a.n || (a.tag < b.tag ? -1 : 1)).slice(0, 3);
-  if (!best.length) return "Add tags in the frontmatter (tags: [topic]) or inline as #topic";
-  return `Add a tag, e.g. ${best.map((b) => "#" + b.tag).join(", ")} (used by ${where})`;
+/** Every finding, in report order. On a big vault with many problems this is large: tools page with lintPage. */
+export function lintVault(db: Database): LintReport {
+  const { items, total: _total, ...summary } = lintPage(db, {}, 0, Infinity);
+  return { findings: items, ...summary };
 }

@@ -1,14 +1,6 @@
 // The LLM-wiki layout that hygiene rules know about: AGENTS.md, index.md and
 // log.md at the root are scaffolding, sources/ holds raw captured material.
 
-export interface NoteInfo {
-  id: number;
-  path: string;
-  name: string;
-  folder: string;
-  tags: { tag: string; lc: string }[];
-}
-
 const META_FILES = new Set(["agents.md", "index.md", "log.md"]);
 
 /** The wiki's own scaffolding: AGENTS.md, index.md and log.md at the root. */

@@ -11,18 +11,24 @@ function spawn(): Worker {
 }
 
 /**
- * The main thread's end of the full-text writer thread used by cold scans:
+ * The main thread's end of the full-text writer thread (cold scans, and batches with a huge note):
  * push rows, then finish() commits them (with the index generation) before
  * the main thread commits index.db. Errors surface at finish().
  */
 export class FtsSink {
   private worker = spawn();
-  private buffer: [number, string, string][] = [];
+  // [id, title, body]; a null title is a deletion.
+  private buffer: [number, string | null, string | null][] = [];
   private failure: string | null = null;
   private settled: ((m: { done?: true; error?: string }) => void) | null = null;
   private ended = false;
 
-  constructor(root: string) {
+  /**
+   * `incremental`: the index already has rows (a batch with a huge note, whose
+   * full-text insert would hold the request thread for seconds); rows replace
+   * their old versions. Otherwise a cold scan: fts.db starts empty.
+   */
+  constructor(root: string, opts: { incremental?: boolean } = {}) {
     this.worker.onmessage = (ev: MessageEvent<{ done?: true; error?: string }>) => {
       if (ev.data.error) this.failure ??= ev.data.error;
       if (this.settled) this.settled(ev.data);
@@ -31,11 +37,17 @@ export class FtsSink {
       this.failure ??= e.message;
       this.settled?.({ error: e.message });
     };
-    this.worker.postMessage({ open: ftsPath(root) });
+    this.worker.postMessage({ open: ftsPath(root), incremental: !!opts.incremental });
   }
 
   push(id: number, title: string, body: string): void {
     this.buffer.push([id, title, body]);
+    if (this.buffer.length >= ROWS_PER_MESSAGE) this.flush();
+  }
+
+  /** Delete note `id`'s full-text row. */
+  remove(id: number): void {
+    this.buffer.push([id, null, null]);
     if (this.buffer.length >= ROWS_PER_MESSAGE) this.flush();
   }
 

@@ -1,7 +1,8 @@
 import type { Database, Statement } from "bun:sqlite";
 import { mimeTypeOf } from "../vault/mime";
+import { nameKey } from "../vault/fold";
 import { noteName, type ParsedNote } from "../vault/parse";
-import type { FileEntry } from "../vault/scan";
+import { isNotePath, type FileEntry } from "../vault/scan";
 import type { FtsSink } from "./fts-sink";
 
 /** A link row whose resolution may need redoing. */
@@ -23,16 +24,16 @@ export class NoteRows {
   private readonly st: {
     insertNote: Statement; updateNote: Statement; touchNote: Statement; deleteNote: Statement;
     insertLink: Statement; insertTag: Statement; insertHeading: Statement; insertDirective: Statement;
-    insertMention: Statement; insertFts: Statement; clear: Statement[];
-    upsertFile: Statement; deleteFile: Statement; linksByKey: Statement; setResolved: Statement;
+    insertMention: Statement; insertFts: Statement; insertKey: Statement; clear: Statement[]; deleteFts: Statement;
+    upsertFile: Statement; deleteFile: Statement; linksByKey: Statement; setResolved: Statement; recount: Statement;
   };
 
   constructor(db: Database) {
     const q = (sql: string) => db.prepare(sql);
     this.st = {
-      insertNote: q(`INSERT INTO notes(path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ? WHERE id = ?`),
+      insertNote: q(`INSERT INTO notes(path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases, unresolved, out_notes)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ?, unresolved = ?, out_notes = ? WHERE id = ?`),
       touchNote: q(`UPDATE notes SET size = ?, mtime = ? WHERE id = ?`),
       deleteNote: q(`DELETE FROM notes WHERE id = ?`),
       insertLink: q(`INSERT INTO links(note_id, ord, target, target_key, display, kind, heading, block, embed, line, resolved)
@@ -42,35 +43,45 @@ export class NoteRows {
       insertDirective: q(`INSERT INTO directives(note_id, ord, line, title, body, done) VALUES (?, ?, ?, ?, ?, ?)`),
       insertMention: q(`INSERT INTO mentions(note_id, line, handle, handle_lc, context) VALUES (?, ?, ?, ?, ?)`),
       insertFts: q(`INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`),
-      clear: ["links", "tags", "headings", "directives", "mentions"]
-        .map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`))
-        .concat(q(`DELETE FROM fts WHERE rowid = ?`)),
+      insertKey: q(`INSERT OR IGNORE INTO name_keys(note_id, key) VALUES (?, ?)`),
+      clear: ["links", "tags", "headings", "directives", "mentions", "name_keys"].map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`)),
+      deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
       upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
       deleteFile: q(`DELETE FROM files WHERE path = ?`),
       linksByKey: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
                      FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ?`),
       setResolved: q(`UPDATE links SET resolved = ? WHERE note_id = ? AND ord = ?`),
+      // The same counts write() makes in memory, from the rows (after links were re-resolved).
+      recount: q(`UPDATE notes SET
+                    unresolved = (SELECT count(*) FROM (SELECT DISTINCT target, kind FROM links WHERE note_id = ?1 AND resolved IS NULL)),
+                    out_notes = (SELECT count(*) FROM links WHERE note_id = ?1 AND resolved IS NOT NULL AND resolved != notes.path AND resolved LIKE '%.md')
+                  WHERE id = ?1`),
     };
   }
 
   /**
    * Store a parsed note: a new row (id undefined) or a replacement of note `id`.
    * `resolved` holds each link's resolved path. Full-text rows go to `fts`
-   * (the bulk writer thread) when given. Returns the note's id.
+   * (the writer thread: a cold scan, or a batch with a huge note) when given. Returns the note's id.
    */
   write(id: number | undefined, entry: FileEntry, hash: string, p: ParsedNote, resolved: (string | null)[], fts: FtsSink | null): number {
     const fm = JSON.stringify(p.frontmatter);
     const tags = JSON.stringify(p.tags);
     const aliases = JSON.stringify(p.aliases);
+    const { unresolved, outNotes } = linkCounts(entry.path, p, resolved);
     if (id !== undefined) {
-      this.clear(id);
-      this.st.updateNote.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, id);
+      this.clear(id, fts);
+      this.st.updateNote.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes, id);
     } else {
       const slash = entry.path.lastIndexOf("/");
       const folder = slash === -1 ? "" : entry.path.slice(0, slash);
       // run() + lastInsertRowid: bun:sqlite's get() on INSERT … RETURNING costs ~0.3 ms a row here.
-      id = Number(this.st.insertNote.run(entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases).lastInsertRowid);
+      id = Number(
+        this.st.insertNote.run(entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes)
+          .lastInsertRowid,
+      );
     }
+    for (const key of nameKeys(entry.path, p)) this.st.insertKey.run(id, key);
     p.links.forEach((l, i) =>
       this.st.insertLink.run(id, i, l.target, l.targetKey, l.display, l.kind, l.heading, l.block, l.embed ? 1 : 0, l.line, resolved[i] ?? null),
     );
@@ -89,13 +100,16 @@ export class NoteRows {
     this.st.touchNote.run(entry.size, entry.mtimeMs, id);
   }
 
-  delete(id: number): void {
-    this.clear(id);
+  delete(id: number, fts: FtsSink | null = null): void {
+    this.clear(id, fts);
     this.st.deleteNote.run(id);
   }
 
-  private clear(id: number): void {
+  /** A note's derived rows; its full-text row through the writer thread when one is in use (it holds fts.db's write lock). */
+  private clear(id: number, fts: FtsSink | null): void {
     for (const s of this.st.clear) s.run(id);
+    if (fts) fts.remove(id);
+    else this.st.deleteFts.run(id);
   }
 
   upsertFile(a: FileEntry): void {
@@ -113,4 +127,35 @@ export class NoteRows {
   setResolved(row: LinkRow, resolved: string | null): void {
     this.st.setResolved.run(resolved, row.noteId, row.ord);
   }
+
+  /** Recompute a note's link counts after setResolved changed some of its links. */
+  recount(noteId: number): void {
+    this.st.recount.run(noteId);
+  }
+}
+
+/**
+ * A note's link counts as lint reads them: distinct unresolved (target, kind)
+ * pairs (one finding each), and links resolved to another note (a note with
+ * none is an orphan rather than just missing backlinks). recount() is the SQL twin.
+ */
+export function linkCounts(path: string, p: ParsedNote, resolved: (string | null)[]): { unresolved: number; outNotes: number } {
+  let outNotes = 0;
+  const missing = new Set<string>();
+  p.links.forEach((l, i) => {
+    const r = resolved[i] ?? null;
+    if (r === null) missing.add(`${l.kind}\0${l.target}`);
+    else if (r !== path && isNotePath(r)) outNotes++;
+  });
+  return { unresolved: missing.size, outNotes };
+}
+
+/** The folded names a search can hit exactly: title, file name and aliases (lib/retrieval/search.ts). */
+function nameKeys(path: string, p: ParsedNote): Set<string> {
+  const keys = new Set<string>();
+  for (const s of [p.title, noteName(path), ...p.aliases]) {
+    const k = nameKey(s);
+    if (k) keys.add(k);
+  }
+  return keys;
 }

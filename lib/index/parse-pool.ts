@@ -3,8 +3,12 @@ import { workerEntry } from "../platform/embedded";
 import { readAndParse, unpackResult, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 
-// Below this many files a worker's start-up costs more than it saves.
+// Below this many files a worker's start-up costs more than it saves...
 const INLINE_LIMIT = 256;
+// ...unless one of them is this big: parsing a 2 MiB note takes ~0.2 s, a 50 MB one
+// seconds, and inline that would pause every other caller of the server (the
+// watcher and the write tools index through here, on the request thread).
+export const BIG_NOTE_BYTES = 256 * 1024;
 const BATCH = 48;
 const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
 
@@ -27,9 +31,12 @@ export async function parseAll(
   const inline = () => {
     for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r, resolver)));
   };
-  if (requests.length <= INLINE_LIMIT) return inline();
+  const big = requests.some((r) => r.entry.size >= BIG_NOTE_BYTES);
+  if (requests.length <= INLINE_LIMIT && !big) return inline();
   // The main thread is busy inserting for the whole scan, so leave it its core.
-  const nWorkers = Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
+  // A few files with a big one among them need one worker only.
+  const nWorkers =
+    requests.length <= INLINE_LIMIT ? 1 : Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
   const snapshot = resolver.snapshot();
   const workers: Worker[] = [];
   try {

@@ -4,22 +4,24 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { queryDatabase, type QueryInput } from "../bases/query";
 import { ToolError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
 import { wikiHealth } from "../hygiene/health";
-import { lintVault } from "../hygiene/lint";
+import { lintPage, type LintFilter } from "../hygiene/lint";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
 import { renderForWire } from "./json-text";
 
-// search and graph answer with their tool result already as JSON text (see
+// search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
 export type ReadJob =
   | { kind: "search"; query: string; limit: number; offset: number }
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
-  | { kind: "lint" }
+  | { kind: "lint"; filter: LintFilter; offset: number; limit: number }
   | { kind: "health" }
-  | { kind: "suggestLinks"; root: string; path: string };
+  | { kind: "suggestLinks"; root: string; path: string }
+  | { kind: "queryDatabase"; root: string; input: QueryInput };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -29,10 +31,16 @@ export function runJob(db: Database, job: ReadJob): unknown {
     }
     case "graph":
       return renderForWire(linkGraph(db, job.center, job.depth, job.maxNodes));
-    case "lint":
-      return lintVault(db);
+    case "lint": {
+      // The page is made here, so that only it crosses to the event loop (a 100k-note vault can have millions of findings).
+      const { items, total, counts } = lintPage(db, job.filter, job.offset, job.limit);
+      return renderForWire({ items, total, offset: job.offset, limit: job.limit, truncated: job.offset + items.length < total, counts });
+    }
     case "health":
       return wikiHealth(db);
+    case "queryDatabase":
+      // The first query of a base evaluates its filters over every note (0.4 s on obsidian-hub, measured).
+      return renderForWire(queryDatabase({ root: job.root, indexDb: db }, job.input));
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;

@@ -9,7 +9,8 @@ import { workerEntry } from "../platform/embedded";
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { WikiHealth } from "../hygiene/health";
-import type { LintReport } from "../hygiene/lint";
+import type { LintFilter } from "../hygiene/lint";
+import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
@@ -183,17 +184,20 @@ export function readPool(vault: VaultContext): ReadPool {
 }
 
 /**
- * The offloaded reads. search and linkGraph answer the tool's whole result as
- * JsonText ({items, total, offset, limit} and the LinkGraph); lint and health
- * answer the engine functions' own objects.
+ * The offloaded reads. search, linkGraph and lint answer the tool's whole
+ * result as JsonText ({items, total, offset, limit}, the LinkGraph, a lint
+ * page); health answers the engine function's own object.
  */
 export const offloaded = {
   search: async (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "search", query, limit, offset }, signal))),
   linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "graph", center, depth, maxNodes }, signal))),
-  lint: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<LintReport>({ kind: "lint" }, signal),
+  lint: async (vault: VaultContext, filter: LintFilter, offset: number, limit: number, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "lint", filter, offset, limit }, signal))),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
+  queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "queryDatabase", root: vault.root, input }, signal))),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
 };

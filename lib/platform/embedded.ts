@@ -6,8 +6,12 @@
 
 const ROOTS = ["/$bunfs/root/", "B:/~BUN/root/", "B:\\~BUN\\root\\"];
 
-/** The virtual root of this binary's embedded files, or null when running from source. */
-export function embeddedRoot(url: string = import.meta.url): string | null {
+/**
+ * The virtual root of this binary's embedded files, or null when running from source.
+ * By default judged from Bun.main (the binary's entry point): compile.sh builds with
+ * --bytecode, where import.meta.url is the build machine's source path, not the binary's.
+ */
+export function embeddedRoot(url: string = Bun.main): string | null {
   const u = decodeURIComponent(url);
   for (const r of ROOTS) if (u.includes(r)) return r.replaceAll("\\", "/");
   return null;
@@ -22,7 +26,7 @@ export function isCompiled(): boolean {
  * binary, else its source file next to `fromUrl` (the caller's import.meta.url).
  */
 export function workerEntry(sourcePath: string, fromUrl: string, relToCaller: string): string {
-  const root = embeddedRoot(fromUrl);
+  const root = embeddedRoot(fromUrl) ?? embeddedRoot();
   return root ? root + sourcePath : new URL(relToCaller, fromUrl).href;
 }
 

@@ -10,6 +10,9 @@
 // a word shorter than MIN_PREFIX_CHARS ("a*" expands to every token starting
 // with a, the bulk of a vault's index): such a word matches exactly.
 import { ToolError } from "../errors";
+import { foldText } from "../vault/fold";
+
+export { foldText };
 
 export const MAX_QUERY_TERMS = 32;
 export const MAX_QUERY_CHARS = 1000;
@@ -42,16 +45,6 @@ const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
 const COLUMN_FILTER = /^[\p{L}_][\p{L}\p{N}_]*:(?!\/\/)./u;
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
-
-/**
- * Fold text the way the index's tokenizer (unicode61, remove_diacritics 2)
- * compares it: lower case, diacritics removed. ASCII takes the fast path.
- */
-export function foldText(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase();
-  return s.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
-}
 
 /** The tokens FTS5 would make of `s`, folded. */
 export function tokensOf(s: string): string[] {

@@ -10,7 +10,7 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
-export const INDEX_FORMAT = "5";
+export const INDEX_FORMAT = "6";
 
 const MIGRATIONS = [
   `
@@ -71,6 +71,18 @@ const MIGRATIONS = [
   CREATE VIRTUAL TABLE fts_stem USING fts5(title, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   CREATE TABLE fts_stem_notes (note_id INTEGER PRIMARY KEY, hash TEXT NOT NULL);
   `,
+  // What lint and search need at 100k notes without a pass over every link or title (format 6):
+  // per note, its distinct unresolved (target, kind) pairs and its links to other notes, kept by
+  // the indexer; each note's folded names (title, file name, aliases) for search's exact-title
+  // rule; tags indexed with their spelling and note so that tag statistics read the index only.
+  `
+  ALTER TABLE notes ADD COLUMN unresolved INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE notes ADD COLUMN out_notes INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE name_keys (note_id INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (note_id, key)) WITHOUT ROWID;
+  CREATE INDEX name_keys_key ON name_keys(key);
+  DROP INDEX tags_lc;
+  CREATE INDEX tags_lc ON tags(tag_lc, tag, note_id);
+  `,
 ];
 
 /**
@@ -82,7 +94,8 @@ export const BULK_LOAD_INDEXES: Record<string, string> = {
   links_key: "CREATE INDEX IF NOT EXISTS links_key ON links(target_key)",
   links_resolved: "CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved)",
   tags_note: "CREATE INDEX IF NOT EXISTS tags_note ON tags(note_id)",
-  tags_lc: "CREATE INDEX IF NOT EXISTS tags_lc ON tags(tag_lc)",
+  tags_lc: "CREATE INDEX IF NOT EXISTS tags_lc ON tags(tag_lc, tag, note_id)",
+  name_keys_key: "CREATE INDEX IF NOT EXISTS name_keys_key ON name_keys(key)",
   headings_note: "CREATE INDEX IF NOT EXISTS headings_note ON headings(note_id, ord)",
 };
 

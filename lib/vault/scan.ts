@@ -31,33 +31,63 @@ function entryOf(rel: string, st: Stats): FileEntry {
  */
 export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): VaultListing {
   const out: VaultListing = { notes: [], attachments: [], folders: [] };
-  const walk = (dirRel: string) => {
-    let entries;
-    try {
-      entries = readdirSync(dirRel ? join(root, dirRel) : root, { withFileTypes: true });
-    } catch {
-      return; // vanished or unreadable while we walked: the watcher will catch up
+  for (const _ of walk(root, out, "", !!opts.foldersOnly));
+  return out;
+}
+
+/**
+ * The same walk, giving the event loop a turn every `every` files: the server's
+ * start-up scan of a big vault (10k notes: ~0.1 s of lstat) must not hold the
+ * first requests (an `initialize` sent at launch) until it ends.
+ */
+export async function scanVaultYielding(root: string, every = 512): Promise<VaultListing> {
+  const out: VaultListing = { notes: [], attachments: [], folders: [] };
+  let files = 0;
+  for (const n of walk(root, out, "", false)) {
+    files += n;
+    if (files >= every) {
+      files = 0;
+      await new Promise((r) => setImmediate(r));
     }
-    for (const d of entries) {
-      const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
-      if (isIgnoredPath(d.name)) continue;
-      if (d.isDirectory()) {
-        out.folders.push(rel);
-        walk(rel);
-      } else if (d.isFile() && !opts.foldersOnly) {
-        let st: Stats;
-        try {
-          st = lstatSync(join(root, rel));
-        } catch {
-          continue;
-        }
-        if (!st.isFile()) continue; // replaced by a link or a folder since readdir
-        (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st));
+  }
+  return out;
+}
+
+/** Walks one folder and, depth first, those under it; yields how many files it added since the last yield. */
+function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boolean): Generator<number> {
+  let entries;
+  try {
+    entries = readdirSync(dirRel ? join(root, dirRel) : root, { withFileTypes: true });
+  } catch {
+    return; // vanished or unreadable while we walked: the watcher will catch up
+  }
+  let files = 0;
+  for (const d of entries) {
+    const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
+    if (isIgnoredPath(d.name)) continue;
+    if (d.isDirectory()) {
+      // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
+      out.folders.push(rel);
+      yield files;
+      files = 0;
+      yield* walk(root, out, rel, foldersOnly);
+    } else if (d.isFile() && !foldersOnly) {
+      let st: Stats;
+      try {
+        st = lstatSync(join(root, rel));
+      } catch {
+        continue;
+      }
+      if (!st.isFile()) continue; // replaced by a link or a folder since readdir
+      (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st));
+      // A flat folder of 30k notes must not be one unbroken stretch either.
+      if (++files >= 128) {
+        yield files;
+        files = 0;
       }
     }
-  };
-  walk("");
-  return out;
+  }
+  yield files;
 }
 
 /** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */

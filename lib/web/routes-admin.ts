@@ -5,8 +5,8 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { ToolError } from "../errors";
 import { healthFrom } from "../hygiene/health";
-import { lintVault, type Finding } from "../hygiene/lint";
-import { RULES } from "../hygiene/lint-config";
+import { lintPage, lintSummary, SEVERITY } from "../hygiene/lint";
+import { RULES, type Rule } from "../hygiene/lint-config";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import { vecVersion } from "../store/index-db";
 import { getSetting } from "../store/state-db";
@@ -52,20 +52,17 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
   });
 
   app.get("/api/hygiene", (c) => {
-    const report = lintVault(idb);
+    const report = lintSummary(idb);
     const health = healthFrom(report);
     try {
       recordHealth(vault.stateDb, health);
     } catch {
       /* a busy state.db: the hourly recorder catches up */
     }
-    const byRule = new Map<string, Finding[]>();
-    for (const f of report.findings) {
-      const list = byRule.get(f.rule);
-      if (list) list.push(f);
-      else byRule.set(f.rule, [f]);
-    }
-    const rules = [...byRule.entries()].map(([rule, fs]) => ({ rule, severity: fs[0]!.severity, count: fs.length, items: fs.slice(0, FINDINGS_PER_RULE) }));
+    // Per rule, only the first findings are written (lintPage): a big vault can have millions.
+    const rules = (Object.entries(report.counts) as [Rule, number][])
+      .map(([rule, count]) => ({ rule, severity: SEVERITY[rule], count, items: lintPage(idb, { rule }, 0, FINDINGS_PER_RULE).items }))
+      .sort((a, b) => RULES.indexOf(a.rule) - RULES.indexOf(b.rule));
     return c.json({ health, history: healthHistory(vault.stateDb), rules });
   });
 
@@ -73,8 +70,8 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     const rule = c.req.query("rule");
     if (!rule || !(RULES as readonly string[]).includes(rule)) return badRequest(c, `rule must be one of ${RULES.join(", ")}`);
     const { limit, offset } = paging((k) => c.req.query(k), 100);
-    const all = lintVault(idb).findings.filter((f) => f.rule === rule);
-    return c.json({ items: all.slice(offset, offset + limit), total: all.length, limit, offset });
+    const page = lintPage(idb, { rule: rule as Rule }, offset, limit);
+    return c.json({ items: page.items, total: page.total, limit, offset });
   });
 
   app.get("/api/graph", async (c) => {

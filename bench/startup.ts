@@ -1,0 +1,226 @@
+// Start-up, the CLI, and a peer (issue 15, parts 5–7), all in one run:
+//
+//   bun bench/startup.ts [--quick]     (or through bench/run.ts)
+//
+// - the compiled binary (built fresh by compile.sh into a temp dir) against a
+//   compiled hello-world: `--version`, whole process;
+// - `lettuce serve` on an indexed, unchanged 10k vault: launch → `initialize`
+//   answered, launch → first `search` answered;
+// - `lettuce search <vault> <word> --json`, whole process, against qmd 2.8.3's
+//   `qmd search` on the same vault (qmd is installed at bench time into
+//   $LETTUCE_SCALE_CACHE/qmd-2.8.3 with npm and run with Bun, keyword only: its
+//   embeddings need a model download); cold index beside qmd's `collection add`
+//   and a bare FTS5 load, on 5k and 10k notes.
+// Every time is a whole process measured from spawn to exit (median of 5),
+// each figure beside its floor and its peer.
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { BUN, killChildren, lastJson, runChild, track } from "./lib/child";
+import { cachedVault } from "./scale";
+import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
+
+const REPO = resolve(import.meta.dir, "..");
+// Our own cache: the benchmarks delete these vaults' .lettuce/ folders, so no other script may share them.
+const CACHE = process.env.LETTUCE_SCALE_CACHE ?? join(tmpdir(), "lettuce-bench-scale");
+const QMD_VERSION = "2.8.3";
+const RUNS = 5;
+
+function log(msg: string): void {
+  console.error(`[startup ${new Date().toISOString().slice(11, 19)} load ${loadavg()}] ${msg}`);
+}
+
+async function timeRuns(cmd: string[], runs = RUNS, env: Record<string, string> = {}): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = await runChild(cmd, { env: { ...process.env, ...env } as Record<string, string> });
+    xs.push(r.wallMs);
+  }
+  return median(xs);
+}
+
+/** qmd, installed once with npm into the bench cache (never into the repo); null when npm cannot fetch it. */
+async function installQmd(): Promise<string | null> {
+  const dir = join(CACHE, `qmd-${QMD_VERSION}`);
+  const entry = join(dir, "node_modules/@tobilu/qmd/dist/cli/qmd.js");
+  if (existsSync(entry)) return entry;
+  mkdirSync(dir, { recursive: true });
+  log(`installing @tobilu/qmd@${QMD_VERSION} into ${dir}`);
+  const r = await runChild(["npm", "i", "--no-audit", "--no-fund", `@tobilu/qmd@${QMD_VERSION}`], { cwd: dir });
+  if (!existsSync(entry)) {
+    log(`qmd could not be installed: ${r.stderr.slice(-400)}`);
+    return null;
+  }
+  return entry;
+}
+
+/** A word that about 5 % of the notes hold: a search with a full page of hits, and not the whole vault. */
+function typicalWord(vault: string): string {
+  const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
+  try {
+    db.query("ATTACH DATABASE ? AS ftsdb").run(join(vault, ".lettuce", "fts.db"));
+    db.exec("CREATE VIRTUAL TABLE temp.v USING fts5vocab(ftsdb, fts, 'row')");
+    const n = (db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const r = db.query("SELECT term FROM temp.v WHERE doc BETWEEN ? AND ? AND length(term) >= 5 AND term GLOB '[a-z]*' ORDER BY doc DESC LIMIT 1").get(Math.floor(n * 0.03), Math.ceil(n * 0.08)) as { term: string } | null;
+    return r?.term ?? "note";
+  } finally {
+    db.close();
+  }
+}
+
+/** Launch `serve`, then time launch → initialize answered and launch → first search answered. */
+async function serveStartup(exe: string[], vault: string, token: string): Promise<{ initMs: number; searchMs: number }> {
+  const t0 = performance.now();
+  const p = track(Bun.spawn([...exe, "serve", vault, "--port", "0"], { env: { ...process.env, LETTUCE_EMBED_BACKGROUND: "0" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
+  try {
+    const reader = p.stdout.getReader();
+    const dec = new TextDecoder();
+    let out = "";
+    let url: string | null = null;
+    while (!url) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve exited: ${out}`);
+      out += dec.decode(value);
+      url = /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
+    }
+    void (async () => {
+      while (!(await reader.read()).done);
+    })().catch(() => {});
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` };
+    const rpc = async (method: string, params: unknown) => {
+      const res = await fetch(url!, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+      const body = (await res.json()) as { error?: unknown; result?: { isError?: boolean; protocolVersion: string } };
+      if (body.error || body.result?.isError) throw new Error(`${method}: ${JSON.stringify(body)}`);
+      return body;
+    };
+    const init = await rpc("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } });
+    const initMs = performance.now() - t0;
+    headers["mcp-protocol-version"] = init.result!.protocolVersion;
+    await rpc("tools/call", { name: "search", arguments: { query: "project", limit: 10 } });
+    return { initMs, searchMs: performance.now() - t0 };
+  } finally {
+    p.kill("SIGTERM");
+    await p.exited;
+  }
+}
+
+interface PeerRow {
+  notes: number;
+  bareMs: number;
+  lettuceColdMs: number;
+  qmdColdMs: number | null;
+  lettuceSearchMs: number;
+  qmdSearchMs: number | null;
+  word: string;
+}
+
+async function peerRow(exe: string[], vault: string, notes: number, qmd: string | null, scratch: string): Promise<PeerRow> {
+  const bareDb = join(scratch, "bare.db");
+  for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
+  log(`${fmtInt(notes)} notes: bare load, Lettuce cold index`);
+  const bare = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb]);
+  rmSync(join(vault, ".lettuce"), { recursive: true, force: true });
+  const cold = await runChild([...exe, "index", vault, "--json"]);
+  const word = typicalWord(vault);
+  log(`${fmtInt(notes)} notes: Lettuce CLI search "${word}"`);
+  const lettuceSearchMs = await timeRuns([...exe, "search", vault, word, "--json"]);
+  let qmdColdMs: number | null = null;
+  let qmdSearchMs: number | null = null;
+  if (qmd) {
+    // qmd keeps its index under XDG_CACHE_HOME and its collections under XDG_CONFIG_HOME: both in scratch.
+    const home = join(scratch, `qmd-${notes}`);
+    rmSync(home, { recursive: true, force: true });
+    mkdirSync(home, { recursive: true });
+    const env = { XDG_CACHE_HOME: join(home, "cache"), XDG_CONFIG_HOME: join(home, "config"), HOME: home, NO_COLOR: "1" };
+    log(`${fmtInt(notes)} notes: qmd collection add (its keyword index)`);
+    const add = await runChild([BUN, qmd, "collection", "add", vault, "--name", "bench", "--mask", "**/*.md"], { env: { ...process.env, ...env } as Record<string, string> });
+    if (add.stderr.includes("rror")) log(`qmd collection add: ${add.stderr.slice(-300)}`);
+    qmdColdMs = add.wallMs;
+    log(`${fmtInt(notes)} notes: qmd search "${word}"`);
+    qmdSearchMs = await timeRuns([BUN, qmd, "search", word, "--json", "-n", "10"], RUNS, env);
+  }
+  return { notes, bareMs: bare.wallMs, lettuceColdMs: cold.wallMs, qmdColdMs, lettuceSearchMs, qmdSearchMs, word };
+}
+
+export async function runStartupBench(opts: { quick: boolean }): Promise<string> {
+  const scratch = mkdtempSync(join(tmpdir(), "lettuce-startup-"));
+  const onSignal = () => {
+    killChildren();
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", onSignal);
+  const loadStart = loadavg();
+  try {
+    log("building the binary (compile.sh)");
+    const build = await runChild(["bash", join(REPO, "compile.sh")], { env: { ...process.env, LETTUCE_DIST: scratch } as Record<string, string> });
+    const bin = join(scratch, "lettuce");
+    if (!existsSync(bin)) throw new Error(`compile.sh failed: ${build.stderr}`);
+    writeFileSync(join(scratch, "hello.ts"), 'console.log("0.0.0");\n');
+    await runChild([BUN, "build", "--compile", join(scratch, "hello.ts"), "--outfile", join(scratch, "hello")]);
+
+    log("--version");
+    const helloMs = await timeRuns([join(scratch, "hello")]);
+    const versionMs = await timeRuns([bin, "--version"]);
+    const helpMs = await timeRuns([bin, "--help"]);
+
+    const sizes = opts.quick ? [2000] : [5000, 10000];
+    const vaults = await Promise.all(sizes.map((n) => cachedVault(n)));
+    const qmd = opts.quick ? null : await installQmd();
+    const peers: PeerRow[] = [];
+    for (const [i, n] of sizes.entries()) peers.push(await peerRow([bin], vaults[i]!, n, qmd, scratch));
+
+    // Serve start-up on the largest vault, indexed and unchanged (the peer rows left it so).
+    const big = vaults[vaults.length - 1]!;
+    const { token } = lastJson<{ token: string }>((await runChild([bin, "token", "create", big, "--scope", "read", "--name", `startup-${Date.now()}`, "--json"])).stdout);
+    const starts: { initMs: number; searchMs: number }[] = [];
+    for (let i = 0; i < (opts.quick ? 2 : RUNS); i++) {
+      log(`serve start-up ${i + 1}`);
+      starts.push(await serveStartup([bin], big, token));
+    }
+    const initMs = median(starts.map((s) => s.initMs));
+    const firstSearchMs = median(starts.map((s) => s.searchMs));
+
+    const yes = (ok: boolean) => (ok ? "yes" : "**no**");
+    const ratio = (a: number, b: number | null) => (b ? `${(a / b).toFixed(2)}×` : "–");
+    const bigN = fmtInt(sizes[sizes.length - 1]!);
+    const lastPeer = peers[peers.length - 1]!;
+    const rows: string[][] = [
+      ["`lettuce --version`, compiled binary", fmtMs(versionMs), `${fmtMs(helloMs)} (compiled hello-world)`, "–", "≤ 40 ms", yes(versionMs <= 40)],
+      ["`lettuce --help` (lists every command)", fmtMs(helpMs), `${fmtMs(helloMs)} (compiled hello-world)`, "–", "", ""],
+      [`\`lettuce serve\`, launch → \`initialize\` answered (${bigN} notes, indexed)`, fmtMs(initMs), `${fmtMs(helloMs)} (process start)`, "–", "≤ 300 ms", yes(initMs <= 300)],
+      [`\`lettuce serve\`, launch → first \`search\` answered`, fmtMs(firstSearchMs), "", "–", "≤ 1 s", yes(firstSearchMs <= 1000)],
+      ...peers.flatMap((p) => [
+        [`cold index, ${fmtInt(p.notes)} notes`, fmtMs(p.lettuceColdMs), `${fmtMs(p.bareMs)} (bare FTS5 load)`, p.qmdColdMs ? `qmd ${fmtMs(p.qmdColdMs)} (${ratio(p.lettuceColdMs, p.qmdColdMs)})` : "qmd not run", `≤ 1.5× floor (${ratio(p.lettuceColdMs, p.bareMs)})`, yes(p.lettuceColdMs <= 1.5 * p.bareMs)],
+        [
+          `\`lettuce search <vault> ${p.word} --json\`, ${fmtInt(p.notes)} notes, whole process`,
+          fmtMs(p.lettuceSearchMs),
+          `${fmtMs(helloMs)} (process start)`,
+          p.qmdSearchMs ? `qmd search ${fmtMs(p.qmdSearchMs)} (${ratio(p.lettuceSearchMs, p.qmdSearchMs)})` : "qmd not run",
+          p.notes >= 10000 ? "≤ 80 ms" : "",
+          p.notes >= 10000 ? yes(p.lettuceSearchMs <= 80) : "",
+        ],
+      ]),
+    ];
+    return [
+      `## Start-up, CLI and peer (issue 15, parts 5–7)${opts.quick ? " (--quick)" : ""}, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+      "",
+      `Compiled binary from this checkout (compile.sh); whole processes, spawn to exit, median of ${RUNS}; load ${loadStart} at start, ${loadavg()} at end.`,
+      "",
+      "| measure | Lettuce | floor | peer (Lettuce ÷ peer) | goal | met |",
+      "|---|---|---|---|---|---|",
+      ...rows.map((r) => `| ${r.join(" | ")} |`),
+      "",
+      qmd
+        ? `Peer: qmd ${QMD_VERSION} (\`npm i @tobilu/qmd@${QMD_VERSION}\` into the bench cache, run with Bun), keyword index (\`collection add\`, which indexes the files) and \`qmd search\` (BM25) only; its vector index needs a model download. Synthetic vaults from gen-vault.mjs, seed 7, cached in ${CACHE}.`
+        : "qmd was not run (--quick, or npm could not install it).",
+      `Last vault searched: "${lastPeer.word}" (a word in 3–8 % of the notes).`,
+    ].join("\n");
+  } finally {
+    process.off("SIGINT", onSignal);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) console.log(await runStartupBench({ quick: process.argv.includes("--quick") }));

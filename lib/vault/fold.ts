@@ -1,0 +1,16 @@
+// Text folded the way the full-text index's tokenizer (unicode61,
+// remove_diacritics 2) compares it. Lives at the bottom layer because the
+// indexer stores folded name keys (lib/index/note-rows.ts) that search
+// (lib/retrieval/search.ts) looks up with the same function.
+
+/** Lower case, diacritics removed. ASCII takes the fast path. */
+export function foldText(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase();
+  return s.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+}
+
+/** Words of a name or query for comparison: folded, punctuation as single spaces ("Zettelkasten (draft)" → "zettelkasten draft"). */
+export function nameKey(s: string): string {
+  return (foldText(s).match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+}

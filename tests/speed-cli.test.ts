@@ -1,0 +1,77 @@
+// The CLI's fast paths (issue 15, part 7), through the real `lettuce` process:
+// a search on an unchanged vault runs no index transaction, yet an edit made
+// in place (which leaves the folder's mtime alone) is still seen; commands load
+// their modules only when run.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { rmSync, utimesSync, writeFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { runLettuce } from "./helpers/cli";
+import { copyVault } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+let vault: string;
+beforeAll(async () => {
+  vault = copyVault();
+  expect((await runLettuce(["index", vault, "--json"])).code).toBe(0);
+});
+afterAll(() => {
+  if (vault) rmSync(vault, { recursive: true, force: true });
+});
+
+/** A meta value of index.db: `gen` is stamped by every index transaction, `indexedAt` by every scan that wrote. */
+function meta(key: string): string | null {
+  const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
+  try {
+    return (db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value ?? null;
+  } finally {
+    db.close();
+  }
+}
+const generation = () => meta("gen");
+
+describe("lettuce search on an indexed vault", () => {
+  test("unchanged: answers without writing the index", async () => {
+    const before = generation();
+    const indexedAt = meta("indexedAt");
+    expect(before).not.toBeNull();
+    expect(indexedAt).not.toBeNull();
+    const r = await runLettuce(["search", vault, "lettuce", "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).total).toBeGreaterThan(0);
+    expect(generation()).toBe(before);
+    expect(meta("indexedAt")).toBe(indexedAt);
+  });
+
+  test("an edit in place, folder mtime untouched, is found by the next search", async () => {
+    const dir = vault;
+    const dirStat = statSync(dir);
+    const note = join(vault, "freshness-probe.md");
+    // A new note changes the folder; put its mtime back so only the file's own stat can tell.
+    writeFileSync(note, "# Probe\n\nnothing yet\n");
+    utimesSync(dir, dirStat.atime, dirStat.mtime);
+    expect(JSON.parse((await runLettuce(["search", vault, "probe", "--json"])).stdout).total).toBe(1);
+    const word = `zqx${Date.now().toString(36)}`;
+    writeFileSync(note, `# Probe\n\nnow it says ${word}\n`);
+    // Same size class, new mtime on the file only (as an editor saving in place does).
+    utimesSync(note, new Date(), new Date(Date.now() + 5000));
+    utimesSync(dir, dirStat.atime, dirStat.mtime);
+    const r = await runLettuce(["search", vault, word, "--json"]);
+    expect(r.code).toBe(0);
+    const page = JSON.parse(r.stdout) as { items: { path: string }[]; total: number };
+    expect(page.items.map((h) => h.path)).toEqual(["freshness-probe.md"]);
+  });
+
+  test("--help says what the freshness check looks at", async () => {
+    const r = await runLettuce(["search", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/size and modification time/);
+  });
+
+  test("a malformed query is no error and no crash", async () => {
+    const r = await runLettuce(["search", vault, '"unclosed AND OR (', "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).items).toEqual([]);
+  });
+});
