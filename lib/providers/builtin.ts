@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { isServing, shouldYield, whenQuiet } from "../offload/activity";
 import { workerEntry } from "../platform/embedded";
 import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
@@ -9,6 +10,19 @@ const BULK_CHUNK = 8;
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
+
+/**
+ * How many model workers: LETTUCE_EMBED_WORKERS (or the older LETTUCE_EMBED_THREADS) if set;
+ * one while serving on a machine with two cores or fewer, so that a core is left for requests;
+ * otherwise one per core, up to two (more gave no gain: each worker's wasm is single-threaded
+ * and memory-bound at ~130 MB).
+ */
+export function defaultWorkers(): number {
+  const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
+  if (set > 0) return Math.max(1, Math.floor(set));
+  const cores = availableParallelism();
+  return isServing() && cores <= 2 ? 1 : Math.min(2, cores);
+}
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own;
@@ -50,10 +64,17 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private crashes = 0;
   private broken: string | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  readonly threads: number;
+  private waitingForQuiet = false;
+  private readonly fixedThreads: number | null;
 
-  constructor(threads = Number(process.env.LETTUCE_EMBED_THREADS) || Math.min(2, availableParallelism())) {
-    this.threads = Math.max(1, threads);
+  /** `threads` fixes the number of workers; without it, see defaultWorkers(). */
+  constructor(threads?: number) {
+    this.fixedThreads = threads ? Math.max(1, threads) : null;
+  }
+
+  /** Model workers now: fixed, or LETTUCE_EMBED_WORKERS, or the default for this machine and role. */
+  get threads(): number {
+    return this.fixedThreads ?? defaultWorkers();
   }
 
   embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
@@ -87,11 +108,25 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       clearTimeout(this.idleTimer);
       this.idleTimer = null;
     }
-    const waiting = this.urgent.length + this.bulk.length;
+    // Passage work waits while the server answers requests (a query's own embedding does not).
+    const holdBulk = this.bulk.length > 0 && shouldYield();
+    if (holdBulk && !this.waitingForQuiet) {
+      this.waitingForQuiet = true;
+      void whenQuiet().then(() => {
+        this.waitingForQuiet = false;
+        this.pump();
+      });
+    }
+    const waiting = this.urgent.length + (holdBulk ? 0 : this.bulk.length);
     while (this.slots.length < this.threads && this.slots.length < waiting + this.busyCount()) this.start();
+    // More workers than now allowed (the limit fell): the idle ones go.
+    for (const slot of this.slots.filter((s) => s.ready && !s.job).slice(0, Math.max(0, this.slots.length - this.threads))) {
+      slot.worker.terminate();
+      this.slots = this.slots.filter((s) => s !== slot);
+    }
     for (const slot of this.slots) {
       if (!slot.ready || slot.job) continue;
-      const job = this.urgent.shift() ?? this.bulk.shift();
+      const job = this.urgent.shift() ?? (holdBulk ? undefined : this.bulk.shift());
       if (!job) break;
       slot.job = job;
       slot.jobId = this.nextId++;
@@ -102,7 +137,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       if (s.job || !s.ready) s.worker.ref();
       else s.worker.unref();
     }
-    if (this.busyCount() === 0 && waiting === 0 && this.slots.length) {
+    if (this.busyCount() === 0 && this.urgent.length + this.bulk.length === 0 && this.slots.length) {
       this.idleTimer = setTimeout(() => this.stopWorkers(), IDLE_MS);
       this.idleTimer.unref?.();
     }

@@ -36,9 +36,21 @@ export interface ReconcileHooks {
   onReset?: () => void;
   /** Rows written: keep an in-memory index in step. */
   onWrite?: (added: WrittenPassage[], removedPassages: number[], notes: { noteId: number; vector: Float32Array | null }[], removedNotes: number[]) => void;
-  onProgress?: (done: number, total: number) => void;
+  onProgress?: (done: number, total: number, detail: ReconcileProgress) => void;
+  /** Awaited before each step: background passes wait here while requests are served. */
+  yield?: () => Promise<void>;
   signal?: AbortSignal;
 }
+
+export interface ReconcileProgress {
+  /** Distinct passages the model still has to embed this round (counted, not estimated: cached ones excluded). */
+  passagesLeft: number;
+  /** Passages the model embedded so far in this pass. */
+  embedded: number;
+}
+
+// Notes split per step of the counting pass (it yields between steps).
+const COUNT_STEP = 256;
 
 // Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
 const BATCH_PASSAGES = 64;
@@ -85,7 +97,12 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     const gone = goneNoteIds(db);
     if (!stale.length && !gone.length) break;
     const total = done + stale.length;
-    hooks.onProgress?.(done, total);
+    // Count what the model really has to embed (distinct passages not in the cache), so that
+    // progress and time estimates rest on it rather than on note sizes.
+    const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks);
+    const embeddedBefore = result.embedded;
+    const left = () => Math.max(0, toEmbed - (result.embedded - embeddedBefore));
+    hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
     if (gone.length) {
       const w = writeNotes(db, [], gone);
       hooks.onWrite?.([], w.removedPassages, [], gone);
@@ -93,6 +110,8 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     }
     let i = 0;
     while (i < stale.length) {
+      await hooks.yield?.();
+      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
       // Take notes until their (estimated) passages fill a batch.
       const ids: number[] = [];
       let est = 0;
@@ -150,8 +169,21 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       result.notes += stored.length;
       result.passages += stored.reduce((n, s) => n + s.passages.length, 0);
       done += ids.length;
-      hooks.onProgress?.(done, total);
+      hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
     }
   }
   return result;
+}
+
+/** Distinct passages of these notes with no cached vector: what the model will embed. */
+async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks): Promise<number> {
+  const hashes = new Set<string>();
+  for (let i = 0; i < stale.length; i += COUNT_STEP) {
+    await hooks.yield?.();
+    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title)) hashes.add(p.hash);
+  }
+  const all = [...hashes];
+  let cached = 0;
+  for (let i = 0; i < all.length; i += 4096) cached += cache.has(provider.id, all.slice(i, i + 4096)).size;
+  return all.length - cached;
 }

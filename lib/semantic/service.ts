@@ -3,6 +3,8 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
+import { holdForeground, whenQuiet } from "../offload/activity";
+import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import type { ChatProvider, EmbeddingProvider } from "../providers/types";
@@ -11,18 +13,43 @@ import { EmbeddingCache } from "./cache";
 import { chunkLayout, passageCharsFor } from "./passages";
 import { syncStemmed } from "./keyword";
 import { RateLimiter } from "./rate-limit";
-import { reconcile, whenIdle, type ReconcileResult } from "./reconcile";
-import { allNoteVectors, allPassageVectors, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
+import { reconcile, whenIdle, type ReconcileProgress, type ReconcileResult } from "./reconcile";
+import { allNoteVectors, allPassageVectors, countEmbedded, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
 import { toToolError } from "./tool-error";
 import { VectorIndex } from "./vector-index";
 
 const services = new WeakMap<VaultContext, SemanticService>();
+const PROGRESS_LOG_MS = Number(process.env.LETTUCE_EMBED_LOG_MS) || 30_000;
 const QUERY_CACHE = 256;
 // Changes whose embedding fits in this many passages are embedded inside the
 // semantic call that needs them; a bigger backlog (the first build, a model
-// change) runs in the background while the call answers index-not-ready.
+// change) runs in the background while the call answers from what is ready
+// (partial: true, with the progress).
 const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
 const BACKGROUND_DEBOUNCE_MS = 750;
+// The embedding rate is measured over this much recent time (it changes with load and passage length).
+const RATE_WINDOW_MS = 60_000;
+
+/** How far the embedding of the vault has got, from counted passages and the measured rate. */
+export interface EmbeddingProgress {
+  /** building: a backlog is being embedded in the background; current: every note is embedded. */
+  state: "building" | "current";
+  notesEmbedded: number;
+  notesTotal: number;
+  /** Distinct passages the model still has to embed (counted when the pass began; cached vectors excluded). */
+  passagesLeft: number | null;
+  /** Passages per second over the last minute of this pass (null until it has embedded some). */
+  passagesPerSecond: number | null;
+  /** passagesLeft at the measured rate (null until there is a rate). */
+  etaSeconds: number | null;
+}
+
+/** A semantic call's view of the vectors: the provider, and the progress when a background build is running. */
+export interface Freshness {
+  provider: EmbeddingProvider;
+  /** Set while a large backlog is embedded in the background: answers come from what is ready. */
+  building: EmbeddingProgress | null;
+}
 
 export class SemanticService {
   readonly limiter = new RateLimiter();
@@ -31,7 +58,10 @@ export class SemanticService {
   private notes: VectorIndex | null = null;
   private loadedGeneration = -1;
   private running: Promise<ReconcileResult> | null = null;
-  private progress = { done: 0, total: 0 };
+  private progress = { done: 0, total: 0, passagesLeft: null as number | null };
+  /** (time, passages embedded so far) samples of the running pass, for the rate. */
+  private samples: { at: number; embedded: number }[] = [];
+  private backgroundRunning = false;
   private changeSeq = 0;
   private cleanSeq = -1;
   private cleanDataVersion = -1;
@@ -73,10 +103,12 @@ export class SemanticService {
     return this.cacheDb;
   }
 
-  /** The embedding provider, or a not-configured ToolError saying why there is none. */
+  /** The embedding provider, or a not-configured ToolError saying why there is none (or why it cannot be reached now). */
   async embedder(): Promise<EmbeddingProvider> {
     const sel = await selectEmbedder();
     if (!sel.provider) throw new ToolError("not-configured", `No embeddings provider: ${sel.reason}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
+    const unreachable = await embedderReachable(sel.provider);
+    if (unreachable) throw new ToolError("not-configured", `No embeddings provider reachable: ${unreachable}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
     return sel.provider;
   }
 
@@ -86,8 +118,10 @@ export class SemanticService {
     return sel.provider;
   }
 
+  /** An embeddings provider is configured and answers now (probed, cached briefly). */
   async hasEmbedder(): Promise<boolean> {
-    return (await selectEmbedder()).provider !== null;
+    const sel = await selectEmbedder();
+    return sel.provider !== null && (await embedderReachable(sel.provider)) === null;
   }
 
   async hasChat(): Promise<boolean> {
@@ -112,18 +146,25 @@ export class SemanticService {
     return stale !== null || goneNoteIds(this.db).length > 0;
   }
 
-  /** Run (or join) a reconcile pass; passes never overlap. */
-  reconcileNow(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult> {
+  /**
+   * Run (or join) a reconcile pass; passes never overlap. A caller that joins a
+   * running pass gets what that pass embedded plus what its own pass added.
+   * A background pass yields to requests in flight (lib/offload/activity.ts);
+   * a foreground one (a request waits for it) runs at once, and makes any pass
+   * it waits behind run at once too.
+   */
+  reconcileNow(onProgress?: (done: number, total: number) => void, opts: { background?: boolean } = {}): Promise<ReconcileResult> {
+    const background = opts.background === true;
     const run = async (): Promise<ReconcileResult> => {
       const provider = await this.embedder();
+      this.samples = [];
+      this.backgroundRunning = background;
       try {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
+          yield: background ? () => whenQuiet() : undefined,
           onReset: () => this.dropIndexes(),
-          onProgress: (done, total) => {
-            this.progress = { done, total };
-            onProgress?.(done, total);
-          },
+          onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
           onWrite: (added, removed, notes, removedNotes) => {
             if (!this.passages || !this.notes) return;
             for (const id of removed) this.passages.remove(id);
@@ -140,14 +181,53 @@ export class SemanticService {
         return r;
       } catch (e) {
         throw toToolError(e);
+      } finally {
+        this.backgroundRunning = false;
+        this.progress.passagesLeft = null;
       }
     };
     const prev = this.running;
-    const next = (prev ? prev.catch(() => undefined).then(run) : run()).finally(() => {
+    const next = (prev ? prev.catch(() => null).then((first) => run().then((r) => (first ? addResults(first, r) : r))) : run()).finally(() => {
       if (this.running === next) this.running = null;
     });
     this.running = next;
-    return next;
+    if (background) return next;
+    // A request waits for this: nothing it waits behind may pause for requests (it is one).
+    const release = holdForeground();
+    return next.finally(release);
+  }
+
+  private noteProgress(done: number, total: number, detail: ReconcileProgress, onProgress?: (done: number, total: number) => void): void {
+    this.progress = { done, total, passagesLeft: detail.passagesLeft };
+    const now = performance.now();
+    this.samples.push({ at: now, embedded: detail.embedded });
+    while (this.samples.length > 2 && now - this.samples[1]!.at > RATE_WINDOW_MS) this.samples.shift();
+    onProgress?.(done, total);
+  }
+
+  /** Passages per second over the recent window of the running pass, or null before it has a measure. */
+  private rate(): number | null {
+    const a = this.samples[0];
+    const b = this.samples[this.samples.length - 1];
+    if (!a || !b || b.embedded <= a.embedded || b.at - a.at < 500) return null;
+    return ((b.embedded - a.embedded) * 1000) / (b.at - a.at);
+  }
+
+  /** The embedding's progress now: from the running pass, or from the stored vectors when none runs. */
+  progressNow(): EmbeddingProgress {
+    const notesTotal = (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const notesEmbedded = Math.min(notesTotal, countEmbedded(this.db));
+    if (!this.running) return { state: notesEmbedded >= notesTotal ? "current" : "building", notesEmbedded, notesTotal, passagesLeft: notesEmbedded >= notesTotal ? 0 : null, passagesPerSecond: null, etaSeconds: null };
+    const rate = this.rate();
+    const left = this.progress.passagesLeft;
+    return {
+      state: "building",
+      notesEmbedded,
+      notesTotal,
+      passagesLeft: left,
+      passagesPerSecond: rate === null ? null : Math.round(rate * 10) / 10,
+      etaSeconds: rate && left !== null ? Math.ceil(left / rate) : null,
+    };
   }
 
   /** A full reconcile on request (reindex_embeddings, `lettuce embed`): also forgets cached vectors nothing uses. */
@@ -171,41 +251,40 @@ export class SemanticService {
     return this.reconcileNow(onProgress);
   }
 
+  /** The provider, with the vectors brought up to date first (or the build's progress; see freshness()). */
+  async ensureFresh(): Promise<EmbeddingProvider> {
+    return (await this.freshness()).provider;
+  }
+
   /**
    * Make the vectors reflect the notes before a semantic call. Small changes
-   * are embedded now; a large backlog starts in the background and the call
-   * fails with index-not-ready (with progress and a retry hint).
+   * are embedded now; a large backlog is embedded in the background, and the
+   * call answers from what is ready: `building` holds the progress then.
    */
-  async ensureFresh(): Promise<EmbeddingProvider> {
+  async freshness(): Promise<Freshness> {
     const provider = await this.embedder();
     await this.vault.settle();
     for (let round = 0; round < 3; round++) {
       const dv = this.dataVersion();
-      if (!this.running && this.cleanSeq === this.changeSeq && this.cleanDataVersion === dv) return provider;
+      if (!this.running && this.cleanSeq === this.changeSeq && this.cleanDataVersion === dv) return { provider, building: null };
       const seq = this.changeSeq;
       const pending = this.pendingPassages(provider);
       if (pending === 0 && !this.running) {
         this.cleanSeq = seq;
         this.cleanDataVersion = dv;
-        return provider;
+        return { provider, building: null };
       }
       const limit = Number(process.env.LETTUCE_EMBED_SYNC_LIMIT) || (provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote);
+      // A background build in progress, or a backlog too big to wait for: answer from what is ready.
       if (pending > limit) {
         this.startBackground();
-        const { done, total } = this.progress;
-        const left = Math.max(pending, 1);
-        const retryMs = Math.min(600_000, Math.max(5_000, left * (provider.kind === "builtin" ? 50 : 5)));
-        throw new ToolError(
-          "index-not-ready",
-          `The semantic index is being built (${done}/${total || "?"} notes embedded, about ${left} passages to go). Retry in about ${Math.ceil(retryMs / 1000)} s; keyword search works meanwhile.`,
-          { retry_after_ms: retryMs, embedded: done, total },
-        );
+        return { provider, building: this.progressNow() };
       }
       await this.reconcileNow();
       this.cleanSeq = seq;
       this.cleanDataVersion = this.dataVersion();
     }
-    return provider;
+    return { provider, building: null };
   }
 
   /** Estimated passages still to embed (every note's, after a model change). */
@@ -229,11 +308,17 @@ export class SemanticService {
     if (pending > 0) {
       log(`Semantic index: embedding about ${pending} passages in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}).`);
       const t0 = performance.now();
-      this.reconcileNow()
+      // A progress line every PROGRESS_LOG_MS, from the counted passages and the measured rate.
+      const ticker = setInterval(() => {
+        if (this.running) log(`Semantic index: ${progressLine(this.progressNow())}`);
+      }, PROGRESS_LOG_MS);
+      ticker.unref?.();
+      this.reconcileNow(undefined, { background: true })
         .then((r) => log(`Semantic index current: ${r.notes} notes embedded (${r.embedded} passages by the model) in ${Math.round((performance.now() - t0) / 1000)} s.`))
         .catch((e) => {
           if (!this.closed) log(`Semantic index: background embedding stopped: ${(e as Error).message}`);
-        });
+        })
+        .finally(() => clearInterval(ticker));
     }
   }
 
@@ -249,7 +334,7 @@ export class SemanticService {
 
   private startBackground(): void {
     if (this.running || this.closed) return;
-    this.reconcileNow().catch((e) => {
+    this.reconcileNow(undefined, { background: true }).catch((e) => {
       const msg = (e as Error).message;
       if (msg !== this.lastError && !this.closed) console.error(`lettuce: background embedding stopped: ${msg}`);
       this.lastError = msg;
@@ -337,4 +422,18 @@ export class SemanticService {
     if (this.running) this.running.catch(() => undefined).finally(finish);
     else finish();
   }
+}
+
+function addResults(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
+  return { notes: a.notes + b.notes, passages: a.passages + b.passages, embedded: a.embedded + b.embedded, pruned: a.pruned + b.pruned };
+}
+
+/** "1,200/6,571 notes embedded, 3,400 passages to go at 38/s: about 90 s" (for logs and messages). */
+export function progressLine(p: EmbeddingProgress): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const head = `${n(p.notesEmbedded)}/${n(p.notesTotal)} notes embedded`;
+  if (p.state === "current") return `${head}, current`;
+  const left = p.passagesLeft === null ? "" : `, ${n(p.passagesLeft)} passages to go`;
+  const eta = p.etaSeconds === null || p.passagesPerSecond === null ? (p.passagesLeft ? " (rate not measured yet)" : "") : ` at ${p.passagesPerSecond}/s: about ${p.etaSeconds} s`;
+  return `${head}${left}${eta}`;
 }
