@@ -90,3 +90,9 @@ export function markServing(on = true): void {
 export function isServing(): boolean {
   return serving;
 }
+
+/** Milliseconds since a request last ended (or Infinity if none has been served); 0 while one is in flight. */
+export function msSinceRequest(): number {
+  if (inFlight > 0) return 0;
+  return lastEnd === 0 ? Infinity : performance.now() - lastEnd;
+}

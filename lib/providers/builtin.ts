@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { isServing, shouldYield, whenQuiet } from "../offload/activity";
+import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
 import { workerEntry } from "../platform/embedded";
 import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
@@ -11,17 +11,21 @@ const BULK_CHUNK = 8;
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
 
+// While serving on a small machine, a second worker takes passage work only once no request has come for this long.
+const BUSY_WINDOW_MS = 30_000;
+
 /**
- * How many model workers: LETTUCE_EMBED_WORKERS (or the older LETTUCE_EMBED_THREADS) if set;
- * one while serving on a machine with two cores or fewer, so that a core is left for requests;
- * otherwise one per core, up to two (more gave no gain: each worker's wasm is single-threaded
- * and memory-bound at ~130 MB).
+ * How many model workers may hold passage work now: LETTUCE_EMBED_WORKERS (or the older
+ * LETTUCE_EMBED_THREADS) if set; while serving on a machine with two cores or fewer, one
+ * as long as requests came within the last BUSY_WINDOW_MS, so that a core is left for them,
+ * and every core once the server has been idle that long; otherwise one per core, up to
+ * two (each worker's wasm is single-threaded and holds ~130 MB).
  */
 export function defaultWorkers(): number {
   const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
   if (set > 0) return Math.max(1, Math.floor(set));
-  const cores = availableParallelism();
-  return isServing() && cores <= 2 ? 1 : Math.min(2, cores);
+  const cores = Math.min(2, availableParallelism());
+  return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : cores;
 }
 
 function spawnWorker(): Worker {
@@ -42,6 +46,8 @@ interface Slot {
   ready: boolean;
   job: Job | null;
   jobId: number;
+  /** The job in hand is a query's. */
+  urgent: boolean;
 }
 
 /**
@@ -72,7 +78,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     this.fixedThreads = threads ? Math.max(1, threads) : null;
   }
 
-  /** Model workers now: fixed, or LETTUCE_EMBED_WORKERS, or the default for this machine and role. */
+  /** Model workers that may hold passage work now: fixed, or LETTUCE_EMBED_WORKERS, or the default for this machine and role. */
   get threads(): number {
     return this.fixedThreads ?? defaultWorkers();
   }
@@ -117,16 +123,20 @@ export class BuiltinEmbedder implements EmbeddingProvider {
         this.pump();
       });
     }
-    const waiting = this.urgent.length + (holdBulk ? 0 : this.bulk.length);
+    // Passage work runs on at most `threads` workers at once; queries may use any idle one.
+    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - this.slots.filter((s) => s.job && !s.urgent).length);
+    const waiting = this.urgent.length + Math.min(bulkRoom, this.bulk.length);
+    // Workers started while the limit was higher stay (idle ones serve queries) until IDLE_MS.
     while (this.slots.length < this.threads && this.slots.length < waiting + this.busyCount()) this.start();
-    // More workers than now allowed (the limit fell): the idle ones go.
-    for (const slot of this.slots.filter((s) => s.ready && !s.job).slice(0, Math.max(0, this.slots.length - this.threads))) {
-      slot.worker.terminate();
-      this.slots = this.slots.filter((s) => s !== slot);
-    }
+    let room = bulkRoom;
     for (const slot of this.slots) {
       if (!slot.ready || slot.job) continue;
-      const job = this.urgent.shift() ?? (holdBulk ? undefined : this.bulk.shift());
+      let job = this.urgent.shift();
+      if (job) slot.urgent = true;
+      else if (room > 0 && (job = this.bulk.shift())) {
+        slot.urgent = false;
+        room--;
+      }
       if (!job) break;
       slot.job = job;
       slot.jobId = this.nextId++;
@@ -155,7 +165,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       this.fail(`The built-in embedding model could not start a worker: ${(e as Error).message}`);
       return;
     }
-    const slot: Slot = { worker, ready: false, job: null, jobId: 0 };
+    const slot: Slot = { worker, ready: false, job: null, jobId: 0, urgent: false };
     this.slots.push(slot);
     worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const m = ev.data;

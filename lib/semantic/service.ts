@@ -306,7 +306,9 @@ export class SemanticService {
     this.background = true;
     const pending = this.pendingPassages(sel.provider);
     if (pending > 0) {
-      log(`Semantic index: embedding about ${pending} passages in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}).`);
+      // No passage estimate here: the pass counts them first, and the progress lines say how many (issue 14: a size-based guess was 3× off).
+      const notes = this.storedMatches(sel.provider) ? staleNoteIds(this.db).length : (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+      log(`Semantic index: embedding ${notes} new or changed notes in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}); progress every ${Math.round(PROGRESS_LOG_MS / 1000)} s.`);
       const t0 = performance.now();
       // A progress line every PROGRESS_LOG_MS, from the counted passages and the measured rate.
       const ticker = setInterval(() => {
