@@ -49,8 +49,10 @@ export interface ReconcileProgress {
   embedded: number;
 }
 
+// Passages written per transaction (a background pass yields between them).
+const WRITE_PASSAGES = 16;
 // Notes split per step of the counting pass (it yields between steps).
-const COUNT_STEP = 256;
+const COUNT_STEP = 64;
 
 // Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
 const BATCH_PASSAGES = 64;
@@ -146,28 +148,41 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
       const firstVector = have.values().next().value as Float32Array | undefined;
       dim ??= firstVector?.length ?? provider.dimension ?? null;
-      await whenIdle(db);
-      // A note edited while its passages were being embedded is left stale; the next round takes it.
-      const stored: StoredNote[] = [];
-      const seen = new Set<number>();
-      for (const s of split) {
-        seen.add(s.note.id);
-        const row = hashNow.get(s.note.id) as { hash: string } | null;
-        if (!row || row.hash !== s.note.hash) continue;
-        const vectors = s.passages.map((p) => have.get(p.hash)!);
-        stored.push({ noteId: s.note.id, hash: s.note.hash, passages: s.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+      // Written a few notes at a time: a background pass yields between slices, so that a request
+      // never waits behind one long write transaction (vector inserts are most of the main thread's share).
+      const seen = new Set(split.map((x) => x.note.id));
+      for (let from = 0; from < split.length || from === 0; ) {
+        const slice: typeof split = [];
+        for (let n = 0; from < split.length && (slice.length === 0 || n + split[from]!.passages.length <= WRITE_PASSAGES); from++) {
+          n += split[from]!.passages.length;
+          slice.push(split[from]!);
+        }
+        const last = from >= split.length;
+        await hooks.yield?.();
+        await whenIdle(db);
+        // A note edited while its passages were being embedded is left stale; the next round takes it.
+        const stored: StoredNote[] = [];
+        for (const x of slice) {
+          const row = hashNow.get(x.note.id) as { hash: string } | null;
+          if (!row || row.hash !== x.note.hash) continue;
+          const vectors = x.passages.map((p) => have.get(p.hash)!);
+          stored.push({ noteId: x.note.id, hash: x.note.hash, passages: x.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+        }
+        // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
+        if (last) {
+          for (const id of ids) {
+            if (seen.has(id)) continue;
+            const row = hashNow.get(id) as { hash: string } | null;
+            if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
+          }
+        }
+        if (dim !== null) ensureVecTables(db, dim);
+        const w = writeNotes(db, stored, []);
+        hooks.onWrite?.(w.added, w.removedPassages, stored.map((x) => ({ noteId: x.noteId, vector: x.noteVector })), []);
+        result.notes += stored.length;
+        result.passages += stored.reduce((n, x) => n + x.passages.length, 0);
+        if (last) break;
       }
-      // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
-      for (const id of ids) {
-        if (seen.has(id)) continue;
-        const row = hashNow.get(id) as { hash: string } | null;
-        if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
-      }
-      if (dim !== null) ensureVecTables(db, dim);
-      const w = writeNotes(db, stored, []);
-      hooks.onWrite?.(w.added, w.removedPassages, stored.map((s) => ({ noteId: s.noteId, vector: s.noteVector })), []);
-      result.notes += stored.length;
-      result.passages += stored.reduce((n, s) => n + s.passages.length, 0);
       done += ids.length;
       hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
     }
