@@ -6,7 +6,11 @@
 //  2. `search` p50/p99 over HTTP from this process, idle (background embedding
 //     off) and while the background build runs, plus how far the build got;
 //  3. the same vault embedded by `lettuce embed` (every core, not serving), the
-//     floor the serve-mode time is compared with.
+//     floor the serve-mode time is compared with;
+//  4. (--parts model) the built-in model's cost per passage in worker CPU time,
+//     with the library's own tokenizer and kernels (LETTUCE_EMBED_PLAIN=1) and
+//     with ours, on obsidian-hub passages and on short texts (their titles).
+//     CPU time, not wall time: it holds up on a loaded machine.
 //
 //   bun bench/embedding.ts [--vault DIR | --notes N] [--queries N] [--parts latency,build,hub,floor]
 //
@@ -14,6 +18,10 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { BuiltinEmbedder } from "../lib/providers/builtin";
+import { splitPassages } from "../lib/semantic/passages";
+import { splitFrontmatter } from "../lib/vault/parse";
 import { BUN, sampleThreads, track, type ThreadCpu } from "./lib/child";
 import { fmtMs, loadavg, percentile } from "./lib/stats";
 
@@ -225,14 +233,57 @@ async function latency(src: string): Promise<string[]> {
   return out;
 }
 
+async function modelCost(): Promise<string[]> {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d).sort()) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (f.endsWith(".md")) files.push(p);
+    }
+  };
+  walk(HUB);
+  const all = files.flatMap((f) => splitPassages(splitFrontmatter(readFileSync(f, "utf8")).body, 500, f.slice(HUB.length + 1, -3)).map((p) => p.input));
+  const n = Number(arg("--sample") ?? 160);
+  const step = Math.max(1, Math.floor(all.length / n));
+  const passages = all.filter((_, i) => i % step === 0).slice(0, n);
+  const titles = files.filter((_, i) => i % Math.max(1, Math.floor(files.length / n)) === 0).slice(0, n).map((f) => f.slice(f.lastIndexOf("/") + 1, -3));
+  const avg = (xs: string[]) => Math.round(xs.reduce((a, x) => a + x.length, 0) / xs.length);
+  const rows: string[] = [
+    `### The built-in model's cost, worker CPU per text (${passages.length} obsidian-hub passages of ${avg(passages)} characters on average; ${titles.length} note titles of ${avg(titles)})`,
+    "",
+    "| tokenizer and kernels | passages per CPU-second | titles per CPU-second |",
+    "|---|---:|---:|",
+  ];
+  for (const plain of ["1", "0"]) {
+    process.env.LETTUCE_EMBED_PLAIN = plain;
+    const e = new BuiltinEmbedder(1);
+    await e.embed(["warm up"], { purpose: "query" });
+    await e.embed(passages.slice(0, 8));
+    const rate = async (xs: string[]) => {
+      const c0 = process.cpuUsage();
+      await e.embed(xs);
+      const c = process.cpuUsage(c0);
+      return xs.length / ((c.user + c.system) / 1e6);
+    };
+    const p = await rate(passages);
+    const t = await rate(titles);
+    e.close();
+    rows.push(`| ${plain === "1" ? "the library's (before)" : "ours (builtin-tokenizer.ts, builtin-kernels.ts)"} | ${p.toFixed(1)} | ${t.toFixed(1)} |`);
+  }
+  delete process.env.LETTUCE_EMBED_PLAIN;
+  return [...rows, ""];
+}
+
 const report: string[] = [`## Background embedding (bun bench/embedding.ts; load average at start ${loadavg()}, ${availableParallelism()} cores)`, ""];
+if (PARTS.has("model") && existsSync(HUB)) report.push(...(await modelCost()));
 const synth = arg("--vault") ?? (PARTS.has("latency") || PARTS.has("build") || PARTS.has("floor") ? synthVault(SYNTH_NOTES) : "");
 const synthLabel = arg("--vault") ? "vault" : `synthetic ${SYNTH_NOTES}`;
 try {
-  log(`search latency on ${synthLabel}…`);
+  if (PARTS.has("latency")) log(`search latency on ${synthLabel}…`);
   if (PARTS.has("latency")) report.push(`### search over HTTP, ${QUERIES} queries, ${synthLabel}`, "", "| state | p50 | p99 | notes |", "|---|---:|---:|---|", ...(await latency(synth)), "");
   log("full builds…");
-  report.push(
+  if (PARTS.has("build") || PARTS.has("hub")) report.push(
     "### Time until fully embedded under `serve`, no queries",
     "",
     "| vault | model workers | notes | passages by the model | time | passages/s | main-thread CPU | worker CPU | first counted passages-to-go |",

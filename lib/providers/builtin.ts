@@ -6,7 +6,7 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 
 // Bulk work goes to the workers in small chunks so that a query's embedding
 // (put at the front of the queue) waits for at most one chunk.
-const BULK_CHUNK = 8;
+const BULK_CHUNK = Number(process.env.LETTUCE_EMBED_CHUNK) || 8;
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
