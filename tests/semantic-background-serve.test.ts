@@ -77,3 +77,20 @@ test("the built-in model keeps to one worker while requests come on a 2-core mac
     markServing(was);
   }
 });
+
+test("a request in flight holds background work back until it ends or turns into a long wait (a long-poll)", async () => {
+  await withEnv({ LETTUCE_BACKGROUND_IDLE_MS: "50" }, async () => {
+    const { shouldYield, whenQuiet } = await import("../lib/offload/activity");
+    const end = requestStarted();
+    expect(shouldYield()).toBe(true);
+    const quiet = whenQuiet();
+    // Still in flight, but waiting for minutes is not working: after 2 s the background goes on.
+    await quiet;
+    expect(shouldYield()).toBe(false);
+    end();
+    // A request that just ended holds it back for the quiet period.
+    expect(shouldYield()).toBe(true);
+    await whenQuiet();
+    expect(shouldYield()).toBe(false);
+  });
+});

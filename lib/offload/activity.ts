@@ -4,8 +4,14 @@
 // request is in flight and resume once the server has been idle for QUIET_MS.
 // Work that a request itself waits for (a tool call that embeds a few changed
 // notes, reindex_embeddings joining a background pass) is marked foreground
-// and never waits for itself. Process-wide: one server, one set of workers.
+// and never waits for itself. A request in flight for longer than
+// LONG_REQUEST_MS (a long-poll such as await_directives, an `answer` waiting on
+// its model) stops holding the background back: it is waiting, not working, and
+// an agent parked in a long-poll must not stall the embedding for good.
+// Process-wide: one server, one set of workers.
 
+const LONG_REQUEST_MS = 2_000;
+const started = new Set<{ at: number }>();
 let inFlight = 0;
 let lastEnd = 0;
 let foreground = 0;
@@ -21,11 +27,14 @@ export function quietMs(): number {
 /** A request began; call the returned function (once) when it ends. */
 export function requestStarted(): () => void {
   inFlight++;
+  const me = { at: performance.now() };
+  started.add(me);
   let ended = false;
   return () => {
     if (ended) return;
     ended = true;
     inFlight--;
+    started.delete(me);
     lastEnd = performance.now();
     wake();
   };
@@ -44,10 +53,18 @@ export function holdForeground(): () => void {
   };
 }
 
-/** True when background work should wait: a request is in flight or just ended, and none waits for the background. */
+/** The start of the youngest request in flight that still holds the background back, or null. */
+function youngestWorking(now: number): number | null {
+  let young: number | null = null;
+  for (const r of started) if (now - r.at < LONG_REQUEST_MS && (young === null || r.at > young)) young = r.at;
+  return young;
+}
+
+/** True when background work should wait: a request is being worked on or just ended, and none waits for the background. */
 export function shouldYield(): boolean {
   if (foreground > 0) return false;
-  return inFlight > 0 || performance.now() - lastEnd < quietMs();
+  const now = performance.now();
+  return youngestWorking(now) !== null || now - lastEnd < quietMs();
 }
 
 /** Resolves once background work may go on (at once when the server is quiet). */
@@ -68,12 +85,16 @@ function wake(): void {
     for (const w of ready) w();
     return;
   }
-  // A request in flight wakes us when it ends; otherwise the quiet period is running out.
-  if (inFlight > 0 || timer) return;
+  // Check again when the quiet period runs out or the youngest request turns long (its end wakes us sooner).
+  if (timer) clearTimeout(timer);
+  const now = performance.now();
+  const young = youngestWorking(now);
+  const untilQuiet = quietMs() - (now - lastEnd);
+  const untilLong = young === null ? 0 : LONG_REQUEST_MS - (now - young);
   timer = setTimeout(() => {
     timer = null;
     wake();
-  }, Math.max(1, quietMs() - (performance.now() - lastEnd)));
+  }, Math.max(1, untilQuiet, untilLong));
   timer.unref?.();
 }
 
@@ -91,8 +112,8 @@ export function isServing(): boolean {
   return serving;
 }
 
-/** Milliseconds since a request last ended (or Infinity if none has been served); 0 while one is in flight. */
+/** Milliseconds since a request last ended (or Infinity if none has been served); 0 while one is being worked on. */
 export function msSinceRequest(): number {
-  if (inFlight > 0) return 0;
+  if (youngestWorking(performance.now()) !== null) return 0;
   return lastEnd === 0 ? Infinity : performance.now() - lastEnd;
 }
