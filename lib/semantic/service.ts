@@ -27,6 +27,8 @@ const QUERY_CACHE = 256;
 // (partial: true, with the progress).
 const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
 const BACKGROUND_DEBOUNCE_MS = 750;
+// A semantic call waits for a running background pass only when it has at most this many passages left.
+const JOIN_PASSAGES = 32;
 // The embedding rate is measured over this much recent time (it changes with load and passage length).
 const RATE_WINDOW_MS = 60_000;
 
@@ -276,7 +278,8 @@ export class SemanticService {
       }
       const limit = Number(process.env.LETTUCE_EMBED_SYNC_LIMIT) || (provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote);
       // A background build in progress, or a backlog too big to wait for: answer from what is ready.
-      if (pending > limit) {
+      // Joining a running background pass means waiting for all it has left: only worth it when that is little.
+      if (pending > limit || (this.backgroundRunning && pending > JOIN_PASSAGES)) {
         this.startBackground();
         return { provider, building: this.progressNow() };
       }
