@@ -13,10 +13,13 @@ import { EmbeddingCache } from "./cache";
 import { chunkLayout, passageCharsFor } from "./passages";
 import { syncStemmed } from "./keyword";
 import { RateLimiter } from "./rate-limit";
+import { addResults, progressLine, RateMeter, type EmbeddingProgress } from "./progress";
 import { reconcile, whenIdle, type ReconcileProgress, type ReconcileResult } from "./reconcile";
 import { allNoteVectors, allPassageVectors, countEmbedded, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
 import { toToolError } from "./tool-error";
 import { VectorIndex } from "./vector-index";
+
+export type { EmbeddingProgress } from "./progress";
 
 const services = new WeakMap<VaultContext, SemanticService>();
 const PROGRESS_LOG_MS = Number(process.env.LETTUCE_EMBED_LOG_MS) || 30_000;
@@ -29,22 +32,6 @@ const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
 const BACKGROUND_DEBOUNCE_MS = 750;
 // A semantic call waits for a running background pass only when it has at most this many passages left.
 const JOIN_PASSAGES = 32;
-// The embedding rate is measured over this much recent time (it changes with load and passage length).
-const RATE_WINDOW_MS = 60_000;
-
-/** How far the embedding of the vault has got, from counted passages and the measured rate. */
-export interface EmbeddingProgress {
-  /** building: a backlog is being embedded in the background; current: every note is embedded. */
-  state: "building" | "current";
-  notesEmbedded: number;
-  notesTotal: number;
-  /** Distinct passages the model still has to embed (counted when the pass began; cached vectors excluded). */
-  passagesLeft: number | null;
-  /** Passages per second over the last minute of this pass (null until it has embedded some). */
-  passagesPerSecond: number | null;
-  /** passagesLeft at the measured rate (null until there is a rate). */
-  etaSeconds: number | null;
-}
 
 /** A semantic call's view of the vectors: the provider, and the progress when a background build is running. */
 export interface Freshness {
@@ -61,9 +48,8 @@ export class SemanticService {
   private loadedGeneration = -1;
   private running: Promise<ReconcileResult> | null = null;
   private progress = { done: 0, total: 0, passagesLeft: null as number | null };
-  /** (time, passages embedded so far) samples of the running pass, for the rate. */
-  private samples: { at: number; embedded: number }[] = [];
   private backgroundRunning = false;
+  private meter = new RateMeter();
   private changeSeq = 0;
   private cleanSeq = -1;
   private cleanDataVersion = -1;
@@ -159,7 +145,7 @@ export class SemanticService {
     const background = opts.background === true;
     const run = async (): Promise<ReconcileResult> => {
       const provider = await this.embedder();
-      this.samples = [];
+      this.meter = new RateMeter();
       this.backgroundRunning = background;
       try {
         const r = await reconcile(this.db, provider, this.cache, {
@@ -201,18 +187,8 @@ export class SemanticService {
 
   private noteProgress(done: number, total: number, detail: ReconcileProgress, onProgress?: (done: number, total: number) => void): void {
     this.progress = { done, total, passagesLeft: detail.passagesLeft };
-    const now = performance.now();
-    this.samples.push({ at: now, embedded: detail.embedded });
-    while (this.samples.length > 2 && now - this.samples[1]!.at > RATE_WINDOW_MS) this.samples.shift();
+    this.meter.note(detail.embedded);
     onProgress?.(done, total);
-  }
-
-  /** Passages per second over the recent window of the running pass, or null before it has a measure. */
-  private rate(): number | null {
-    const a = this.samples[0];
-    const b = this.samples[this.samples.length - 1];
-    if (!a || !b || b.embedded <= a.embedded || b.at - a.at < 500) return null;
-    return ((b.embedded - a.embedded) * 1000) / (b.at - a.at);
   }
 
   /** The embedding's progress now: from the running pass, or from the stored vectors when none runs. */
@@ -220,7 +196,7 @@ export class SemanticService {
     const notesTotal = (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
     const notesEmbedded = Math.min(notesTotal, countEmbedded(this.db));
     if (!this.running) return { state: notesEmbedded >= notesTotal ? "current" : "building", notesEmbedded, notesTotal, passagesLeft: notesEmbedded >= notesTotal ? 0 : null, passagesPerSecond: null, etaSeconds: null };
-    const rate = this.rate();
+    const rate = this.meter.rate();
     const left = this.progress.passagesLeft;
     return {
       state: "building",
@@ -429,16 +405,3 @@ export class SemanticService {
   }
 }
 
-function addResults(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
-  return { notes: a.notes + b.notes, passages: a.passages + b.passages, embedded: a.embedded + b.embedded, pruned: a.pruned + b.pruned };
-}
-
-/** "1,200/6,571 notes embedded, 3,400 passages to go at 38/s: about 90 s" (for logs and messages). */
-export function progressLine(p: EmbeddingProgress): string {
-  const n = (x: number) => x.toLocaleString("en-US");
-  const head = `${n(p.notesEmbedded)}/${n(p.notesTotal)} notes embedded`;
-  if (p.state === "current") return `${head}, current`;
-  const left = p.passagesLeft === null ? "" : `, ${n(p.passagesLeft)} passages to go`;
-  const eta = p.etaSeconds === null || p.passagesPerSecond === null ? (p.passagesLeft ? " (rate not measured yet)" : "") : ` at ${p.passagesPerSecond}/s: about ${p.etaSeconds} s`;
-  return `${head}${left}${eta}`;
-}
