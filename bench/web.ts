@@ -154,10 +154,19 @@ if (!existsSync(CHROMIUM)) {
   for (let i = 0; i < 5; i++) {
     await page.goto(`${origin}/settings`);
     await page.waitForSelector("dl.facts");
+    let clickAt = 0;
+    let seenAt = 0;
     await timed(pageGraph, async () => {
+      clickAt = await page.evaluate(() => performance.now());
       await page.click("nav.side a[href='/graph']");
       await page.waitForSelector("#graph[data-ready='1']", { timeout: 60_000 });
+      seenAt = await page.evaluate(() => performance.now());
     });
+    const d = await page.evaluate(() => ({ ...document.querySelector("#graph").dataset }));
+    const startAt = Number(d.startAt);
+    console.log(
+      `graph visit ${i + 1}: click → page code ${Math.round(startAt - clickAt)} ms, fetch+parse ${d.fetchMs} ms, graphology build ${d.buildMs} ms, first frame at ${d.readyMs} ms, seen by the test ${Math.round(seenAt - startAt - Number(d.readyMs))} ms later (${d.nodeCount} nodes, ${d.edgeCount} edges)`,
+    );
   }
   const after = chromiumCpu();
   const per = (k: string) => fmtMs((after[k]! - graphSplit[k]!) / 5);
@@ -172,7 +181,7 @@ if (!existsSync(CHROMIUM)) {
   await browser.close();
   row("note, in-app navigation → body on screen", pageNote, "≤ 200 ms");
   row("note, full page load → body on screen", fullNote, "—");
-  row("search, typed → results on screen (incl. 120 ms debounce)", pageSearch, "≤ 200 ms");
+  row("search, typed → results on screen (incl. the 50 ms typing pause)", pageSearch, "≤ 200 ms");
   row(`graph, in-app navigation → ${drawn} nodes drawn, interactive (layout cached)`, pageGraph, "≤ 2 s");
   row("graph, full page load → drawn, interactive", fullGraph, "—");
 }

@@ -4,10 +4,11 @@
 // get 415 / 406, and batches are refused where the protocol has none and
 // capped where it has them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_BATCH } from "../lib/server/mcp";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { BUN, MAIN } from "./helpers/cli";
+import { copyVault, REPO, startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -136,5 +137,41 @@ describe("batches", () => {
     });
     await Promise.all([batch, ping]);
     expect(order).toEqual(["ping", "batch"]);
+  });
+});
+
+describe("stdio", () => {
+  // The same rules over `lettuce stdio`, one message per line: a big id is echoed as written,
+  // a line that is not JSON gets -32700 and a bad id -32600 (not silence), and answers to what
+  // was asked before stdin closed still arrive.
+  test("big ids are echoed exactly, bad lines and bad ids are answered, nothing is dropped", async () => {
+    const root = copyVault();
+    try {
+      const proc = Bun.spawn([BUN, MAIN, "stdio", root, "--scope", "write"], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+      const lines = [
+        `{"jsonrpc":"2.0","id":123456789012345678901,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+        `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+        `{not json`,
+        writeCall(null, "Inbox/stdio-null-id.md"),
+        `{"jsonrpc":"2.0","id":98765432109876543211,"method":"tools/call","params":{"name":"search","arguments":{"query":"lettuce","limit":1}}}`,
+        `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+        `{"jsonrpc":"2.0","id":"last","method":"ping"}`,
+      ];
+      proc.stdin.write(lines.join("\n") + "\n");
+      await proc.stdin.end();
+      const out = (await new Response(proc.stdout).text()).trim().split("\n");
+      expect(await proc.exited).toBe(0);
+      expect(out.length).toBe(6); // everything but the notification
+      const find = (re: RegExp) => out.find((l) => re.test(l));
+      expect(find(/"id":123456789012345678901,"result":\{"protocolVersion":"2025-06-18"/)).toBeDefined();
+      expect(find(/^\{"jsonrpc":"2.0","id":98765432109876543211,"result":/)).toBeDefined();
+      const errors = out.map((l) => JSON.parse(l)).filter((m: any) => m.error);
+      expect(errors.map((m: any) => m.error.code).sort()).toEqual([-32700, -32600, -32600].sort());
+      expect(errors.find((m: any) => m.error.code === -32600 && /batch/.test(m.error.message))).toBeDefined(); // no batches in 2025-06-18
+      expect(find(/"id":"last","result":\{\}/)).toBeDefined();
+      expect(existsSync(join(root, "Inbox/stdio-null-id.md"))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

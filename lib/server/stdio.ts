@@ -1,29 +1,63 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createInterface } from "node:readline";
 import { ALL_TOOLS } from "../../tools";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import { writeService } from "../write/service";
-import { McpDispatcher } from "./mcp";
+import { JSONRPC, McpDispatcher, parseJsonRpc, serialiseResponse, type Caller, type JsonRpcResponse } from "./mcp";
+
+/** A line longer than this is answered with a parse error instead of being parsed (the SDK's stdio buffer limit). */
+export const MAX_STDIO_LINE = 10 * 1024 * 1024;
 
 /**
- * MCP over stdin/stdout for clients that spawn servers. The process owner
- * launched us, so there is no bearer token: the scope comes from --scope.
+ * MCP over stdin/stdout for clients that spawn servers: one JSON-RPC message
+ * per line. The process owner launched us, so there is no bearer token: the
+ * scope comes from --scope.
+ *
+ * Lines are read with node:readline and handed to the same dispatcher as
+ * HTTP, rather than through the SDK's StdioServerTransport, because that
+ * transport parses with plain JSON.parse (an id past 2^53 comes back rounded)
+ * and drops a line that is not valid JSON-RPC without answering, where the
+ * JSON-RPC spec asks for -32700 / -32600.
  */
 export async function serveStdio(vault: VaultContext, scope: Scope): Promise<void> {
   writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
-  const transport = new StdioServerTransport();
-  const caller = { token: { name: "stdio", scope } };
-  await new Promise<void>((resolve) => {
-    transport.onmessage = async (msg) => {
-      const res = await mcp.handle(msg, caller);
-      if (res === null) return;
-      for (const r of Array.isArray(res) ? res : [res]) await transport.send(r as JSONRPCMessage);
-    };
-    transport.onclose = () => resolve();
-    transport.onerror = (e) => console.error("lettuce stdio:", e.message);
-    process.stdin.on("end", () => resolve());
-    void transport.start();
+  const caller: Caller = { token: { name: "stdio", scope } };
+  const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
+    process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n");
+  };
+  const answer = async (line: string) => {
+    if (!line.trim()) return;
+    if (line.length > MAX_STDIO_LINE) return send(parseError(`message longer than ${MAX_STDIO_LINE} characters`));
+    let msg: unknown;
+    try {
+      msg = parseJsonRpc(line);
+    } catch {
+      return send(parseError("the line is not valid JSON"));
+    }
+    const res = await mcp.handle(msg, caller);
+    // Batches exist only before the version the client and server agreed on (there is no header here).
+    const agreed = !Array.isArray(res) && (res?.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+    if ((msg as { method?: unknown }).method === "initialize" && typeof agreed === "string") caller.protocolVersion = agreed;
+    if (res !== null) send(res);
+  };
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  // Messages are answered concurrently, as over HTTP: a slow call does not hold up a ping behind it.
+  const inFlight = new Set<Promise<void>>();
+  // Lines after an initialize wait for it: it decides the protocol version the next messages are held to.
+  let initialized: Promise<void> = Promise.resolve();
+  lines.on("line", (raw) => {
+    const line = raw.replace(/\r$/, "");
+    const run = () => answer(line).catch((e) => console.error("lettuce stdio:", (e as Error).message));
+    const p = /"method"\s*:\s*"initialize"/.test(line) ? (initialized = initialized.then(run)) : initialized.then(run);
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
   });
+  await new Promise<void>((resolve) => lines.once("close", resolve));
+  // stdin closed: the answers to what was already asked still go out.
+  await Promise.all(inFlight);
+}
+
+function parseError(why: string): JsonRpcResponse {
+  return { jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: `Parse error: ${why}` } };
 }

@@ -69,6 +69,10 @@ const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&l
 /** The page every UI route answers with: the app mounts itself into #app. */
 export async function shellHtml(title: string): Promise<string> {
   const b = await webBundle();
+  return htmlDocument(title, b.styles, b.scripts, '<div id="app"><p class="boot">Loading…</p></div>');
+}
+
+function htmlDocument(title: string, styles: string[], scripts: string[], body: string): string {
   return [
     "<!doctype html>",
     '<html lang="en">',
@@ -77,10 +81,10 @@ export async function shellHtml(title: string): Promise<string> {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="color-scheme" content="light dark">',
     `<title>${esc(title)}</title>`,
-    ...b.styles.map((s) => `<link rel="stylesheet" href="/assets/${esc(s)}">`),
-    ...b.scripts.map((s) => `<script type="module" src="/assets/${esc(s)}"></script>`),
+    ...styles.map((s) => `<link rel="stylesheet" href="/assets/${esc(s)}">`),
+    ...scripts.map((s) => `<script type="module" src="/assets/${esc(s)}"></script>`),
     "</head>",
-    '<body><div id="app"><p class="boot">Loading…</p></div></body>',
+    `<body>${body}</body>`,
     "</html>",
   ].join("\n");
 }
@@ -93,17 +97,5 @@ export async function plainPage(title: string, bodyHtml: string): Promise<string
   } catch {
     /* unstyled is better than no page */
   }
-  return [
-    "<!doctype html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="color-scheme" content="light dark">',
-    `<title>${esc(title)}</title>`,
-    ...styles.map((s) => `<link rel="stylesheet" href="/assets/${esc(s)}">`),
-    "</head>",
-    `<body><main class="plain">${bodyHtml}</main></body>`,
-    "</html>",
-  ].join("\n");
+  return htmlDocument(title, styles, [], `<main class="plain">${bodyHtml}</main>`);
 }

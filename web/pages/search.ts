@@ -50,13 +50,17 @@ export async function searchPage(ctx: PageContext): Promise<Page> {
     clear(more, next < r.total ? h("button", { class: "more", onclick: () => void run(q, next) }, `More (${r.total - next} left)`) : null);
   };
 
-  const update = debounce(() => {
+  const go = () => {
     const url = new URL(location.href);
     url.searchParams.set("q", input.value);
     history.replaceState(null, "", url);
     void run(input.value);
-  }, 120);
-  input.addEventListener("input", update);
+  };
+  // A keyword search costs the server a few ms and a newer keystroke aborts the older request, so it
+  // waits only for a typing pause; a hybrid one embeds the query, so it waits for a longer pause.
+  const keywordUpdate = debounce(go, 50);
+  const hybridUpdate = debounce(go, 200);
+  input.addEventListener("input", () => (mode === "hybrid" ? hybridUpdate() : keywordUpdate()));
 
   const modes = ctx.session.hybrid
     ? h(
