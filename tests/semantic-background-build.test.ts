@@ -46,6 +46,8 @@ test("a search during the first build answers from what is ready, with partial: 
   await withEnv(ollamaEnv(m), async () => {
     const s = await startTestServer({ root });
     try {
+      // Nothing embedded and no pass running yet.
+      expect((await s.call("get_vault_info")).embedding).toMatchObject({ state: "pending", notesEmbedded: 0, notesTotal: NOTES + 1 });
       const first = await s.call("semantic_search", { query: "glacier valleys of ice", limit: 5 });
       expect(first.partial).toBe(true);
       // Nothing embedded yet: BM25 answers for the notes without vectors.

@@ -8,8 +8,8 @@ const RATE_WINDOW_MS = 60_000;
 
 /** How far the embedding of the vault has got, from counted passages and the measured rate. */
 export interface EmbeddingProgress {
-  /** building: a backlog is being embedded in the background; current: every note is embedded. */
-  state: "building" | "current";
+  /** building: a pass is embedding now; current: every note is embedded; pending: some are not, and no pass runs yet. */
+  state: "building" | "current" | "pending";
   notesEmbedded: number;
   notesTotal: number;
   /** Distinct passages the model still has to embed (counted when the pass began; cached vectors excluded). */

@@ -195,7 +195,7 @@ export class SemanticService {
   progressNow(): EmbeddingProgress {
     const notesTotal = (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
     const notesEmbedded = Math.min(notesTotal, countEmbedded(this.db));
-    if (!this.running) return { state: notesEmbedded >= notesTotal ? "current" : "building", notesEmbedded, notesTotal, passagesLeft: notesEmbedded >= notesTotal ? 0 : null, passagesPerSecond: null, etaSeconds: null };
+    if (!this.running) return { state: notesEmbedded >= notesTotal ? "current" : "pending", notesEmbedded, notesTotal, passagesLeft: notesEmbedded >= notesTotal ? 0 : null, passagesPerSecond: null, etaSeconds: null };
     const rate = this.meter.rate();
     const left = this.progress.passagesLeft;
     return {
