@@ -23,7 +23,7 @@ function service(ctx: ToolContext, tool: string): SemanticService {
 export const semanticSearchTool = defineTool({
   name: "semantic_search",
   description: "Search by meaning (\"notes about X\"); hybrid adds keyword ranking (usually best). {items: [{path, title, snippet, score}], total}. Needs embeddings.",
-  details: "Search notes by meaning, not just keyword overlap: embeds the query and ranks notes by the cosine similarity of their best passage. Use search for exact terms, this for \"notes about X\". hybrid fuses the vector ranking with BM25 over any of the query's words (reciprocal-rank fusion of the two rankings) and is usually best; prefer_recent gently favours recently edited notes (a note's score loses up to a quarter with age, half of that after 90 days); expand adds LLM query expansion (a hypothetical answer and paraphrases; needs an LLM provider). Returns {items: [{path, title, snippet, score}], total, offset, limit}, best first; the snippet is the best-matching passage; score is the cosine similarity, or the fused score with hybrid (higher = better). Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it fails with kind index-not-ready and retry_after_ms. Parameters: query: What you are looking for, in words or as a question; hybrid: Fuse vector and keyword (BM25) rankings; usually the best results; prefer_recent: Down-weight notes not edited for a while; expand: LLM query expansion (HyDE + paraphrases) for recall; needs an LLM provider; limit: Maximum items to return (default 20, max 100); offset: Items to skip, for paging (default 0).",
+  details: "Search notes by meaning, not just keyword overlap: embeds the query and ranks notes by the cosine similarity of their best passage. Use search for exact terms, this for \"notes about X\". hybrid fuses the vector ranking with BM25 over any of the query's words (reciprocal-rank fusion of the two rankings) and is usually best; prefer_recent gently favours recently edited notes (a note's score loses up to a quarter with age, half of that after 90 days); expand adds LLM query expansion (a hypothetical answer and paraphrases; needs an LLM provider). Returns {items: [{path, title, snippet, score}], total, offset, limit}, best first; the snippet is the best-matching passage; score is the cosine similarity, or the fused score with hybrid (higher = better). Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it answers from the notes embedded so far, with partial: true and progress {notesEmbedded, notesTotal, passagesLeft, passagesPerSecond, etaSeconds}. Parameters: query: What you are looking for, in words or as a question; hybrid: Fuse vector and keyword (BM25) rankings; usually the best results; prefer_recent: Down-weight notes not edited for a while; expand: LLM query expansion (HyDE + paraphrases) for recall; needs an LLM provider; limit: Maximum items to return (default 20, max 100); offset: Items to skip, for paging (default 0).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -37,15 +37,15 @@ export const semanticSearchTool = defineTool({
   }),
   async handler({ query, hybrid, prefer_recent, expand, limit, offset }, ctx) {
     const svc = service(ctx, "semantic_search");
-    const { items, total } = await semanticSearch(svc, { query, hybrid, preferRecent: prefer_recent, expand, limit, offset, signal: ctx.signal });
-    return { items, total, offset, limit };
+    const { items, total, ...partial } = await semanticSearch(svc, { query, hybrid, preferRecent: prefer_recent, expand, limit, offset, signal: ctx.signal });
+    return { items, total, offset, limit, ...partial };
   },
 });
 
 export const relatedNotesTool = defineTool({
   name: "related_notes",
   description: "Notes closest in meaning to a note and not linked with it: link candidates. Needs embeddings.",
-  details: "Notes nearest in meaning to a given note that it is not already linked with (in either direction): candidates to link, to thread a page into the graph (suggest_links finds literal name mentions instead). Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is the cosine similarity of the notes' vectors; the snippet is the neighbour's passage closest to the note. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it fails with kind index-not-ready and retry_after_ms. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\"; limit: Maximum items to return (default 5, max 100); offset: Items to skip, for paging (default 0).",
+  details: "Notes nearest in meaning to a given note that it is not already linked with (in either direction): candidates to link, to thread a page into the graph (suggest_links finds literal name mentions instead). Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is the cosine similarity of the notes' vectors; the snippet is the neighbour's passage closest to the note. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it answers from the notes embedded so far, with partial: true and progress {notesEmbedded, notesTotal, passagesLeft, passagesPerSecond, etaSeconds}. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\"; limit: Maximum items to return (default 5, max 100); offset: Items to skip, for paging (default 0).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -53,15 +53,15 @@ export const relatedNotesTool = defineTool({
   async handler({ path, limit, offset }, ctx) {
     const note = findNote(ctx.vault.indexDb, ctx.vault.root, path);
     const svc = service(ctx, "related_notes");
-    const { items, total } = await relatedNotes(svc, note, limit, offset);
-    return { items, total, offset, limit };
+    const { items, total, ...partial } = await relatedNotes(svc, note, limit, offset);
+    return { items, total, offset, limit, ...partial };
   },
 });
 
 export const findDuplicatesTool = defineTool({
   name: "find_duplicates",
   description: "Near-duplicate note pairs (0.9 = near-copy): [{pathA, pathB, similarity}]. Needs embeddings.",
-  details: "Near-duplicate notes: every pair whose note vectors have a similarity (cosine after centring on the vault mean) of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it fails with kind index-not-ready and retry_after_ms. Parameters: threshold: Similarity cutoff, 0-1 (default 0.9 = near-duplicate); limit: Maximum items to return (default 100, max 5000).",
+  details: "Near-duplicate notes: every pair whose note vectors have a similarity (cosine after centring on the vault mean) of at least threshold (default 0.9), highest first, as [{pathA, pathB, similarity}]. Merge candidates for a health pass. Large vaults are searched by bucketing similar notes rather than comparing every pair. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it answers from the notes embedded so far, with no flag in its bare array (get_vault_info.embedding has the progress). Parameters: threshold: Similarity cutoff, 0-1 (default 0.9 = near-duplicate); limit: Maximum items to return (default 100, max 5000).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -77,7 +77,7 @@ export const findDuplicatesTool = defineTool({
 export const topicMapTool = defineTool({
   name: "topic_map",
   description: "Clusters of similar notes and those lacking a hub page: {clusters, missingHubs}. Needs embeddings.",
-  details: "Cluster the vault into topics by embedding similarity (notes joined when their similarity, centred cosine, reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it fails with kind index-not-ready and retry_after_ms. Parameters: threshold: Similarity cutoff for the same topic, 0-1 (default 0.85); min_size: Smallest cluster to report (default 2); limit: Maximum items to return (default 10, max 500); offset: Items to skip, for paging (default 0); max_notes: Member paths shown per cluster (default 10; size counts all).",
+  details: "Cluster the vault into topics by embedding similarity (notes joined when their similarity, centred cosine, reaches threshold) and flag clusters without a hub page. Returns {clusters, missingHubs}; each cluster is {notes, size, hasHub, sharedTags}: hasHub means some member is linked to by at least two other members; sharedTags are tags carried by at least half of the members. missingHubs are the clusters with no hub: create an index/MOC page named from sharedTags and link the notes in. Needs an embeddings provider (the built-in model works offline; Ollama or any OpenAI-compatible endpoint if configured); without one it fails with kind not-configured. A changed note is re-embedded before the call answers; while a large backlog (the first build of a big vault) is embedded in the background it answers from the notes embedded so far, with partial: true and progress {notesEmbedded, notesTotal, passagesLeft, passagesPerSecond, etaSeconds}. Parameters: threshold: Similarity cutoff for the same topic, 0-1 (default 0.85); min_size: Smallest cluster to report (default 2); limit: Maximum items to return (default 10, max 500); offset: Items to skip, for paging (default 0); max_notes: Member paths shown per cluster (default 10; size counts all).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -96,7 +96,7 @@ export const topicMapTool = defineTool({
 export const reindexEmbeddingsTool = defineTool({
   name: "reindex_embeddings",
   description: "Embed new and changed notes now, prune deleted ones: {notes, passages}. Rarely needed.",
-  details: "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
+  details: "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned; during a background build it joins that build and counts what it embedded. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
   scopes: ALL_SCOPES,
   annotations: { readOnlyHint: true, idempotentHint: true },
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -128,6 +128,8 @@ contributeVaultInfo(async (info, { vault }) => {
   // True only when the chat model answers (a probe cached for 30 s), not merely when one is configured.
   info.capabilities.llm = await chatAnswers((await selectChat()).provider);
   info.liveness.embeddingIndexStale = embeddings ? svc.isStale(await svc.embedder()) : false;
+  // Counted passages and the measured rate (docs/semantic.md, "Background embedding").
+  if (embeddings) info.embedding = svc.progressNow();
 });
 
 export const semanticTools = [semanticSearchTool, relatedNotesTool, findDuplicatesTool, topicMapTool, reindexEmbeddingsTool, evalTool];

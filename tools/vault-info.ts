@@ -26,6 +26,8 @@ export interface VaultInfo {
   capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean };
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
   indexing: { state: string; done: number; total: number };
+  /** The semantic index's progress, when embeddings work (filled by tools/semantic.ts). */
+  embedding?: { state: string; notesEmbedded: number; notesTotal: number; passagesLeft: number | null; passagesPerSecond: number | null; etaSeconds: number | null };
   /** How vectors are stored (sqlite-vec, or plain tables where it cannot load) and which SQLite runs. */
   storage: { vectors: string; sqliteVec: string | null; sqlite: string; note?: string };
 }
@@ -48,7 +50,7 @@ function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storag
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
   description: "Call first: vault root, note count, index state, the AGENTS.md brief, immutable paths, capabilities (which tools work) and liveness (pending directives).",
-  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), and storage (sqlite-vec or plain tables; SQLite version).",
+  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),

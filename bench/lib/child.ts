@@ -38,7 +38,7 @@ export function killChildren(): void {
 // /proc/<pid>/stat counts in clock ticks; 100 a second on every Linux build that matters here.
 const TICK_MS = 10;
 
-function sampleThreads(pid: number, into: Map<number, ThreadCpu>): void {
+export function sampleThreads(pid: number, into: Map<number, ThreadCpu>): void {
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);

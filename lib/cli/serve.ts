@@ -2,6 +2,7 @@ import { PortInUseError, startHttpServer } from "../server/serve";
 import { serveStdio } from "../server/stdio";
 import { announceServer, liveServer } from "../store/presence";
 import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
+import { markServing } from "../offload/activity";
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
 import { clientConfig } from "../web/client-config";
@@ -67,6 +68,8 @@ export const serveCommand: Command = {
     }
     console.log(`Web UI (this link logs you in once, within 10 minutes; \`lettuce login <vault>\` prints a fresh one):\n  ${loginUrl(running.url, createLoginCode(vault.stateDb).code)}`);
     vault.startWatching();
+    // Background embedding now leaves a core to requests (one model worker on ≤ 2 cores; docs/semantic.md).
+    markServing();
     const t0 = performance.now();
     let lastLog = 0;
     vault.indexer

@@ -5,7 +5,10 @@
 import * as core from "@energetic-ai/core";
 import { EmbeddingsModel } from "@energetic-ai/embeddings";
 import { readFileSync } from "node:fs";
+import { lowerThreadPriority } from "../offload/priority";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
+import { installFastKernels, type KernelRegistry } from "./builtin-kernels";
+import { PieceTokenizer } from "./builtin-tokenizer";
 
 // @energetic-ai/core re-exports TensorFlow.js, whose type packages it does not
 // ship; this is the part of its surface used here.
@@ -24,6 +27,10 @@ const tf = core as unknown as Tf;
 
 declare const self: Worker;
 
+// Embedding is background work: the request thread gets a core first (docs/semantic.md, "Background embedding").
+lowerThreadPriority();
+const plain = process.env.LETTUCE_EMBED_PLAIN === "1";
+
 export type WorkerRequest = { id: number; texts: string[] };
 export type WorkerReply =
   | { type: "ready"; dim: number }
@@ -37,6 +44,8 @@ async function loadModel(): Promise<EmbeddingsModel> {
   // fails with "Backend 'wasm' has not yet been initialized".
   await tf.setBackend("wasm");
   await tf.ready();
+  // LETTUCE_EMBED_PLAIN=1 runs the library's own kernels and tokenizer (tests compare the two).
+  if (!plain) installFastKernels(core as unknown as KernelRegistry);
   const json = JSON.parse(readFileSync(MODEL_FILES.modelJson, "utf8"));
   const artifacts = await tf.io.getModelArtifactsForJSON(json, async (manifest) => {
     const specs: unknown[] = [];
@@ -60,7 +69,10 @@ async function loadModel(): Promise<EmbeddingsModel> {
   });
   const model = await tf.loadGraphModel(tf.io.fromMemory(artifacts));
   const vocabulary = JSON.parse(readFileSync(MODEL_FILES.vocabJson, "utf8"));
-  return new EmbeddingsModel({ model, vocabulary });
+  const embedder = new EmbeddingsModel({ model, vocabulary });
+  // The same tokens as the library's tokenizer, without its O(n²) copying (builtin-tokenizer.ts).
+  if (!plain) (embedder as unknown as { tokenizer: PieceTokenizer }).tokenizer = new PieceTokenizer(vocabulary);
+  return embedder;
 }
 
 const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(m, transfer);

@@ -1,19 +1,38 @@
 import { availableParallelism } from "node:os";
+import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
 import { workerEntry } from "../platform/embedded";
 import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
 // Bulk work goes to the workers in small chunks so that a query's embedding
 // (put at the front of the queue) waits for at most one chunk.
-const BULK_CHUNK = 8;
+const BULK_CHUNK = Number(process.env.LETTUCE_EMBED_CHUNK) || 8;
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
 
+// While serving on a small machine, a second worker takes passage work only once no request has come for this long.
+const BUSY_WINDOW_MS = 30_000;
+
+/**
+ * How many model workers may hold passage work now: LETTUCE_EMBED_WORKERS (or the older
+ * LETTUCE_EMBED_THREADS) if set; while serving on a machine with two cores or fewer, one
+ * as long as requests came within the last BUSY_WINDOW_MS, so that a core is left for them,
+ * and every core once the server has been idle that long; otherwise one per core, up to
+ * two (each worker's wasm is single-threaded and holds ~130 MB).
+ */
+export function defaultWorkers(): number {
+  const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
+  if (set > 0) return Math.max(1, Math.floor(set));
+  const cores = Math.min(2, availableParallelism());
+  return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : cores;
+}
+
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own;
   // compile.sh embeds the worker under its source path.
-  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"));
+  // The environment as it is now (a worker otherwise sees the process's environment at start-up).
+  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env } } as WorkerOptions);
 }
 
 interface Job {
@@ -27,6 +46,8 @@ interface Slot {
   ready: boolean;
   job: Job | null;
   jobId: number;
+  /** The job in hand is a query's. */
+  urgent: boolean;
 }
 
 /**
@@ -49,10 +70,17 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private crashes = 0;
   private broken: string | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  readonly threads: number;
+  private waitingForQuiet = false;
+  private readonly fixedThreads: number | null;
 
-  constructor(threads = Number(process.env.LETTUCE_EMBED_THREADS) || Math.min(2, availableParallelism())) {
-    this.threads = Math.max(1, threads);
+  /** `threads` fixes the number of workers; without it, see defaultWorkers(). */
+  constructor(threads?: number) {
+    this.fixedThreads = threads ? Math.max(1, threads) : null;
+  }
+
+  /** Model workers that may hold passage work now: fixed, or LETTUCE_EMBED_WORKERS, or the default for this machine and role. */
+  get threads(): number {
+    return this.fixedThreads ?? defaultWorkers();
   }
 
   embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
@@ -60,17 +88,25 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     if (texts.length === 0) return Promise.resolve([]);
     const urgent = opts.purpose === "query";
     const size = urgent ? texts.length : BULK_CHUNK;
+    // The model pads every text of a chunk to the chunk's longest: chunks of similar lengths waste
+    // least (on obsidian-hub's passages a third of the padded positions were padding).
+    const order = texts.map((_, i) => i);
+    if (!urgent) order.sort((a, b) => texts[a]!.length - texts[b]!.length);
     const parts: Promise<Float32Array[]>[] = [];
-    for (let i = 0; i < texts.length; i += size) {
+    for (let i = 0; i < order.length; i += size) {
       parts.push(
         new Promise<Float32Array[]>((resolve, reject) => {
-          const job = { texts: texts.slice(i, i + size), resolve, reject };
+          const job = { texts: order.slice(i, i + size).map((k) => texts[k]!), resolve, reject };
           (urgent ? this.urgent : this.bulk).push(job);
         }),
       );
     }
     this.pump();
-    return Promise.all(parts).then((p) => p.flat());
+    return Promise.all(parts).then((p) => {
+      const out = new Array<Float32Array>(texts.length);
+      p.flat().forEach((v, j) => (out[order[j]!] = v));
+      return out;
+    });
   }
 
   private pump(): void {
@@ -78,11 +114,29 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       clearTimeout(this.idleTimer);
       this.idleTimer = null;
     }
-    const waiting = this.urgent.length + this.bulk.length;
+    // Passage work waits while the server answers requests (a query's own embedding does not).
+    const holdBulk = this.bulk.length > 0 && shouldYield();
+    if (holdBulk && !this.waitingForQuiet) {
+      this.waitingForQuiet = true;
+      void whenQuiet().then(() => {
+        this.waitingForQuiet = false;
+        this.pump();
+      });
+    }
+    // Passage work runs on at most `threads` workers at once; queries may use any idle one.
+    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - this.slots.filter((s) => s.job && !s.urgent).length);
+    const waiting = this.urgent.length + Math.min(bulkRoom, this.bulk.length);
+    // Workers started while the limit was higher stay (idle ones serve queries) until IDLE_MS.
     while (this.slots.length < this.threads && this.slots.length < waiting + this.busyCount()) this.start();
+    let room = bulkRoom;
     for (const slot of this.slots) {
       if (!slot.ready || slot.job) continue;
-      const job = this.urgent.shift() ?? this.bulk.shift();
+      let job = this.urgent.shift();
+      if (job) slot.urgent = true;
+      else if (room > 0 && (job = this.bulk.shift())) {
+        slot.urgent = false;
+        room--;
+      }
       if (!job) break;
       slot.job = job;
       slot.jobId = this.nextId++;
@@ -93,7 +147,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       if (s.job || !s.ready) s.worker.ref();
       else s.worker.unref();
     }
-    if (this.busyCount() === 0 && waiting === 0 && this.slots.length) {
+    if (this.busyCount() === 0 && this.urgent.length + this.bulk.length === 0 && this.slots.length) {
       this.idleTimer = setTimeout(() => this.stopWorkers(), IDLE_MS);
       this.idleTimer.unref?.();
     }
@@ -111,7 +165,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       this.fail(`The built-in embedding model could not start a worker: ${(e as Error).message}`);
       return;
     }
-    const slot: Slot = { worker, ready: false, job: null, jobId: 0 };
+    const slot: Slot = { worker, ready: false, job: null, jobId: 0, urgent: false };
     this.slots.push(slot);
     worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const m = ev.data;

@@ -3,7 +3,8 @@
 // while (PROBE_TTL_MS), concurrent askers share one probe in flight, and every
 // real chat call updates it for free (a success proves the model answers; a
 // connection failure proves it does not).
-import type { ChatProvider } from "./types";
+import { probeOllama } from "./ollama";
+import type { ChatProvider, EmbeddingProvider } from "./types";
 
 export const PROBE_TTL_MS = 30_000;
 const PROBE_TIMEOUT_MS = 1_500;
@@ -45,4 +46,36 @@ export function noteChatOutcome(provider: ChatProvider, answered: boolean, now: 
   const p = probes.get(key);
   if (p?.pending) return;
   probes.set(key, { ok: answered, at: now(), pending: null });
+}
+
+// The same for a local embeddings server (Ollama): capabilities.embeddings and the
+// semantic tools must say "not configured" while it cannot be reached, and agents
+// ask often, so the answer is kept for EMBED_PROBE_TTL_MS (LETTUCE_EMBED_PROBE_TTL_MS) and shared while in flight.
+export const EMBED_PROBE_TTL_MS = 10_000;
+const embedProbeTtl = () => Number(process.env.LETTUCE_EMBED_PROBE_TTL_MS) || EMBED_PROBE_TTL_MS;
+const embedProbes = new Map<string, { reason: string | null; at: number; pending: Promise<string | null> | null }>();
+
+/**
+ * Null when the embeddings provider can be reached now, else why not. Only Ollama is
+ * probed (a local server that may simply not be running); the built-in model is always
+ * there, and hosted endpoints answer for themselves on the first call.
+ */
+export async function embedderReachable(provider: EmbeddingProvider, now: () => number = Date.now): Promise<string | null> {
+  if (provider.kind !== "ollama") return null;
+  const host = (provider as { host?: string }).host ?? "";
+  let p = embedProbes.get(host);
+  if (p && !p.pending && now() - p.at < embedProbeTtl()) return p.reason;
+  if (p?.pending) return p.pending;
+  p ??= { reason: null, at: 0, pending: null };
+  embedProbes.set(host, p);
+  const entry = p;
+  entry.pending = probeOllama(host, PROBE_TIMEOUT_MS)
+    .catch(() => null)
+    .then((models) => {
+      entry.reason = models === null ? `Ollama does not answer at ${host}; start it (\`ollama serve\`) or choose another LETTUCE_EMBED_PROVIDER` : null;
+      entry.at = now();
+      entry.pending = null;
+      return entry.reason;
+    });
+  return entry.pending;
 }

@@ -58,6 +58,13 @@ export class EmbeddingCache {
     return out;
   }
 
+  /** Which of these hashes have a cached vector (no vectors read: for counting what is left to embed). */
+  has(model: string, hashes: string[]): Set<string> {
+    if (!hashes.length) return new Set();
+    const rows = this.db.query("SELECT hash FROM vectors WHERE model = ? AND hash IN (SELECT value FROM json_each(?))").all(model, JSON.stringify(hashes)) as { hash: string }[];
+    return new Set(rows.map((r) => r.hash));
+  }
+
   put(model: string, entries: [string, Float32Array][]): void {
     const ins = this.db.query("INSERT OR REPLACE INTO vectors(model, hash, vec, used_at) VALUES (?, ?, ?, ?)");
     const t = now();

@@ -36,9 +36,23 @@ export interface ReconcileHooks {
   onReset?: () => void;
   /** Rows written: keep an in-memory index in step. */
   onWrite?: (added: WrittenPassage[], removedPassages: number[], notes: { noteId: number; vector: Float32Array | null }[], removedNotes: number[]) => void;
-  onProgress?: (done: number, total: number) => void;
+  onProgress?: (done: number, total: number, detail: ReconcileProgress) => void;
+  /** Awaited before each step: background passes wait here while requests are served. */
+  yield?: () => Promise<void>;
   signal?: AbortSignal;
 }
+
+export interface ReconcileProgress {
+  /** Distinct passages the model still has to embed this round (counted, not estimated: cached ones excluded). */
+  passagesLeft: number;
+  /** Passages the model embedded so far in this pass. */
+  embedded: number;
+}
+
+// Passages written per transaction (a background pass yields between them).
+const WRITE_PASSAGES = 16;
+// Notes split per step of the counting pass (it yields between steps).
+const COUNT_STEP = 64;
 
 // Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
 const BATCH_PASSAGES = 64;
@@ -85,7 +99,12 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     const gone = goneNoteIds(db);
     if (!stale.length && !gone.length) break;
     const total = done + stale.length;
-    hooks.onProgress?.(done, total);
+    // Count what the model really has to embed (distinct passages not in the cache), so that
+    // progress and time estimates rest on it rather than on note sizes.
+    const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks);
+    const embeddedBefore = result.embedded;
+    const left = () => Math.max(0, toEmbed - (result.embedded - embeddedBefore));
+    hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
     if (gone.length) {
       const w = writeNotes(db, [], gone);
       hooks.onWrite?.([], w.removedPassages, [], gone);
@@ -93,6 +112,8 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     }
     let i = 0;
     while (i < stale.length) {
+      await hooks.yield?.();
+      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
       // Take notes until their (estimated) passages fill a batch.
       const ids: number[] = [];
       let est = 0;
@@ -127,31 +148,57 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
       const firstVector = have.values().next().value as Float32Array | undefined;
       dim ??= firstVector?.length ?? provider.dimension ?? null;
-      await whenIdle(db);
-      // A note edited while its passages were being embedded is left stale; the next round takes it.
-      const stored: StoredNote[] = [];
-      const seen = new Set<number>();
-      for (const s of split) {
-        seen.add(s.note.id);
-        const row = hashNow.get(s.note.id) as { hash: string } | null;
-        if (!row || row.hash !== s.note.hash) continue;
-        const vectors = s.passages.map((p) => have.get(p.hash)!);
-        stored.push({ noteId: s.note.id, hash: s.note.hash, passages: s.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+      // Written a few notes at a time: a background pass yields between slices, so that a request
+      // never waits behind one long write transaction (vector inserts are most of the main thread's share).
+      const seen = new Set(split.map((x) => x.note.id));
+      for (let from = 0; from < split.length || from === 0; ) {
+        const slice: typeof split = [];
+        for (let n = 0; from < split.length && (slice.length === 0 || n + split[from]!.passages.length <= WRITE_PASSAGES); from++) {
+          n += split[from]!.passages.length;
+          slice.push(split[from]!);
+        }
+        const last = from >= split.length;
+        await hooks.yield?.();
+        await whenIdle(db);
+        // A note edited while its passages were being embedded is left stale; the next round takes it.
+        const stored: StoredNote[] = [];
+        for (const x of slice) {
+          const row = hashNow.get(x.note.id) as { hash: string } | null;
+          if (!row || row.hash !== x.note.hash) continue;
+          const vectors = x.passages.map((p) => have.get(p.hash)!);
+          stored.push({ noteId: x.note.id, hash: x.note.hash, passages: x.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+        }
+        // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
+        if (last) {
+          for (const id of ids) {
+            if (seen.has(id)) continue;
+            const row = hashNow.get(id) as { hash: string } | null;
+            if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
+          }
+        }
+        if (dim !== null) ensureVecTables(db, dim);
+        const w = writeNotes(db, stored, []);
+        hooks.onWrite?.(w.added, w.removedPassages, stored.map((x) => ({ noteId: x.noteId, vector: x.noteVector })), []);
+        result.notes += stored.length;
+        result.passages += stored.reduce((n, x) => n + x.passages.length, 0);
+        if (last) break;
       }
-      // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
-      for (const id of ids) {
-        if (seen.has(id)) continue;
-        const row = hashNow.get(id) as { hash: string } | null;
-        if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
-      }
-      if (dim !== null) ensureVecTables(db, dim);
-      const w = writeNotes(db, stored, []);
-      hooks.onWrite?.(w.added, w.removedPassages, stored.map((s) => ({ noteId: s.noteId, vector: s.noteVector })), []);
-      result.notes += stored.length;
-      result.passages += stored.reduce((n, s) => n + s.passages.length, 0);
       done += ids.length;
-      hooks.onProgress?.(done, total);
+      hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
     }
   }
   return result;
+}
+
+/** Distinct passages of these notes with no cached vector: what the model will embed. */
+async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks): Promise<number> {
+  const hashes = new Set<string>();
+  for (let i = 0; i < stale.length; i += COUNT_STEP) {
+    await hooks.yield?.();
+    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title)) hashes.add(p.hash);
+  }
+  const all = [...hashes];
+  let cached = 0;
+  for (let i = 0; i < all.length; i += 4096) cached += cache.has(provider.id, all.slice(i, i + 4096)).size;
+  return all.length - cached;
 }

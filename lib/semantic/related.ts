@@ -3,8 +3,8 @@
 // other "which notes" question.
 import type { Database } from "bun:sqlite";
 import { retrieveRelated } from "./retrieve";
-import { snippetOf, type SemanticHit } from "./search";
-import type { SemanticService } from "./service";
+import { partialOf, snippetOf, type SemanticHit } from "./search";
+import type { EmbeddingProgress, SemanticService } from "./service";
 
 /** Paths linked from or to a note (resolved links only). */
 export function linkedPaths(db: Database, noteId: number, path: string): Set<string> {
@@ -14,9 +14,8 @@ export function linkedPaths(db: Database, noteId: number, path: string): Set<str
   return out;
 }
 
-export async function relatedNotes(svc: SemanticService, note: { id: number; path: string }, limit: number, offset = 0): Promise<{ items: SemanticHit[]; total: number }> {
-  await svc.ensureFresh();
+export async function relatedNotes(svc: SemanticService, note: { id: number; path: string }, limit: number, offset = 0): Promise<{ items: SemanticHit[]; total: number; partial?: true; progress?: EmbeddingProgress }> {
   const r = await retrieveRelated(svc, note.id, { limit, offset, exclude: linkedPaths(svc.vault.indexDb, note.id, note.path) });
   const items = r.notes.map((n) => ({ path: n.path, title: n.title, snippet: n.passages[0] ? snippetOf(n.passages[0].text) : "", score: Math.round(n.score * 1e6) / 1e6 }));
-  return { items, total: r.total };
+  return { items, total: r.total, ...partialOf(r.partial) };
 }

@@ -14,8 +14,9 @@ import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, r
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence } from "./rerank";
-import type { SemanticService } from "./service";
+import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
+import type { EmbeddingProvider } from "../providers/types";
 import { inList, notesByIds, noteVector } from "./store";
 
 export type RetrievalMode = "hybrid" | "vector" | "keyword";
@@ -64,6 +65,8 @@ export interface Retrieval {
   total: number;
   /** Why an "auto" call fell back to keyword ranking, when it did. */
   fallback?: string;
+  /** Set while the first build (or a model change) is embedded: the answer came from what is ready. */
+  partial?: EmbeddingProgress;
 }
 
 /** Notes nearest to a query vector, by their best passage. */
@@ -101,19 +104,20 @@ export const KEYWORD_PASSAGE_CHARS = 1000;
 export async function retrieve(svc: SemanticService, o: RetrieveOptions): Promise<Retrieval> {
   let mode = o.mode ?? "auto";
   let fallback: string | undefined;
-  if (mode === "auto") {
+  let fresh: Freshness | null = null;
+  if (mode !== "keyword") {
     try {
-      await svc.ensureFresh();
-      mode = "hybrid";
+      fresh = await svc.freshness();
     } catch (e) {
-      // No embedder, or the first build still running: keyword ranking answers now.
-      if (!(e instanceof ToolError) || !["not-configured", "index-not-ready"].includes(e.kind)) throw e;
-      mode = "keyword";
+      // No embedder: keyword ranking answers an "auto" call now.
+      if (mode !== "auto" || !(e instanceof ToolError) || e.kind !== "not-configured") throw e;
       fallback = e.message;
     }
+    // While a large backlog is embedded: vectors for the embedded notes, fused with BM25 for the rest.
+    mode = !fresh ? "keyword" : mode === "auto" || fresh.building ? "hybrid" : mode;
   }
-  const r = mode === "keyword" ? await keywordRetrieve(svc, o) : await vectorRetrieve(svc, o, mode);
-  return fallback ? { ...r, fallback } : r;
+  const r = mode === "keyword" || !fresh ? await keywordRetrieve(svc, o) : await vectorRetrieve(svc, o, mode, fresh.provider);
+  return { ...r, ...(fallback ? { fallback } : {}), ...(fresh?.building ? { partial: fresh.building } : {}) };
 }
 
 async function rankedTexts(svc: SemanticService, o: RetrieveOptions): Promise<{ vectorTexts: string[]; keywordTexts: string[] }> {
@@ -142,10 +146,9 @@ function vectorScore(best: number, second: number, noteCos: number | undefined, 
   return best + p.secondPassage * Math.max(0, second) + p.noteVector * (noteCos ?? 0);
 }
 
-async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "hybrid" | "vector"): Promise<Retrieval> {
+async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "hybrid" | "vector", provider: EmbeddingProvider): Promise<Retrieval> {
   const db = svc.vault.indexDb;
   const offset = o.offset ?? 0;
-  const provider = await svc.ensureFresh();
   const p: RankingParams = { ...rankingFor(provider.kind, provider.model), ...o.ranking };
   const { vectorTexts, keywordTexts } = await rankedTexts(svc, o);
   const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
@@ -224,11 +227,13 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
  * Each comes with its passages nearest to the note (as a query's would).
  */
 export async function retrieveRelated(svc: SemanticService, noteId: number, o: { limit: number; offset?: number; exclude?: Set<string>; passagesPerNote?: number }): Promise<Retrieval> {
-  await svc.ensureFresh();
+  const { building } = await svc.freshness();
+  const partial = building ? { partial: building } : {};
   const db = svc.vault.indexDb;
   const idx = svc.indexes();
   const v = idx ? noteVector(db, noteId) : null;
-  if (!idx || !v) return { mode: "vector", notes: [], total: 0 }; // an empty note has nothing to compare
+  // An empty note has nothing to compare; during a build, the note may not be embedded yet.
+  if (!idx || !v) return { mode: "vector", notes: [], total: 0, ...partial };
   const offset = o.offset ?? 0;
   const exclude = o.exclude ?? new Set<string>();
   // Ask for enough neighbours to survive dropping the note itself and the excluded ones.
@@ -242,7 +247,7 @@ export async function retrieveRelated(svc: SemanticService, noteId: number, o: {
     const n = refs.get(h.owner)!;
     return { noteId: h.owner, path: n.path, title: n.title, score: h.score, passages: notePassagesByVector(db, idx.passages, h.owner, v, o.passagesPerNote ?? 1) };
   });
-  return { mode: "vector", notes, total: kept.length };
+  return { mode: "vector", notes, total: kept.length, ...partial };
 }
 
 /** A note's stored passages, the `want` nearest to the query first. */

@@ -3,7 +3,12 @@
 // pulled toward recent notes, optionally widened by LLM query expansion.
 // The ranking itself lives in ./retrieve.ts, shared with answer and prepare_context.
 import { retrieve } from "./retrieve";
-import type { SemanticService } from "./service";
+import type { EmbeddingProgress, SemanticService } from "./service";
+
+/** The fields an answer made while the vectors are still being built carries: partial: true and the progress. */
+export function partialOf(p: EmbeddingProgress | undefined): { partial?: true; progress?: EmbeddingProgress } {
+  return p ? { partial: true, progress: p } : {};
+}
 
 export interface SemanticQuery {
   query: string;
@@ -29,7 +34,7 @@ export function snippetOf(text: string): string {
   return t.length <= SNIPPET_CHARS ? t : `${t.slice(0, SNIPPET_CHARS).replace(/\s+\S*$/, "")}…`;
 }
 
-export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Promise<{ items: SemanticHit[]; total: number }> {
+export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Promise<{ items: SemanticHit[]; total: number; partial?: true; progress?: EmbeddingProgress }> {
   const r = await retrieve(svc, {
     query: q.query,
     mode: q.hybrid ? "hybrid" : "vector",
@@ -41,5 +46,5 @@ export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Pr
   });
   // The snippet: the passage that matched the query itself best.
   const items = r.notes.map((n) => ({ path: n.path, title: n.title, snippet: n.passages[0] ? snippetOf(n.passages[0].text) : "", score: Math.round(n.score * 1e6) / 1e6 }));
-  return { items, total: r.total };
+  return { items, total: r.total, ...partialOf(r.partial) };
 }

@@ -3,6 +3,8 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
+import { holdForeground, whenQuiet } from "../offload/activity";
+import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import type { ChatProvider, EmbeddingProvider } from "../providers/types";
@@ -11,18 +13,32 @@ import { EmbeddingCache } from "./cache";
 import { chunkLayout, passageCharsFor } from "./passages";
 import { syncStemmed } from "./keyword";
 import { RateLimiter } from "./rate-limit";
-import { reconcile, whenIdle, type ReconcileResult } from "./reconcile";
-import { allNoteVectors, allPassageVectors, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
+import { addResults, progressLine, RateMeter, type EmbeddingProgress } from "./progress";
+import { reconcile, whenIdle, type ReconcileProgress, type ReconcileResult } from "./reconcile";
+import { allNoteVectors, allPassageVectors, countEmbedded, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
 import { toToolError } from "./tool-error";
 import { VectorIndex } from "./vector-index";
 
+export type { EmbeddingProgress } from "./progress";
+
 const services = new WeakMap<VaultContext, SemanticService>();
+const PROGRESS_LOG_MS = Number(process.env.LETTUCE_EMBED_LOG_MS) || 30_000;
 const QUERY_CACHE = 256;
 // Changes whose embedding fits in this many passages are embedded inside the
 // semantic call that needs them; a bigger backlog (the first build, a model
-// change) runs in the background while the call answers index-not-ready.
+// change) runs in the background while the call answers from what is ready
+// (partial: true, with the progress).
 const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
 const BACKGROUND_DEBOUNCE_MS = 750;
+// A semantic call waits for a running background pass only when it has at most this many passages left.
+const JOIN_PASSAGES = 32;
+
+/** A semantic call's view of the vectors: the provider, and the progress when a background build is running. */
+export interface Freshness {
+  provider: EmbeddingProvider;
+  /** Set while a large backlog is embedded in the background: answers come from what is ready. */
+  building: EmbeddingProgress | null;
+}
 
 export class SemanticService {
   readonly limiter = new RateLimiter();
@@ -31,7 +47,9 @@ export class SemanticService {
   private notes: VectorIndex | null = null;
   private loadedGeneration = -1;
   private running: Promise<ReconcileResult> | null = null;
-  private progress = { done: 0, total: 0 };
+  private progress = { done: 0, total: 0, passagesLeft: null as number | null };
+  private backgroundRunning = false;
+  private meter = new RateMeter();
   private changeSeq = 0;
   private cleanSeq = -1;
   private cleanDataVersion = -1;
@@ -73,10 +91,12 @@ export class SemanticService {
     return this.cacheDb;
   }
 
-  /** The embedding provider, or a not-configured ToolError saying why there is none. */
+  /** The embedding provider, or a not-configured ToolError saying why there is none (or why it cannot be reached now). */
   async embedder(): Promise<EmbeddingProvider> {
     const sel = await selectEmbedder();
     if (!sel.provider) throw new ToolError("not-configured", `No embeddings provider: ${sel.reason}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
+    const unreachable = await embedderReachable(sel.provider);
+    if (unreachable) throw new ToolError("not-configured", `No embeddings provider reachable: ${unreachable}. semantic_search, related_notes, find_duplicates and topic_map need one (see docs/semantic.md)`);
     return sel.provider;
   }
 
@@ -86,8 +106,10 @@ export class SemanticService {
     return sel.provider;
   }
 
+  /** An embeddings provider is configured and answers now (probed, cached briefly). */
   async hasEmbedder(): Promise<boolean> {
-    return (await selectEmbedder()).provider !== null;
+    const sel = await selectEmbedder();
+    return sel.provider !== null && (await embedderReachable(sel.provider)) === null;
   }
 
   async hasChat(): Promise<boolean> {
@@ -112,18 +134,25 @@ export class SemanticService {
     return stale !== null || goneNoteIds(this.db).length > 0;
   }
 
-  /** Run (or join) a reconcile pass; passes never overlap. */
-  reconcileNow(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult> {
+  /**
+   * Run (or join) a reconcile pass; passes never overlap. A caller that joins a
+   * running pass gets what that pass embedded plus what its own pass added.
+   * A background pass yields to requests in flight (lib/offload/activity.ts);
+   * a foreground one (a request waits for it) runs at once, and makes any pass
+   * it waits behind run at once too.
+   */
+  reconcileNow(onProgress?: (done: number, total: number) => void, opts: { background?: boolean } = {}): Promise<ReconcileResult> {
+    const background = opts.background === true;
     const run = async (): Promise<ReconcileResult> => {
       const provider = await this.embedder();
+      this.meter = new RateMeter();
+      this.backgroundRunning = background;
       try {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
+          yield: background ? () => whenQuiet() : undefined,
           onReset: () => this.dropIndexes(),
-          onProgress: (done, total) => {
-            this.progress = { done, total };
-            onProgress?.(done, total);
-          },
+          onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
           onWrite: (added, removed, notes, removedNotes) => {
             if (!this.passages || !this.notes) return;
             for (const id of removed) this.passages.remove(id);
@@ -140,14 +169,43 @@ export class SemanticService {
         return r;
       } catch (e) {
         throw toToolError(e);
+      } finally {
+        this.backgroundRunning = false;
+        this.progress.passagesLeft = null;
       }
     };
     const prev = this.running;
-    const next = (prev ? prev.catch(() => undefined).then(run) : run()).finally(() => {
+    const next = (prev ? prev.catch(() => null).then((first) => run().then((r) => (first ? addResults(first, r) : r))) : run()).finally(() => {
       if (this.running === next) this.running = null;
     });
     this.running = next;
-    return next;
+    if (background) return next;
+    // A request waits for this: nothing it waits behind may pause for requests (it is one).
+    const release = holdForeground();
+    return next.finally(release);
+  }
+
+  private noteProgress(done: number, total: number, detail: ReconcileProgress, onProgress?: (done: number, total: number) => void): void {
+    this.progress = { done, total, passagesLeft: detail.passagesLeft };
+    this.meter.note(detail.embedded);
+    onProgress?.(done, total);
+  }
+
+  /** The embedding's progress now: from the running pass, or from the stored vectors when none runs. */
+  progressNow(): EmbeddingProgress {
+    const notesTotal = (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const notesEmbedded = Math.min(notesTotal, countEmbedded(this.db));
+    if (!this.running) return { state: notesEmbedded >= notesTotal ? "current" : "pending", notesEmbedded, notesTotal, passagesLeft: notesEmbedded >= notesTotal ? 0 : null, passagesPerSecond: null, etaSeconds: null };
+    const rate = this.meter.rate();
+    const left = this.progress.passagesLeft;
+    return {
+      state: "building",
+      notesEmbedded,
+      notesTotal,
+      passagesLeft: left,
+      passagesPerSecond: rate === null ? null : Math.round(rate * 10) / 10,
+      etaSeconds: rate && left !== null ? Math.ceil(left / rate) : null,
+    };
   }
 
   /** A full reconcile on request (reindex_embeddings, `lettuce embed`): also forgets cached vectors nothing uses. */
@@ -171,41 +229,41 @@ export class SemanticService {
     return this.reconcileNow(onProgress);
   }
 
+  /** The provider, with the vectors brought up to date first (or the build's progress; see freshness()). */
+  async ensureFresh(): Promise<EmbeddingProvider> {
+    return (await this.freshness()).provider;
+  }
+
   /**
    * Make the vectors reflect the notes before a semantic call. Small changes
-   * are embedded now; a large backlog starts in the background and the call
-   * fails with index-not-ready (with progress and a retry hint).
+   * are embedded now; a large backlog is embedded in the background, and the
+   * call answers from what is ready: `building` holds the progress then.
    */
-  async ensureFresh(): Promise<EmbeddingProvider> {
+  async freshness(): Promise<Freshness> {
     const provider = await this.embedder();
     await this.vault.settle();
     for (let round = 0; round < 3; round++) {
       const dv = this.dataVersion();
-      if (!this.running && this.cleanSeq === this.changeSeq && this.cleanDataVersion === dv) return provider;
+      if (!this.running && this.cleanSeq === this.changeSeq && this.cleanDataVersion === dv) return { provider, building: null };
       const seq = this.changeSeq;
       const pending = this.pendingPassages(provider);
       if (pending === 0 && !this.running) {
         this.cleanSeq = seq;
         this.cleanDataVersion = dv;
-        return provider;
+        return { provider, building: null };
       }
       const limit = Number(process.env.LETTUCE_EMBED_SYNC_LIMIT) || (provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote);
-      if (pending > limit) {
+      // A background build in progress, or a backlog too big to wait for: answer from what is ready.
+      // Joining a running background pass means waiting for all it has left: only worth it when that is little.
+      if (pending > limit || (this.backgroundRunning && pending > JOIN_PASSAGES)) {
         this.startBackground();
-        const { done, total } = this.progress;
-        const left = Math.max(pending, 1);
-        const retryMs = Math.min(600_000, Math.max(5_000, left * (provider.kind === "builtin" ? 50 : 5)));
-        throw new ToolError(
-          "index-not-ready",
-          `The semantic index is being built (${done}/${total || "?"} notes embedded, about ${left} passages to go). Retry in about ${Math.ceil(retryMs / 1000)} s; keyword search works meanwhile.`,
-          { retry_after_ms: retryMs, embedded: done, total },
-        );
+        return { provider, building: this.progressNow() };
       }
       await this.reconcileNow();
       this.cleanSeq = seq;
       this.cleanDataVersion = this.dataVersion();
     }
-    return provider;
+    return { provider, building: null };
   }
 
   /** Estimated passages still to embed (every note's, after a model change). */
@@ -227,13 +285,21 @@ export class SemanticService {
     this.background = true;
     const pending = this.pendingPassages(sel.provider);
     if (pending > 0) {
-      log(`Semantic index: embedding about ${pending} passages in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}).`);
+      // No passage estimate here: the pass counts them first, and the progress lines say how many (issue 14: a size-based guess was 3× off).
+      const notes = this.storedMatches(sel.provider) ? staleNoteIds(this.db).length : (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+      log(`Semantic index: embedding ${notes} new or changed notes in the background with the ${describeEmbedder(sel.provider)} (${sel.reason}); progress every ${Math.round(PROGRESS_LOG_MS / 1000)} s.`);
       const t0 = performance.now();
-      this.reconcileNow()
+      // A progress line every PROGRESS_LOG_MS, from the counted passages and the measured rate.
+      const ticker = setInterval(() => {
+        if (this.running) log(`Semantic index: ${progressLine(this.progressNow())}`);
+      }, PROGRESS_LOG_MS);
+      ticker.unref?.();
+      this.reconcileNow(undefined, { background: true })
         .then((r) => log(`Semantic index current: ${r.notes} notes embedded (${r.embedded} passages by the model) in ${Math.round((performance.now() - t0) / 1000)} s.`))
         .catch((e) => {
           if (!this.closed) log(`Semantic index: background embedding stopped: ${(e as Error).message}`);
-        });
+        })
+        .finally(() => clearInterval(ticker));
     }
   }
 
@@ -249,7 +315,7 @@ export class SemanticService {
 
   private startBackground(): void {
     if (this.running || this.closed) return;
-    this.reconcileNow().catch((e) => {
+    this.reconcileNow(undefined, { background: true }).catch((e) => {
       const msg = (e as Error).message;
       if (msg !== this.lastError && !this.closed) console.error(`lettuce: background embedding stopped: ${msg}`);
       this.lastError = msg;
@@ -338,3 +404,4 @@ export class SemanticService {
     else finish();
   }
 }
+

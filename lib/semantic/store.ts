@@ -159,7 +159,10 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
       }
     : null;
   const clear = (noteId: number) => {
-    for (const r of oldIds.all(noteId) as { id: number }[]) {
+    const old = oldIds.all(noteId) as { id: number }[];
+    // A note with no passages has no note vector either (it is their mean): a first build deletes nothing.
+    if (!old.length) return;
+    for (const r of old) {
       removedPassages.push(r.id);
       vec?.delP.run(r.id);
     }

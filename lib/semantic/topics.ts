@@ -5,7 +5,8 @@ import type { Database } from "bun:sqlite";
 import { normalize } from "../providers/types";
 import { calibrated } from "./calibrate";
 import { similarGroups, similarPairs } from "./neighbors";
-import type { SemanticService } from "./service";
+import { partialOf } from "./search";
+import type { EmbeddingProgress, SemanticService } from "./service";
 import { allNoteVectors } from "./store";
 
 export interface DuplicatePair {
@@ -59,13 +60,15 @@ function noteVectors(db: Database): { ids: number[]; paths: string[]; vectors: F
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
 
 export async function findDuplicates(svc: SemanticService, threshold: number, limit: number): Promise<DuplicatePair[]> {
-  await svc.ensureFresh();
+  // During a background build the pairs come from the notes embedded so far (the spec's bare array has no
+  // room for a partial flag; get_vault_info.embedding shows the progress).
+  await svc.freshness();
   const { paths, vectors } = noteVectors(svc.vault.indexDb);
   return similarPairs(vectors, threshold, limit).map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
 }
 
-export async function topicMap(svc: SemanticService, { threshold, minSize, limit, offset, maxNotes }: TopicMapOptions): Promise<TopicMap> {
-  await svc.ensureFresh();
+export async function topicMap(svc: SemanticService, { threshold, minSize, limit, offset, maxNotes }: TopicMapOptions): Promise<TopicMap & { partial?: true; progress?: EmbeddingProgress }> {
+  const { building } = await svc.freshness();
   const db = svc.vault.indexDb;
   const { ids, paths, vectors } = noteVectors(db);
   const groups = similarGroups(vectors, threshold).filter((g) => g.length >= Math.max(2, minSize));
@@ -99,5 +102,6 @@ export async function topicMap(svc: SemanticService, { threshold, minSize, limit
     total: clusters.length,
     missingHubTotal: missing.length,
     truncated: offset + limit < Math.max(clusters.length, missing.length) || clusters.some((c) => c.notes.length > maxNotes),
+    ...partialOf(building ?? undefined),
   };
 }

@@ -7,6 +7,7 @@ import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
 import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse, type McpDispatcher } from "./mcp";
 import { mountWebUi } from "../web/app";
+import { requestStarted } from "../offload/activity";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -122,6 +123,16 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       if (!ok) return c.json({ error: "forbidden origin" }, 403);
     }
     await next();
+  });
+
+  // Background embedding pauses while a request is in flight (lib/offload/activity.ts).
+  app.use("*", async (_c, next) => {
+    const done = requestStarted();
+    try {
+      await next();
+    } finally {
+      done();
+    }
   });
 
   app.get("/health", (c) => c.json({ ok: true, state: vault.indexer.status.state }));

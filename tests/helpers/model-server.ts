@@ -11,6 +11,8 @@ export interface ModelServerState {
   dim: number;
   /** Answer every request after this many ms. */
   delayMs: number;
+  /** Answer embedding requests (only) after this many ms more: a slow model whose /api/tags still answers at once. */
+  embedDelayMs?: number;
   /** Fail the next N requests with this status (then behave). */
   failNext: { count: number; status: number; retryAfter?: string; body?: string };
   /** Embedding answers carry vectors of this length instead of `dim` (a model swapped behind the name). */
@@ -68,6 +70,7 @@ export function startModelServer(init: Partial<ModelServerState> = {}): ModelSer
       const body: any = req.method === "POST" ? await req.json().catch(() => null) : null;
       state.requests.push({ path, body, auth: req.headers.get("authorization") });
       if (state.delayMs) await Bun.sleep(state.delayMs);
+      if (state.embedDelayMs && (path === "/api/embed" || path === "/v1/embeddings")) await Bun.sleep(state.embedDelayMs);
       if (state.failNext.count > 0) {
         state.failNext.count--;
         const headers: Record<string, string> = { "content-type": "application/json" };

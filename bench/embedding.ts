@@ -1,0 +1,300 @@
+// Background embedding under `lettuce serve` (issue 15 part 1, issue 14 part 5):
+//  1. time until obsidian-hub (or a synthetic vault) is fully embedded by the
+//     built-in model with no queries arriving, the CPU of the request (main)
+//     thread against the model workers', and how the progress line's estimate
+//     compared with the real time;
+//  2. `search` p50/p99 over HTTP from this process, idle (background embedding
+//     off) and while the background build runs, plus how far the build got;
+//  3. the same vault embedded by `lettuce embed` (every core, not serving), the
+//     floor the serve-mode time is compared with;
+//  4. (--parts model) the built-in model's cost per passage in worker CPU time,
+//     with the library's own tokenizer and kernels (LETTUCE_EMBED_PLAIN=1) and
+//     with ours, on obsidian-hub passages and on short texts (their titles).
+//     CPU time, not wall time: it holds up on a loaded machine.
+//
+//   bun bench/embedding.ts [--vault DIR | --notes N] [--queries N] [--parts latency,build,hub,floor]
+//
+// Each run copies the vault to a temp dir (no .lettuce), so embedding is cold.
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { BuiltinEmbedder } from "../lib/providers/builtin";
+import { splitPassages } from "../lib/semantic/passages";
+import { splitFrontmatter } from "../lib/vault/parse";
+import { BUN, sampleThreads, track, type ThreadCpu } from "./lib/child";
+import { fmtMs, loadavg, percentile } from "./lib/stats";
+
+const REPO = resolve(import.meta.dir, "..");
+const MAIN = join(REPO, "main.ts");
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+const HUB = resolve(REPO, "../shared/corpora/obsidian-hub");
+const QUERIES = Number(arg("--queries") ?? 200);
+const SYNTH_NOTES = Number(arg("--notes") ?? 300);
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const PARTS = new Set((arg("--parts") ?? "latency,build,hub,floor").split(","));
+const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_LOG_MS: "10000" };
+
+function copy(src: string, label: string): string {
+  const root = mkdtempSync(join(tmpdir(), `lettuce-embed-${label}-`));
+  cpSync(src, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
+  return root;
+}
+
+function synthVault(n: number): string {
+  const root = mkdtempSync(join(tmpdir(), `lettuce-embed-synth-`));
+  const gen = resolve(REPO, "../shared/tools/gen-vault.mjs");
+  const p = Bun.spawnSync(["node", gen, root, String(n), "7"], { stdout: "ignore", stderr: "pipe" });
+  if (p.exitCode !== 0) throw new Error(`gen-vault failed: ${p.stderr.toString()}`);
+  return root;
+}
+
+interface Served {
+  url: string;
+  token: string;
+  pid: number;
+  lines: { at: number; text: string }[];
+  threads: Map<number, ThreadCpu>;
+  t0: number;
+  waitFor(re: RegExp, timeoutMs: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function serve(root: string, env: Record<string, string>): Promise<Served> {
+  const t0 = performance.now();
+  const p = track(Bun.spawn([BUN, MAIN, "serve", root, "--port", "0"], { env: { ...process.env, ...ENV, ...env }, stdout: "pipe", stderr: "inherit", stdin: "ignore" }));
+  const lines: { at: number; text: string }[] = [];
+  const threads = new Map<number, ThreadCpu>();
+  const sampler = setInterval(() => sampleThreads(p.pid, threads), 50);
+  let buf = "";
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of p.stdout) {
+      buf += dec.decode(chunk);
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        lines.push({ at: performance.now() - t0, text: buf.slice(0, i) });
+        buf = buf.slice(i + 1);
+      }
+      for (const w of waiters.splice(0)) w();
+    }
+  })();
+  const waitFor = async (re: RegExp, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = lines.find((l) => re.test(l.text));
+      if (hit) return hit.text;
+      if (Date.now() > deadline) throw new Error(`serve: no line matching ${re} within ${timeoutMs} ms:\n${lines.map((l) => l.text).join("\n")}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 1000);
+      });
+    }
+  };
+  await waitFor(/Web UI/, 60_000);
+  const url = /MCP endpoint: (\S+)/.exec(lines.map((l) => l.text).join("\n"))![1]!;
+  const tokenIdx = lines.findIndex((l) => /shown only this once/.test(l.text));
+  const token = lines.slice(tokenIdx + 1).find((l) => l.text.trim())!.text.trim();
+  return {
+    url,
+    token,
+    pid: p.pid,
+    lines,
+    threads,
+    t0,
+    waitFor,
+    async stop() {
+      clearInterval(sampler);
+      p.kill("SIGTERM");
+      const t = setTimeout(() => p.kill("SIGKILL"), 10_000);
+      await p.exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+function cpuSplit(s: Served): { main: number; workers: number; other: number } {
+  const out = { main: 0, workers: 0, other: 0 };
+  for (const t of s.threads.values()) {
+    if (t.tid === s.pid) out.main += t.cpuMs;
+    else if (t.name === "Worker") out.workers += t.cpuMs;
+    else out.other += t.cpuMs;
+  }
+  return out;
+}
+
+let rpcId = 1;
+async function call(s: Served, name: string, args: Record<string, unknown>): Promise<any> {
+  const res = await fetch(s.url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${s.token}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id: rpcId++, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const j = (await res.json()) as any;
+  return JSON.parse(j.result.content[0].text);
+}
+
+const WORDS = ["plugin", "theme", "vault", "graph", "template", "daily", "note", "link", "tag", "search", "canvas", "sync", "publish", "markdown", "folder", "zettelkasten", "dataview", "calendar", "task", "backlink"];
+async function searchLatencies(s: Served, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const q = `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]}`;
+    const t = performance.now();
+    await call(s, "search", { query: q, limit: 10 });
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+/** Serve a copy, wait until fully embedded (no queries), report time, rate, CPU split, estimates. */
+async function fullBuild(src: string, label: string, workers?: string): Promise<string[]> {
+  const root = copy(src, label);
+  const s = await serve(root, workers ? { LETTUCE_EMBED_WORKERS: workers } : {});
+  try {
+    await s.waitFor(/Index current/, 600_000);
+    const start = s.lines.find((l) => /in the background/.test(l.text))?.at ?? 0;
+    const done = await s.waitFor(/Semantic index current/, 3_600_000);
+    const doneAt = s.lines.find((l) => /Semantic index current/.test(l.text))!.at;
+    const m = /(\d+) notes embedded \((\d+) passages by the model\) in (\d+) s/.exec(done)!;
+    const passages = Number(m[2]);
+    const secs = (doneAt - start) / 1000;
+    const cpu = cpuSplit(s);
+    const progress = s.lines.filter((l) => /passages to go/.test(l.text));
+    const estimates = progress.map((l) => {
+      const eta = /about (\d+) s/.exec(l.text);
+      return eta ? `at ${Math.round((l.at - start) / 1000)} s: said ${eta[1]} s more, took ${Math.round((doneAt - l.at) / 1000)} s` : null;
+    }).filter(Boolean);
+    const firstLeft = /([\d,]+) passages to go/.exec(progress[0]?.text ?? "")?.[1];
+    return [
+      `| ${label} | ${workers ?? "default"} | ${m[1]} | ${passages} | ${Math.round(secs)} s | ${(passages / secs).toFixed(1)} | ${fmtMs(cpu.main)} | ${fmtMs(cpu.workers)} | ${firstLeft ?? "–"} |`,
+      ...(estimates.length ? [`|  | estimates: ${estimates.slice(0, 3).join("; ")} |`] : []),
+    ];
+  } finally {
+    await s.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** `lettuce embed` on a copy (every core, no server): the floor. */
+async function cliEmbed(src: string): Promise<string> {
+  const root = copy(src, "cli");
+  try {
+    const ix = Bun.spawnSync([BUN, MAIN, "index", root], { env: { ...process.env, ...ENV }, stdout: "ignore", stderr: "pipe" });
+    if (ix.exitCode !== 0) throw new Error(ix.stderr.toString());
+    const t = performance.now();
+    const p = Bun.spawnSync([BUN, MAIN, "embed", root, "--json"], { env: { ...process.env, ...ENV }, stdout: "pipe", stderr: "pipe" });
+    if (p.exitCode !== 0) throw new Error(p.stderr.toString());
+    const secs = (performance.now() - t) / 1000;
+    const r = JSON.parse(p.stdout.toString().trim().split("\n").pop()!);
+    return `| \`lettuce embed\` (all cores, ${Math.min(2, availableParallelism())} workers) | ${r.notes} notes | ${r.embedded} passages | ${Math.round(secs)} s | ${(r.embedded / secs).toFixed(1)}/s |`;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function latency(src: string): Promise<string[]> {
+  const out: string[] = [];
+  const idleRoot = copy(src, "idle");
+  const idle = await serve(idleRoot, { LETTUCE_EMBED_BACKGROUND: "0" });
+  let idleMs: number[];
+  try {
+    await idle.waitFor(/Index current/, 600_000);
+    await searchLatencies(idle, 20);
+    idleMs = await searchLatencies(idle, QUERIES);
+  } finally {
+    await idle.stop();
+    rmSync(idleRoot, { recursive: true, force: true });
+  }
+  const busyRoot = copy(src, "busy");
+  const busy = await serve(busyRoot, {});
+  try {
+    await busy.waitFor(/Index current/, 600_000);
+    await busy.waitFor(/in the background/, 60_000);
+    // Let the build get going (workers loaded, first batches embedded) before measuring.
+    await Bun.sleep(5_000);
+    const before = await call(busy, "get_vault_info", {});
+    await searchLatencies(busy, 20);
+    const ms = await searchLatencies(busy, QUERIES);
+    const after = await call(busy, "get_vault_info", {});
+    const p = (xs: number[], q: number) => percentile(xs, q);
+    out.push(
+      `| idle (background embedding off) | ${fmtMs(p(idleMs, 50))} | ${fmtMs(p(idleMs, 99))} | – |`,
+      `| during the background build | ${fmtMs(p(ms, 50))} | ${fmtMs(p(ms, 99))} | ${before.embedding?.notesEmbedded} → ${after.embedding?.notesEmbedded} notes embedded while the queries ran |`,
+      `| ratio | ${(p(ms, 50) / p(idleMs, 50)).toFixed(2)}× | ${(p(ms, 99) / p(idleMs, 99)).toFixed(2)}× | goal ≤ 1.25× |`,
+    );
+  } finally {
+    await busy.stop();
+    rmSync(busyRoot, { recursive: true, force: true });
+  }
+  return out;
+}
+
+async function modelCost(): Promise<string[]> {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d).sort()) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (f.endsWith(".md")) files.push(p);
+    }
+  };
+  walk(HUB);
+  const all = files.flatMap((f) => splitPassages(splitFrontmatter(readFileSync(f, "utf8")).body, 500, f.slice(HUB.length + 1, -3)).map((p) => p.input));
+  const n = Number(arg("--sample") ?? 160);
+  const step = Math.max(1, Math.floor(all.length / n));
+  const passages = all.filter((_, i) => i % step === 0).slice(0, n);
+  const titles = files.filter((_, i) => i % Math.max(1, Math.floor(files.length / n)) === 0).slice(0, n).map((f) => f.slice(f.lastIndexOf("/") + 1, -3));
+  const avg = (xs: string[]) => Math.round(xs.reduce((a, x) => a + x.length, 0) / xs.length);
+  const rows: string[] = [
+    `### The built-in model's cost, worker CPU per text (${passages.length} obsidian-hub passages of ${avg(passages)} characters on average; ${titles.length} note titles of ${avg(titles)})`,
+    "",
+    "| tokenizer and kernels | passages per CPU-second | titles per CPU-second |",
+    "|---|---:|---:|",
+  ];
+  for (const plain of ["1", "0"]) {
+    process.env.LETTUCE_EMBED_PLAIN = plain;
+    const e = new BuiltinEmbedder(1);
+    await e.embed(["warm up"], { purpose: "query" });
+    await e.embed(passages.slice(0, 8));
+    const rate = async (xs: string[]) => {
+      const c0 = process.cpuUsage();
+      await e.embed(xs);
+      const c = process.cpuUsage(c0);
+      return xs.length / ((c.user + c.system) / 1e6);
+    };
+    const p = await rate(passages);
+    const t = await rate(titles);
+    e.close();
+    rows.push(`| ${plain === "1" ? "the library's (before)" : "ours (builtin-tokenizer.ts, builtin-kernels.ts)"} | ${p.toFixed(1)} | ${t.toFixed(1)} |`);
+  }
+  delete process.env.LETTUCE_EMBED_PLAIN;
+  return [...rows, ""];
+}
+
+const report: string[] = [`## Background embedding (bun bench/embedding.ts; load average at start ${loadavg()}, ${availableParallelism()} cores)`, ""];
+if (PARTS.has("model") && existsSync(HUB)) report.push(...(await modelCost()));
+const synth = arg("--vault") ?? (PARTS.has("latency") || PARTS.has("build") || PARTS.has("floor") ? synthVault(SYNTH_NOTES) : "");
+const synthLabel = arg("--vault") ? "vault" : `synthetic ${SYNTH_NOTES}`;
+try {
+  if (PARTS.has("latency")) log(`search latency on ${synthLabel}…`);
+  if (PARTS.has("latency")) report.push(`### search over HTTP, ${QUERIES} queries, ${synthLabel}`, "", "| state | p50 | p99 | notes |", "|---|---:|---:|---|", ...(await latency(synth)), "");
+  log("full builds…");
+  if (PARTS.has("build") || PARTS.has("hub")) report.push(
+    "### Time until fully embedded under `serve`, no queries",
+    "",
+    "| vault | model workers | notes | passages by the model | time | passages/s | main-thread CPU | worker CPU | first counted passages-to-go |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+  );
+  if (PARTS.has("build")) report.push(...(await fullBuild(synth, synthLabel)));
+  if (PARTS.has("hub") && existsSync(HUB)) report.push(...(await fullBuild(HUB, "obsidian-hub")));
+  if (PARTS.has("floor")) report.push("", "### The floor: `lettuce embed` on the same vault, not serving", "", "| run | notes | passages | time | rate |", "|---|---:|---:|---:|---:|", await cliEmbed(synth));
+  report.push("", `Load average at the end: ${loadavg()}.`);
+} finally {
+  if (!arg("--vault") && synth) rmSync(synth, { recursive: true, force: true });
+}
+console.log(report.join("\n"));
+process.exit(0);

@@ -1,0 +1,119 @@
+// Are requests being served right now? Background passes (the embedding of a
+// vault, above all) ask before each step and wait while the answer is yes, so
+// that a tool call never queues behind them for a core: they pause while any
+// request is in flight and resume once the server has been idle for QUIET_MS.
+// Work that a request itself waits for (a tool call that embeds a few changed
+// notes, reindex_embeddings joining a background pass) is marked foreground
+// and never waits for itself. A request in flight for longer than
+// LONG_REQUEST_MS (a long-poll such as await_directives, an `answer` waiting on
+// its model) stops holding the background back: it is waiting, not working, and
+// an agent parked in a long-poll must not stall the embedding for good.
+// Process-wide: one server, one set of workers.
+
+const LONG_REQUEST_MS = 2_000;
+const started = new Set<{ at: number }>();
+let inFlight = 0;
+let lastEnd = 0;
+let foreground = 0;
+let waiters: (() => void)[] = [];
+let timer: ReturnType<typeof setTimeout> | null = null;
+
+/** How long the server must be idle before background work resumes (LETTUCE_BACKGROUND_IDLE_MS). */
+export function quietMs(): number {
+  const v = Number(process.env.LETTUCE_BACKGROUND_IDLE_MS);
+  return Number.isFinite(v) && v >= 0 && process.env.LETTUCE_BACKGROUND_IDLE_MS !== "" ? v : 150;
+}
+
+/** A request began; call the returned function (once) when it ends. */
+export function requestStarted(): () => void {
+  inFlight++;
+  const me = { at: performance.now() };
+  started.add(me);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    inFlight--;
+    started.delete(me);
+    lastEnd = performance.now();
+    wake();
+  };
+}
+
+/** Work a request is waiting for runs now, whatever else is in flight; call the returned function when it is done. */
+export function holdForeground(): () => void {
+  foreground++;
+  wake();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    foreground--;
+    wake();
+  };
+}
+
+/** The start of the youngest request in flight that still holds the background back, or null. */
+function youngestWorking(now: number): number | null {
+  let young: number | null = null;
+  for (const r of started) if (now - r.at < LONG_REQUEST_MS && (young === null || r.at > young)) young = r.at;
+  return young;
+}
+
+/** True when background work should wait: a request is being worked on or just ended, and none waits for the background. */
+export function shouldYield(): boolean {
+  if (foreground > 0) return false;
+  const now = performance.now();
+  return youngestWorking(now) !== null || now - lastEnd < quietMs();
+}
+
+/** Resolves once background work may go on (at once when the server is quiet). */
+export function whenQuiet(): Promise<void> {
+  if (!shouldYield()) return Promise.resolve();
+  return new Promise((resolve) => {
+    waiters.push(resolve);
+    wake();
+  });
+}
+
+/** Release the waiters if the server is quiet now, or check again when it may be. */
+function wake(): void {
+  if (!waiters.length) return;
+  if (!shouldYield()) {
+    const ready = waiters;
+    waiters = [];
+    for (const w of ready) w();
+    return;
+  }
+  // Check again when the quiet period runs out or the youngest request turns long (its end wakes us sooner).
+  if (timer) clearTimeout(timer);
+  const now = performance.now();
+  const young = youngestWorking(now);
+  const untilQuiet = quietMs() - (now - lastEnd);
+  const untilLong = young === null ? 0 : LONG_REQUEST_MS - (now - young);
+  timer = setTimeout(() => {
+    timer = null;
+    wake();
+  }, Math.max(1, untilQuiet, untilLong));
+  timer.unref?.();
+}
+
+/** Requests in flight now (get_vault_info, tests). */
+export function requestsInFlight(): number {
+  return inFlight;
+}
+
+let serving = false;
+/** This process serves requests (lettuce serve): background work keeps a core free for them. */
+export function markServing(on = true): void {
+  serving = on;
+}
+export function isServing(): boolean {
+  return serving;
+}
+
+/** Milliseconds since a request last ended (or Infinity if none has been served); 0 while one is being worked on. */
+export function msSinceRequest(): number {
+  if (youngestWorking(performance.now()) !== null) return 0;
+  return lastEnd === 0 ? Infinity : performance.now() - lastEnd;
+}

@@ -1,0 +1,180 @@
+// The first build of the semantic index runs in the background while the
+// server answers: semantic tools answer from what is ready (partial: true and
+// the progress), progress and estimates come from counted passages and the
+// measured rate, reindex_embeddings joins a running build and reports what it
+// embedded, background embedding waits while requests are served, and an
+// Ollama that stops answering flips capabilities.embeddings to false with the
+// documented not-configured kind. The model is the in-test Ollama-wire server,
+// slowed with embedDelayMs so that a build takes a while without using CPU.
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SemanticService } from "../lib/semantic/service";
+import { startTestServer, tempDir, waitFor } from "./helpers/server";
+import { withEnv } from "./helpers/env";
+import { startModelServer, type ModelServer } from "./helpers/model-server";
+
+const NOTES = 300;
+const dirs: string[] = [];
+const servers: ModelServer[] = [];
+afterAll(async () => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const m of servers) await m.stop().catch(() => {});
+});
+
+/** A vault of NOTES short notes (one passage each, all different), plus one about glaciers. */
+function makeVault(): string {
+  const root = tempDir();
+  dirs.push(root);
+  mkdirSync(join(root, "Notes"));
+  for (let i = 0; i < NOTES; i++) writeFileSync(join(root, "Notes", `Note ${i}.md`), `# Note ${i}\n\nNote number ${i} talks about item${i} and thing${i * 7}.\n`);
+  writeFileSync(join(root, "Glaciers.md"), "# Glaciers\n\nA glacier moves slowly downhill, carving valleys of ice.\n");
+  return root;
+}
+
+function ollamaEnv(m: ModelServer, extra: Record<string, string> = {}) {
+  return { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: m.url, LETTUCE_EMBED_MODEL: "nomic-embed-text", LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_SYNC_LIMIT: "10", ...extra };
+}
+
+const embedRequests = (m: ModelServer) => m.state.requests.filter((r) => r.path === "/api/embed");
+const mdFiles = (root: string): number => readdirSync(root, { recursive: true }).filter((f) => String(f).endsWith(".md")).length;
+
+test("a search during the first build answers from what is ready, with partial: true and progress from counted passages", async () => {
+  const root = makeVault();
+  const m = startModelServer({ embedDelayMs: 400 });
+  servers.push(m);
+  await withEnv(ollamaEnv(m), async () => {
+    const s = await startTestServer({ root });
+    try {
+      // Nothing embedded and no pass running yet.
+      expect((await s.call("get_vault_info")).embedding).toMatchObject({ state: "pending", notesEmbedded: 0, notesTotal: NOTES + 1 });
+      const first = await s.call("semantic_search", { query: "glacier valleys of ice", limit: 5 });
+      expect(first.partial).toBe(true);
+      // Nothing embedded yet: BM25 answers for the notes without vectors.
+      expect(first.items[0].path).toBe("Glaciers.md");
+      expect(first.progress.notesTotal).toBe(mdFiles(root));
+      expect(first.progress.state).toBe("building");
+
+      // Progress in get_vault_info: each short note is one passage, all different, none cached.
+      const info = await waitFor(async () => {
+        const i = await s.call("get_vault_info");
+        return i.embedding.passagesLeft !== null && i.embedding.passagesLeft < NOTES + 1 && i.embedding.passagesPerSecond !== null ? i : null;
+      }, { timeoutMs: 60_000, intervalMs: 500, what: "a measured rate" }); // polls spaced out: the build pauses while requests come
+
+      expect(info.embedding.notesTotal).toBe(NOTES + 1);
+      expect(info.embedding.passagesLeft).toBeLessThanOrEqual(NOTES + 1);
+      expect(info.embedding.passagesLeft).toBeGreaterThan(0);
+      // The estimate is the passages left at the measured rate (shown rounded to 0.1/s).
+      const { etaSeconds, passagesLeft, passagesPerSecond } = info.embedding;
+      expect(passagesPerSecond).toBeGreaterThan(0);
+      expect(Math.abs(etaSeconds - passagesLeft / passagesPerSecond)).toBeLessThanOrEqual(1 + 0.05 * etaSeconds);
+      expect(info.capabilities.embeddings).toBe(true);
+
+      // Partway: vectors for what is embedded, BM25 for the rest, still partial.
+      const mid = await s.call("semantic_search", { query: "item3 thing21", hybrid: true, limit: 3 });
+      expect(mid.items[0].path).toBe("Notes/Note 3.md");
+      expect(mid.partial).toBe(true);
+      const related = await s.call("related_notes", { path: "Glaciers.md" });
+      expect(related.partial).toBe(true);
+      const topics = await s.call("topic_map", {});
+      expect(topics.partial).toBe(true);
+
+      await SemanticService.for(s.vault).idle();
+      const done = await s.call("semantic_search", { query: "glacier valleys of ice", limit: 5 });
+      expect(done.partial).toBeUndefined();
+      expect(done.progress).toBeUndefined();
+      expect(done.items[0].path).toBe("Glaciers.md");
+      const after = await s.call("get_vault_info");
+      expect(after.embedding).toMatchObject({ state: "current", notesEmbedded: NOTES + 1, notesTotal: NOTES + 1, passagesLeft: 0 });
+      // Each distinct passage went to the model once (plus the queries).
+      const embeddedTexts = embedRequests(m).flatMap((r) => r.body.input as string[]).filter((t) => t.startsWith("search_document: "));
+      expect(new Set(embeddedTexts).size).toBe(NOTES + 1);
+      expect(embeddedTexts.length).toBe(NOTES + 1);
+    } finally {
+      await s.close();
+    }
+  });
+}, 180_000);
+
+test("reindex_embeddings during a background build joins it and reports every note it embedded", async () => {
+  const root = makeVault();
+  const m = startModelServer({ embedDelayMs: 300 });
+  servers.push(m);
+  await withEnv(ollamaEnv(m), async () => {
+    const s = await startTestServer({ root });
+    try {
+      const svc = SemanticService.for(s.vault);
+      await svc.enableBackground();
+      await waitFor(() => embedRequests(m).length > 0, { what: "the build to start" });
+      const r = await s.call("reindex_embeddings");
+      expect(r).toMatchObject({ notes: NOTES + 1, passages: NOTES + 1, embedded: NOTES + 1, pruned: 0 });
+      // Nothing left: a second reindex has nothing to do.
+      expect(await s.call("reindex_embeddings")).toMatchObject({ notes: 0, passages: 0, embedded: 0 });
+      expect((await s.call("get_vault_info")).liveness.embeddingIndexStale).toBe(false);
+    } finally {
+      await s.close();
+    }
+  });
+}, 180_000);
+
+test("background embedding waits while requests are served; a request that needs it makes it go on", async () => {
+  const root = makeVault();
+  const m = startModelServer({ embedDelayMs: 100 });
+  servers.push(m);
+  // After any request, the background waits this long: far longer than this test.
+  await withEnv(ollamaEnv(m, { LETTUCE_BACKGROUND_IDLE_MS: "3600000" }), async () => {
+    const s = await startTestServer({ root });
+    try {
+      await s.call("get_vault_info");
+      const svc = SemanticService.for(s.vault);
+      await svc.enableBackground();
+      // The build counts its passages, then waits before its first batch: no model call while "busy".
+      await Bun.sleep(1_000);
+      expect(embedRequests(m).length).toBe(0);
+      const partial = await s.call("semantic_search", { query: "glacier", limit: 1 });
+      expect(partial.partial).toBe(true);
+      // Only the query was embedded.
+      expect(embedRequests(m).every((r) => (r.body.input as string[]).every((t) => t.startsWith("search_query: ")))).toBe(true);
+      // A caller that waits for the build (reindex) is served at once.
+      const r = await s.call("reindex_embeddings");
+      expect(r.notes).toBe(NOTES + 1);
+    } finally {
+      await s.close();
+    }
+  });
+}, 180_000);
+
+test("an Ollama that stops answering: capabilities.embeddings false, and the tools answer not-configured saying why", async () => {
+  const root = makeVault();
+  const m = startModelServer();
+  servers.push(m);
+  await withEnv(ollamaEnv(m, { LETTUCE_EMBED_PROBE_TTL_MS: "1", LETTUCE_EMBED_SYNC_LIMIT: "100000" }), async () => {
+    const s = await startTestServer({ root });
+    try {
+      expect((await s.call("get_vault_info")).capabilities.embeddings).toBe(true);
+      expect((await s.call("semantic_search", { query: "glacier", hybrid: true, limit: 1 })).items[0].path).toBe("Glaciers.md");
+      await m.stop();
+      const info = await waitFor(async () => {
+        const i = await s.call("get_vault_info");
+        return i.capabilities.embeddings === false ? i : null;
+      }, { what: "capabilities to say embeddings are off" });
+      expect(info.liveness.embeddingIndexStale).toBe(false);
+      for (const [tool, args] of [
+        ["semantic_search", { query: "glacier" }],
+        ["related_notes", { path: "Glaciers.md" }],
+        ["find_duplicates", {}],
+        ["reindex_embeddings", {}],
+      ] as const) {
+        const r = await s.callRaw(tool, args);
+        expect(r.isError).toBe(true);
+        expect(r.kind).toBe("not-configured");
+        expect(r.content[0].text).toContain(m.url);
+        expect(r.content[0].text).toContain("does not answer");
+      }
+      // Keyword search goes on.
+      expect((await s.call("search", { query: "glacier" })).items[0].path).toBe("Glaciers.md");
+    } finally {
+      await s.close();
+    }
+  });
+}, 120_000);
