@@ -97,8 +97,7 @@ describeWithCorpus("obsidian-hub", "payload budget on obsidian-hub", () => {
     expect(Object.keys(sizes).length).toBeGreaterThan(15);
   });
 
-  // Enabled once the workspace, answer and tool-search tools have landed and every description is trimmed (issue 14 part 3).
-  test.todo("tools/list for a write token stays under 24 KB, each description under 400 characters", async () => {
+  test("tools/list for a write token stays under 24 KB, each description under 400 characters", async () => {
     const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     const text = await res.text();
     const { tools } = JSON.parse(text).result;

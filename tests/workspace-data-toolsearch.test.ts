@@ -50,9 +50,10 @@ describe("search_tools", () => {
     expect(hit.tool).toMatchObject({ id: "tool-move_note", name: "move_note", tool_type: "external_mcp", tags: ["write", "writes"] });
     expect(hit.tool.json_schema).toMatchObject({ name: "move_note", parameters: { type: "object" } });
     expect(Object.keys(hit.tool.args_json_schema.properties)).toEqual(expect.arrayContaining(["from", "to"]));
-    // embedded_text is what the vector side embeds: the name, the search hints and the description's first sentence.
+    // embedded_text is what the vector side embeds: the name, the search hints and the first sentence of the
+    // tool's longer account (its details, which tools/list leaves out).
     expect(hit.embedded_text.startsWith("move note. ")).toBe(true);
-    expect(hit.embedded_text).toContain(hit.tool.description.split(/[.:](?=\s)/)[0]);
+    expect(hit.embedded_text).toContain("Rename or move a note, and rewrite every [[wikilink]]");
   });
 
   test("a scope only finds what it may call: the same set as its tools/list", async () => {

@@ -6,8 +6,8 @@ import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const recentActivity = defineTool({
   name: "recent_activity",
-  description:
-    "The log.md ledger as data, plus the captured-but-not-compiled work signal. Ledger entries are log.md headings of the form `## [YYYY-MM-DD] op | Title` (the LLM-wiki convention). Returns {entries: [{date, op, title, line}] newest first, uncompiledSources: [paths of notes under sources/ that no page links to yet]}. Filters: since (YYYY-MM-DD, inclusive), op (e.g. ingest, compile, query, lint; case-insensitive).",
+  description: "The log.md ledger, newest first, and sources/ notes nothing links to yet: {entries, uncompiledSources}.",
+  details: "The log.md ledger as data, plus the captured-but-not-compiled work signal. Ledger entries are log.md headings of the form `## [YYYY-MM-DD] op | Title` (the LLM-wiki convention). Returns {entries: [{date, op, title, line}] newest first, uncompiledSources: [paths of notes under sources/ that no page links to yet]}. Filters: since (YYYY-MM-DD, inclusive), op (e.g. ingest, compile, query, lint; case-insensitive). Parameters: since: Only entries on or after this date, YYYY-MM-DD; op: Only entries of this ledger op, e.g. \"ingest\"; limit: Maximum items to return (default 50, max 1000).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
@@ -15,8 +15,8 @@ export const recentActivity = defineTool({
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}$/, "since must be a date written YYYY-MM-DD")
       .optional()
-      .describe("Only entries on or after this date, YYYY-MM-DD"),
-    op: z.string().min(1).optional().describe('Only entries of this ledger op, e.g. "ingest"'),
+      .describe("YYYY-MM-DD"),
+    op: z.string().min(1).optional(),
     limit: limitField(50),
   }),
   handler({ since, op, limit }, { vault }) {
@@ -32,12 +32,12 @@ export const recentActivity = defineTool({
 
 export const agentMentions = defineTool({
   name: "agent_mentions",
-  description:
-    'Find @handle mentions across the vault: a list of {path, handle, line, context} (context = the line, trimmed), in path and line order. Pass handle (case-insensitive, leading @ optional) for one agent\'s queue. Email addresses (foo@example.com) and mentions inside code are skipped. "Did anyone leave me work?"',
+  description: "@handle mentions: [{path, handle, line, context}]. Pass handle for your queue.",
+  details: "Find @handle mentions across the vault: a list of {path, handle, line, context} (context = the line, trimmed), in path and line order. Pass handle (case-insensitive, leading @ optional) for one agent's queue. Email addresses (foo@example.com) and mentions inside code are skipped. \"Did anyone leave me work?\" Parameters: handle: Only mentions of this handle, e.g. \"claude\"; limit: Maximum items to return (default 50, max 1000).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    handle: z.string().min(1).optional().describe('Only mentions of this handle, e.g. "claude"'),
+    handle: z.string().min(1).optional(),
     limit: limitField(50),
   }),
   handler({ handle, limit }, { vault }) {

@@ -7,18 +7,18 @@ import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
 export const answerTool = defineTool({
   name: "answer",
-  description:
-    "Ask the wiki: retrieves the best passages (hybrid, or keyword without embeddings), has the LLM answer from them only, and keeps only citations of retrieved pages and quotes found verbatim in them. Returns {answer, citations, quotedSpans (heading, ordinal), retrieved, dropped}; check_faithfulness adds faithfulness {score, unsupported}. Needs an LLM (kind not-configured).",
+  description: "Ask the wiki: an LLM answers from retrieved passages only, with checked citations and verbatim quotes: {answer, citations, quotedSpans, retrieved}. Needs an LLM.",
+  details: "Ask the wiki: retrieves the best passages (hybrid, or keyword without embeddings), has the LLM answer from them only, and keeps only citations of retrieved pages and quotes found verbatim in them. Returns {answer, citations, quotedSpans (heading, ordinal), retrieved, dropped}; check_faithfulness adds faithfulness {score, unsupported}. Needs an LLM (kind not-configured). Parameters: query: The question, in words; limit: How many pages to retrieve as context (default 6, max 20); prefer_recent: Prefer recently edited pages when retrieving; rerank: Rerank a pool of 30 fused candidates first (LETTUCE_RERANK_URL cross-encoder, else the LLM); one extra call; expand: LLM query expansion (HyDE + paraphrases) for recall; one extra call; use_graph: Boost well-linked pages and pages sharing the top hit's tags; add the top page's linked neighbours; check_faithfulness: Judge each claim of the answer against the passages; one extra call.",
   scopes: ALL_SCOPES,
-  annotations: { readOnlyHint: true, openWorldHint: true },
+  annotations: READ_ONLY,
   input: z.object({
-    query: z.string().trim().min(1).max(2000).describe("The question, in words"),
-    limit: z.number().int().min(1).max(20).default(DEFAULT_LIMIT).describe(`How many pages to retrieve as context (default ${DEFAULT_LIMIT}, max 20)`),
-    prefer_recent: z.boolean().default(false).describe("Prefer recently edited pages when retrieving"),
-    rerank: z.boolean().default(false).describe("Rerank a pool of 30 fused candidates first (LETTUCE_RERANK_URL cross-encoder, else the LLM); one extra call"),
-    expand: z.boolean().default(false).describe("LLM query expansion (HyDE + paraphrases) for recall; one extra call"),
-    use_graph: z.boolean().default(false).describe("Boost well-linked pages and pages sharing the top hit's tags; add the top page's linked neighbours"),
-    check_faithfulness: z.boolean().default(false).describe("Judge each claim of the answer against the passages; one extra call"),
+    query: z.string().trim().min(1).max(2000),
+    limit: z.number().int().min(1).max(20).default(DEFAULT_LIMIT).describe("Pages to retrieve as context"),
+    prefer_recent: z.boolean().default(false).describe("Favour recently edited pages"),
+    rerank: z.boolean().default(false).describe("One extra call: rerank candidates"),
+    expand: z.boolean().default(false).describe("One extra call: expand the query"),
+    use_graph: z.boolean().default(false).describe("Favour well-linked pages and neighbours"),
+    check_faithfulness: z.boolean().default(false).describe("One extra call: check each claim"),
   }),
   async handler({ query, limit, prefer_recent, rerank, expand, use_graph, check_faithfulness }, ctx) {
     const svc = SemanticService.for(ctx.vault);

@@ -12,12 +12,12 @@ export const MAX_ATTACHMENT_BYTES = Number(process.env.LETTUCE_MAX_ATTACHMENT_BY
 
 export const listAttachments = defineTool({
   name: "list_attachments",
-  description:
-    'List the non-Markdown files in the vault (images, PDFs, data), optionally under one folder, paginated: {items: [{path, size, mimeType}], total, offset, limit}. Use it to check which referenced images exist.',
+  description: "Non-Markdown files (images, PDFs, data): {items: [{path, size, mimeType}], total}.",
+  details: "List the non-Markdown files in the vault (images, PDFs, data), optionally under one folder, paginated: {items: [{path, size, mimeType}], total, offset, limit}. Use it to check which referenced images exist. Parameters: path: Folder to list under, vault-relative (e.g. \"assets\"); default: whole vault; limit: Maximum items to return (default 50, max 1000); offset: Items to skip, for paging (default 0).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    path: z.string().optional().describe('Folder to list under, vault-relative (e.g. "assets"); default: whole vault'),
+    path: z.string().optional().describe('A folder, e.g. "assets"'),
     limit: limitField(50),
     offset: offsetField,
   }),
@@ -30,10 +30,11 @@ export const listAttachments = defineTool({
 
 export const readAttachment = defineTool({
   name: "read_attachment",
-  description: `Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. Files over ${MAX_ATTACHMENT_BYTES} bytes are refused with kind "too-large". Use read_note for notes.`,
+  description: "A non-Markdown file as base64: {path, mimeType, size, base64}.",
+  details: "Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. Files over 5242880 bytes are refused with kind \"too-large\". Use read_note for notes. Parameters: path: Vault-relative path of the file, e.g. \"assets/diagram.png\".",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ path: z.string().min(1).describe('Vault-relative path of the file, e.g. "assets/diagram.png"') }),
+  input: z.object({ path: z.string().min(1).describe('File path, e.g. "assets/diagram.png"') }),
   handler({ path }, { vault }) {
     // The literal path first, then its decoded and NFC/NFD spellings; never through a symlink.
     const spellings = pathSpellings(path);

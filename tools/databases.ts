@@ -6,12 +6,12 @@ const databaseIdField = z
   .string()
   .min(1)
   .max(1000)
-  .describe('Database ID: the vault-relative path of an Obsidian .base file, e.g. "Tasks.base" (from list_workspace or search_workspace)');
+  .describe('Path of the .base file, e.g. "Tasks.base"');
 
 export const getDatabaseSchema = defineTool({
   name: "get_database_schema",
-  description:
-    "Columns and saved views of a database (an Obsidian .base file), without rows: {name, schema: [{id, name, type, options?}], views: [{id, name, config}]}. Types: text, number, checkbox, date, select, multi_select. Call before query_database to learn column ids. Errors: database-not-found, invalid-base, unsupported-expression.",
+  description: "A database's (.base file's) columns and views. Call before query_database.",
+  details: "Columns and saved views of a database (an Obsidian .base file), without rows: {name, schema: [{id, name, type, options?}], views: [{id, name, config}]}. Types: text, number, checkbox, date, select, multi_select. Call before query_database to learn column ids. Errors: database-not-found, invalid-base, unsupported-expression. Parameters: databaseId: Database ID: the vault-relative path of an Obsidian .base file, e.g. \"Tasks.base\" (from list_workspace or search_workspace).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ databaseId: databaseIdField }),
@@ -22,23 +22,23 @@ export const getDatabaseSchema = defineTool({
 
 export const queryDatabaseTool = defineTool({
   name: "query_database",
-  description:
-    'Rows of a database (the notes its .base filters select) with their properties: {schema, rows: [{id, title, properties}], hasMore, nextCursor?}. filters: {columnId: "Done"} for select/text, {columnId: ["a","b"]} for multi-select. fields trims columns; add "content" for row bodies. Rows are in path order; pass nextCursor for the next page.',
+  description: "A database's rows (the notes its .base selects): {schema, rows: [{id, title, properties}], hasMore, nextCursor}.",
+  details: "Rows of a database (the notes its .base filters select) with their properties: {schema, rows: [{id, title, properties}], hasMore, nextCursor?}. filters: {columnId: \"Done\"} for select/text, {columnId: [\"a\",\"b\"]} for multi-select. fields trims columns; add \"content\" for row bodies. Rows are in path order; pass nextCursor for the next page. Parameters: databaseId: Database ID: the vault-relative path of an Obsidian .base file, e.g. \"Tasks.base\" (from list_workspace or search_workspace); limit: Rows per page (default 50, max 500); filters: Match rows by property value, keyed by column id (or name): a string for select/text columns (case-insensitive), an array for multi-select (the row must have every value), a number, a boolean, or null for \"not set\"; fields: Only these columns (by id or name, case-insensitive); row titles are always included. Add \"content\" to include row Markdown bodies; cursor: nextCursor from the previous page.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
     databaseId: databaseIdField,
-    limit: z.number().int().min(1).max(500).default(50).describe("Rows per page (default 50, max 500)"),
+    limit: z.number().int().min(1).max(500).default(50),
     filters: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number(), z.boolean()]))]))
       .optional()
-      .describe('Match rows by property value, keyed by column id (or name): a string for select/text columns (case-insensitive), an array for multi-select (the row must have every value), a number, a boolean, or null for "not set"'),
+      .describe("{columnId: value}; an array for multi-select"),
     fields: z
       .array(z.string().min(1).max(200))
       .max(200)
       .optional()
-      .describe('Only these columns (by id or name, case-insensitive); row titles are always included. Add "content" to include row Markdown bodies'),
-    cursor: z.string().max(4000).optional().describe("nextCursor from the previous page"),
+      .describe('Columns to keep (id or name); "content" adds row bodies'),
+    cursor: z.string().max(4000).optional(),
   }),
   handler(args, { vault }) {
     return queryDatabase(vault, args);

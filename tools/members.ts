@@ -15,8 +15,8 @@ function ownerName(): string {
 
 export const listMembers = defineTool({
   name: "list_members",
-  description:
-    "Who has access to this vault: the local owner (role owner) and one member per live access token (role = its scope: read, propose or write; name = the token's name), as [{userId, email, name, role, joinedAt}]. email is null (tokens carry none).",
+  description: "Who has access: the owner and one member per token: [{userId, name, role, joinedAt}].",
+  details: "Who has access to this vault: the local owner (role owner) and one member per live access token (role = its scope: read, propose or write; name = the token's name), as [{userId, email, name, role, joinedAt}]. email is null (tokens carry none).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),

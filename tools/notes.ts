@@ -9,13 +9,13 @@ import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ON
 
 export const listNotes = defineTool({
   name: "list_notes",
-  description:
-    "List notes in the vault (or under one folder), sorted by path, paginated. Returns {items: [{path, name, title, tags, modified, size}], total, offset, limit}.",
+  description: "List notes (all, or in a folder) by path: {items: [{path, title, tags, modified, size}], total}.",
+  details: "List notes in the vault (or under one folder), sorted by path, paginated. Returns {items: [{path, name, title, tags, modified, size}], total, offset, limit}. Parameters: path: Folder to list, vault-relative (e.g. \"Inbox\"); default: the whole vault; recursive: Include notes in sub-folders (default true); limit: Maximum items to return (default 50, max 1000); offset: Items to skip, for paging (default 0).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    path: z.string().optional().describe('Folder to list, vault-relative (e.g. "Inbox"); default: the whole vault'),
-    recursive: z.boolean().default(true).describe("Include notes in sub-folders (default true)"),
+    path: z.string().optional().describe('A folder, e.g. "Inbox"'),
+    recursive: z.boolean().default(true),
     limit: limitField(50),
     offset: offsetField,
   }),
@@ -28,8 +28,8 @@ export const listNotes = defineTool({
 
 export const readNote = defineTool({
   name: "read_note",
-  description:
-    "Read one note in full: {path, name, title, tags, frontmatter, content, hash, outgoingLinks, stat}. `hash` is the content hash to pass as expectedHash to write tools. Errors: note-not-found, path-invalid.",
+  description: "Read a note: {path, title, tags, frontmatter, content, hash, outgoingLinks}. Pass hash as expectedHash when writing.",
+  details: "Read one note in full: {path, name, title, tags, frontmatter, content, hash, outgoingLinks, stat}. `hash` is the content hash to pass as expectedHash to write tools. Errors: note-not-found, path-invalid. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\".",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),
@@ -62,8 +62,8 @@ export const readNote = defineTool({
 
 export const readOutline = defineTool({
   name: "read_outline",
-  description:
-    "A note's heading outline as [{level, title, id}] (id = the rendered anchor slug, usable in [[Note#Heading]] links and patch_section). Much cheaper than read_note when you only need structure.",
+  description: "A note's headings [{level, title, id}]: its structure, cheaper than read_note; id works in patch_section.",
+  details: "A note's heading outline as [{level, title, id}] (id = the rendered anchor slug, usable in [[Note#Heading]] links and patch_section). Much cheaper than read_note when you only need structure. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\".",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),

@@ -24,13 +24,13 @@ function summaryOf(p: Proposal, withDiff: boolean) {
 
 export const listMyProposals = defineTool({
   name: "list_my_proposals",
-  description:
-    "Your token's proposals, newest first, paginated: {items: [{proposalId, tool, path, summary, status, createdAt, decidedAt, reason, editId}], total, offset, limit}. status is pending, approved (editId is its timeline entry), rejected (reason says why) or withdrawn. Filter with `status`; `includeDiff` adds each proposal's unified diff.",
+  description: "Your proposals, newest first: {items: [{proposalId, tool, path, status, reason}], total}.",
+  details: "Your token's proposals, newest first, paginated: {items: [{proposalId, tool, path, summary, status, createdAt, decidedAt, reason, editId}], total, offset, limit}. status is pending, approved (editId is its timeline entry), rejected (reason says why) or withdrawn. Filter with `status`; `includeDiff` adds each proposal's unified diff. Parameters: status: Only proposals in this state (default: all); includeDiff: Include each proposal's diff (default false); limit: Maximum items to return (default 50, max 500); offset: Items to skip, for paging (default 0).",
   scopes: SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    status: z.enum(PROPOSAL_STATUSES).optional().describe("Only proposals in this state (default: all)"),
-    includeDiff: z.boolean().default(false).describe("Include each proposal's diff (default false)"),
+    status: z.enum(PROPOSAL_STATUSES).optional(),
+    includeDiff: z.boolean().default(false),
     limit: limitField(50, 500),
     offset: offsetField,
   }),
@@ -42,11 +42,11 @@ export const listMyProposals = defineTool({
 
 export const withdrawProposalTool = defineTool({
   name: "withdraw_proposal",
-  description:
-    "Take back one of your pending proposals (it will not be applied). Returns the proposal with status withdrawn. Errors: proposal-not-found (no such proposal of yours), proposal-not-pending (already approved, rejected or withdrawn).",
+  description: "Take back one of your pending proposals: it will not be applied.",
+  details: "Take back one of your pending proposals (it will not be applied). Returns the proposal with status withdrawn. Errors: proposal-not-found (no such proposal of yours), proposal-not-pending (already approved, rejected or withdrawn). Parameters: proposalId: The proposalId a write call returned.",
   scopes: SCOPES,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  input: z.object({ proposalId: z.number().int().min(1).describe("The proposalId a write call returned") }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  input: z.object({ proposalId: z.number().int().min(1) }),
   handler({ proposalId }, { vault, token }) {
     return summaryOf(withdrawProposal(vault.stateDb, proposalId, token.name), false);
   },

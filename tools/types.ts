@@ -14,6 +14,12 @@ export interface ToolContext {
 export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
+  /**
+   * The longer account of the tool (return fields, errors, limits): indexed by
+   * tool search so that a plain-language request finds it, never sent in
+   * tools/list, which every agent pays for on every connect.
+   */
+  details?: string;
   /** What tools/list says to a propose token, when the call does something else for it (write tools queue proposals). */
   proposeDescription?: string;
   /** Token scopes that see this tool in tools/list and may call it. */
@@ -27,20 +33,19 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
 }
 
 export const ALL_SCOPES: readonly Scope[] = ["read", "propose", "write"];
-export const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+// Only the hints clients act on: openWorldHint is left at its default (true, the cautious reading), because
+// every byte of tools/list is paid for by every agent on every connect.
+export const READ_ONLY = { readOnlyHint: true } as const;
 
 /** Identity function that keeps the schema's type flowing into the handler. */
 export function defineTool<S extends z.ZodObject>(def: ToolDef<S>): ToolDef<S> {
   return def;
 }
 
-export const limitField = (def: number, max = 1000) =>
-  z.number().int().min(1).max(max).default(def).describe(`Maximum items to return (default ${def}, max ${max})`);
-export const offsetField = z.number().int().min(0).default(0).describe("Items to skip, for paging (default 0)");
-export const notePathField = z
-  .string()
-  .min(1)
-  .describe('Vault-relative path of the note, with its .md extension, e.g. "Projects/Lettuce.md"');
+// Paging fields carry no description: their names, defaults and bounds say it (tools/list is paid for by every agent).
+export const limitField = (def: number, max = 1000) => z.number().int().min(1).max(max).default(def);
+export const offsetField = z.number().int().min(0).default(0);
+export const notePathField = z.string().min(1).describe('e.g. "Projects/Lettuce.md"');
 
 export interface Page<T> {
   items: T[];

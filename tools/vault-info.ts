@@ -47,8 +47,8 @@ function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storag
 
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
-  description:
-    "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), and storage (sqlite-vec or plain tables; SQLite version).",
+  description: "Call first: vault root, note count, index state, the AGENTS.md brief, immutable paths, capabilities (which tools work) and liveness (pending directives).",
+  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),

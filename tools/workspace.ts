@@ -10,17 +10,17 @@ import { ToolError } from "../lib/errors";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
 const itemId = z.string().min(1).max(1000);
-const mode = z.enum(["full", "outline"]).default("full").describe('"outline" = headings plus the first line of each section, with fullContentChars (a cheap skim)');
+const mode = z.enum(["full", "outline"]).default("full").describe("outline: a cheap skim");
 
 export const searchWorkspace_ = defineTool({
   name: "search_workspace",
-  description:
-    "Find pages and databases by title and content: title matches first, every word a prefix, case and accents ignored (cozum finds Çözüm). Short queries, Chinese/Japanese/Thai, or no index hit fall back to a substring match. Returns {results: [{id, type, title, breadcrumb, matchedOn, snippet, parentId?}]}; pass id to get_page. For task context use prepare_context.",
+  description: "Find pages and databases by title and content (titles first, prefix words, substring fallback): {results: [{id, type, title, breadcrumb, snippet}]}.",
+  details: "Find pages and databases by title and content: title matches first, every word a prefix, case and accents ignored (cozum finds Çözüm). Short queries, Chinese/Japanese/Thai, or no index hit fall back to a substring match. Returns {results: [{id, type, title, breadcrumb, matchedOn, snippet, parentId?}]}; pass id to get_page. For task context use prepare_context. Parameters: query: Words to find in titles and content; limit: Maximum results (default 10, max 100).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    query: z.string().min(1).max(500).describe("Words to find in titles and content"),
-    limit: z.number().int().min(1).max(100).default(10).describe("Maximum results (default 10, max 100)"),
+    query: z.string().min(1).max(500),
+    limit: z.number().int().min(1).max(100).default(10),
   }),
   handler({ query, limit }, { vault }) {
     return searchWorkspace(vault, query, limit);
@@ -29,14 +29,14 @@ export const searchWorkspace_ = defineTool({
 
 export const listWorkspace_ = defineTool({
   name: "list_workspace",
-  description:
-    "List one folder's items (sub-folders, notes as pages, .base files as databases): folders first, then by path. Omit parentId for the vault root. Returns {items: [{id, type, title, parentId?, icon?}], hasMore, nextCursor?}; pass nextCursor to continue (stable while files change).",
+  description: "One folder's items (folders, pages, databases) by cursor: {items: [{id, type, title}], hasMore, nextCursor}.",
+  details: "List one folder's items (sub-folders, notes as pages, .base files as databases): folders first, then by path. Omit parentId for the vault root. Returns {items: [{id, type, title, parentId?, icon?}], hasMore, nextCursor?}; pass nextCursor to continue (stable while files change). Parameters: parentId: Folder (or a folder's index page) to list, e.g. \"Projects\"; omit for the root; limit: Items per page (default 100, max 500); cursor: nextCursor from the previous call.",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    parentId: itemId.optional().describe('Folder (or a folder\'s index page) to list, e.g. "Projects"; omit for the root'),
-    limit: z.number().int().min(1).max(500).default(100).describe("Items per page (default 100, max 500)"),
-    cursor: z.string().max(4096).optional().describe("nextCursor from the previous call"),
+    parentId: itemId.optional().describe("A folder; omit for the root"),
+    limit: z.number().int().min(1).max(500).default(100),
+    cursor: z.string().max(4096).optional(),
   }),
   handler({ parentId, limit, cursor }, { vault }) {
     return listWorkspace(vault, parentId, limit, cursor);
@@ -45,11 +45,11 @@ export const listWorkspace_ = defineTool({
 
 export const getPage_ = defineTool({
   name: "get_page",
-  description:
-    'Read a page (a note), database (.base) or folder by id (its vault path). Returns {id, title, content, properties, type}: content is the body, properties the frontmatter. mode "outline" gives headings plus each section\'s first line and fullContentChars — skim long pages first. Errors: note-not-found, path-invalid.',
+  description: "A page or database by id (its vault path): {id, title, content, properties, type}; mode outline for a cheap skim.",
+  details: "Read a page (a note), database (.base) or folder by id (its vault path). Returns {id, title, content, properties, type}: content is the body, properties the frontmatter. mode \"outline\" gives headings plus each section's first line and fullContentChars — skim long pages first. Errors: note-not-found, path-invalid. Parameters: pageId: Item id, e.g. \"Projects/Lettuce.md\"; mode: \"outline\" = headings plus the first line of each section, with fullContentChars (a cheap skim).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ pageId: itemId.describe('Item id, e.g. "Projects/Lettuce.md"'), mode }),
+  input: z.object({ pageId: itemId, mode }),
   handler({ pageId, mode }, { vault }) {
     return getPage(vault, pageId, mode);
   },
@@ -57,11 +57,11 @@ export const getPage_ = defineTool({
 
 export const getPages_ = defineTool({
   name: "get_pages",
-  description:
-    "Batch get_page for up to 50 known ids. Returns {results: [{id, ok, page?, error?, kind?}]}: a missing or invalid id is an entry with ok: false, never a failed call.",
+  description: "get_page for up to 50 ids: {results: [{id, ok, page?, error?}]}.",
+  details: "Batch get_page for up to 50 known ids. Returns {results: [{id, ok, page?, error?, kind?}]}: a missing or invalid id is an entry with ok: false, never a failed call. Parameters: pageIds: Item ids (max 50); mode: \"outline\" = headings plus the first line of each section, with fullContentChars (a cheap skim).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ pageIds: z.array(itemId).min(1).max(50).describe("Item ids (max 50)"), mode }),
+  input: z.object({ pageIds: z.array(itemId).min(1).max(50), mode }),
   handler({ pageIds, mode }, { vault }) {
     return { results: getPages(vault, pageIds, mode) };
   },
@@ -69,13 +69,13 @@ export const getPages_ = defineTool({
 
 export const getRelatedPages = defineTool({
   name: "get_related_pages",
-  description:
-    "A page's neighbourhood, titles and ids only: {page, parent, children, outgoingLinks, backlinks, siblings, sources?}. Or pass resource (a file or folder path) instead: the notes whose frontmatter sources cite it, {resource, pages: [{id, title, type, match, source}], total, note?} — ask before changing a file.",
+  description: "A page's parent, children, links, backlinks and siblings (ids, titles); or, by resource (a file path), the notes citing it.",
+  details: "A page's neighbourhood, titles and ids only: {page, parent, children, outgoingLinks, backlinks, siblings, sources?}. Or pass resource (a file or folder path) instead: the notes whose frontmatter sources cite it, {resource, pages: [{id, title, type, match, source}], total, note?} — ask before changing a file. Parameters: pageId: Page, database or folder id; resource: A repository file or folder path (relative, or the absolute path your editor uses).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    pageId: itemId.optional().describe("Page, database or folder id"),
-    resource: z.string().min(1).max(2000).optional().describe("A repository file or folder path (relative, or the absolute path your editor uses)"),
+    pageId: itemId.optional(),
+    resource: z.string().min(1).max(2000).optional().describe("A file path (instead of pageId)"),
   }),
   handler({ pageId, resource }, { vault }) {
     if ((pageId === undefined) === (resource === undefined)) throw new ToolError("invalid-input", "Pass exactly one of pageId and resource");

@@ -4,11 +4,9 @@
 // thing whichever way its page entered the context.
 import type { Database } from "bun:sqlite";
 import { splitPassages } from "../semantic/passages";
-import type { RetrievalMode } from "../semantic/retrieve";
+import { KEYWORD_PASSAGE_CHARS, type RetrievalMode } from "../semantic/retrieve";
 import type { ContextPassage } from "./validate";
 
-// Must equal KEYWORD_PASSAGE_CHARS in lib/semantic/retrieve.ts: keyword mode splits notes at query time with it.
-const KEYWORD_PASSAGE_CHARS = 1000;
 
 export interface NoteText {
   id: number;

@@ -2,7 +2,7 @@
 // semantic half of `lettuce search --semantic|--hybrid`.
 import { describeEmbedder } from "../providers/select";
 import { findNoteLikeLink } from "../retrieval/notes";
-import { runEval } from "../semantic/eval";
+import { runEval } from "../answer/eval";
 import { relatedNotes } from "../semantic/related";
 import { semanticSearch, type SemanticHit } from "../semantic/search";
 import { SemanticService } from "../semantic/service";

@@ -96,7 +96,7 @@ export function bestPassages(db: Database, passages: VectorIndex, noteIds: numbe
 const CONFIDENCE_DEPTH = 3;
 
 /** Passage size used when a note is split at query time (keyword mode has no stored passages). */
-const KEYWORD_PASSAGE_CHARS = 1000;
+export const KEYWORD_PASSAGE_CHARS = 1000;
 
 export async function retrieve(svc: SemanticService, o: RetrieveOptions): Promise<Retrieval> {
   let mode = o.mode ?? "auto";

@@ -9,6 +9,8 @@ import { hintsFor } from "./hints";
 export interface CatalogueTool {
   name: string;
   description: string;
+  /** The longer account of the tool, matched but not shown (tools/types.ts ToolDef.details). */
+  details?: string;
   proposeDescription?: string;
   scopes: readonly string[];
   input: z.ZodObject;
@@ -21,6 +23,7 @@ export interface ToolRecord {
   scopes: readonly string[];
   readOnly: boolean;
   description: string;
+  details: string;
   proposeDescription?: string;
   argsSchema: Record<string, unknown>;
   /** Parameter names and descriptions, as indexed. */
@@ -51,10 +54,12 @@ export function buildRecords(tools: readonly CatalogueTool[], families: Record<s
     const readOnly = t.annotations?.readOnlyHint === true;
     const hints = hintsFor(t.name);
     const family = familyOf.get(t.name) ?? "other";
-    const text = [`${t.name} (${t.name.replace(/_/g, " ")})`, hints, t.description, params ? `Parameters:\n${params}` : ""].filter(Boolean).join("\n");
-    const firstSentence = /^[\s\S]*?[.:](?=\s|$)/.exec(t.description)?.[0] ?? t.description;
+    const text = [`${t.name} (${t.name.replace(/_/g, " ")})`, hints, t.description, t.details ?? "", params ? `Parameters:\n${params}` : ""].filter(Boolean).join("\n");
+    // The longer account's opening says what the tool is for in plain words; the terse description is mostly shape.
+    const lead = t.details || t.description;
+    const firstSentence = /^[\s\S]*?[.:](?=\s|$)/.exec(lead)?.[0] ?? lead;
     const vectorText = [`${t.name.replace(/_/g, " ")}.`, hints ? `${hints}.` : "", firstSentence].filter(Boolean).join(" ");
-    return { name: t.name, family, scopes: t.scopes, readOnly, description: t.description, proposeDescription: t.proposeDescription, argsSchema, params, hints, text, vectorText };
+    return { name: t.name, family, scopes: t.scopes, readOnly, description: t.description, details: t.details ?? "", proposeDescription: t.proposeDescription, argsSchema, params, hints, text, vectorText };
   });
 }
 

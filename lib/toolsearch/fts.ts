@@ -1,7 +1,8 @@
 // The full-text side of tool search: FTS5 in an in-memory SQLite database,
 // Porter-stemmed so that "links" finds "link" and "linking". A plain request
 // becomes an OR of its content words (each a prefix), ranked by BM25 with the
-// tool's name and hints weighing more than its description and parameters.
+// tool's name and hints weighing more than its description, its details (the
+// longer account tools/list leaves out) and its parameters.
 import { Database } from "bun:sqlite";
 import type { ToolRecord } from "./catalogue";
 
@@ -22,9 +23,9 @@ export class ToolFts {
   private db = new Database(":memory:");
 
   constructor(records: ToolRecord[]) {
-    this.db.exec("CREATE VIRTUAL TABLE t USING fts5(name, hints, description, params, tags, tokenize = 'porter unicode61 remove_diacritics 2')");
-    const ins = this.db.query("INSERT INTO t(rowid, name, hints, description, params, tags) VALUES (?, ?, ?, ?, ?, ?)");
-    records.forEach((r, i) => ins.run(i, `${r.name} ${r.name.replace(/_/g, " ")}`, r.hints, r.description, r.params, r.family));
+    this.db.exec("CREATE VIRTUAL TABLE t USING fts5(name, hints, description, details, params, tags, tokenize = 'porter unicode61 remove_diacritics 2')");
+    const ins = this.db.query("INSERT INTO t(rowid, name, hints, description, details, params, tags) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    records.forEach((r, i) => ins.run(i, `${r.name} ${r.name.replace(/_/g, " ")}`, r.hints, r.description, r.details, r.params, r.family));
   }
 
   /** Matching records (indexes) best first, with their BM25 score negated (higher = better). */
@@ -33,7 +34,7 @@ export class ToolFts {
     if (!terms.length) return [];
     const match = terms.map((w) => `"${w}"*`).join(" OR ");
     try {
-      return this.db.query("SELECT rowid AS i, -bm25(t, 4.0, 3.0, 1.5, 0.5, 1.0) AS score FROM t WHERE t MATCH ? ORDER BY score DESC").all(match) as { i: number; score: number }[];
+      return this.db.query("SELECT rowid AS i, -bm25(t, 4.0, 3.0, 1.5, 1.0, 0.5, 1.0) AS score FROM t WHERE t MATCH ? ORDER BY score DESC").all(match) as { i: number; score: number }[];
     } catch {
       return [];
     }

@@ -10,11 +10,11 @@ export { ToolSearchIndex, type SearchMode, type ToolSearchInput, type ToolSearch
 
 /** The request body of POST /v1/tools/search and the arguments of search_tools (spec/tool-search.md). */
 export const toolSearchInput = z.object({
-  query: z.string().max(2000).optional().describe('What you want to do, in plain words, e.g. "who links to this note"; omit to list every tool you may call'),
-  search_mode: z.enum(["fts", "vector", "hybrid"]).optional().describe("fts (keywords), vector (meaning; needs an embeddings provider) or hybrid (both, fused; the default; falls back to fts without a provider)"),
-  tags: z.array(z.string().max(100)).max(50).optional().describe('Only tools with any of these tags: a family ("links", "write", "databases", …), "read-only" or "writes"'),
-  tool_types: z.array(z.string().max(100)).max(20).optional().describe('Only tools of these types; every Lettuce tool is "external_mcp"'),
-  limit: z.number().int().min(1).max(100).default(10).describe("Maximum results, 1–100 (default 10)"),
+  query: z.string().max(2000).optional(),
+  search_mode: z.enum(["fts", "vector", "hybrid"]).optional(),
+  tags: z.array(z.string().max(100)).max(50).optional().describe('Families, "read-only" or "writes"'),
+  tool_types: z.array(z.string().max(100)).max(20).optional(),
+  limit: z.number().int().min(1).max(100).default(10),
 });
 
 let catalogue: { tools: readonly CatalogueTool[]; families: Record<string, readonly { name: string }[]> } | null = null;

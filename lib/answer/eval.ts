@@ -5,12 +5,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
-import { synthesize } from "../answer/answer";
-import { buildContext } from "../answer/context";
-import { foldText } from "../answer/validate";
+import { synthesize } from "./answer";
+import { buildContext } from "./context";
+import { foldText } from "./validate";
 import type { ChatProvider } from "../providers/types";
-import { retrieve, type RetrievedNote } from "./retrieve";
-import type { SemanticService } from "./service";
+import { retrieve, type RetrievedNote } from "../semantic/retrieve";
+import type { SemanticService } from "../semantic/service";
 
 export const EVAL_FILE = "eval/questions.jsonl";
 
