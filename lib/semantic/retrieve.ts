@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
-import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, recencyFactor, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence } from "./rerank";
@@ -192,7 +192,9 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
       const confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
       vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
     }
-    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight }, keywordWeights)], p);
+    // ... and on whether the vector list agrees with the keyword side at all (RankingParams.agreement, .outside).
+    const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p);
+    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor)], p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
