@@ -76,13 +76,16 @@ const SYSTEMS: [string, System][] = [
 ];
 
 // Each variant changes one thing in the default (or names what it is).
-const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null };
-const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null };
+const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null, vectorSlot: null };
+const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null, vectorSlot: null };
 const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
 const VARIANTS: [string, System][] = [
   v("old default: RRF k = 2, vector weight 0.25, bare BM25, no second stage", OLD_DEFAULT, BARE),
   v("first pass: RRF k = 2, vector weight 0.5 / 2, title feedback 0.5, no agreement gate", FIRST_PASS),
   v("first pass + agreement gate", { ...FIRST_PASS, agreement: { vectorTop: 5, keywordTop: 10, without: 0 } }),
+  v("agreement gate and half weight outside, no vector place (this pass's first step)", { vectorSlot: null }),
+  v("vector side's best note kept in 3rd place (not 4th)", { vectorSlot: { position: 2, belowConfidence: 0.5 } }),
+  v("vector side's best note kept in 4th place whatever the keyword confidence", { vectorSlot: { position: 3, belowConfidence: 2 } }),
   v("no agreement gate", { agreement: null }),
   v("agreement gate: vector top 5 against keyword top 20", { agreement: { vectorTop: 5, keywordTop: 20, without: 0 } }),
   v("agreement gate: vector top 3 against keyword top 10", { agreement: { vectorTop: 3, keywordTop: 10, without: 0 } }),
@@ -140,7 +143,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
   "",
 );
 const tuneRows = new Map<string, string[]>();

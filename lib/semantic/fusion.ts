@@ -102,6 +102,14 @@ export interface RankingParams {
    * the words found, and adds new notes more cautiously.
    */
   outside: { depth: number; weight: number } | null;
+  /**
+   * A place kept for the vector side's best note (null: off): when the keyword
+   * side is unsure (keywordConfidence below `belowConfidence`) and that note
+   * is not among the first `position` of the final ranking, it is put right
+   * after them. A paraphrased question's page is often the vector list's first
+   * and nowhere near the keyword list's; fusion alone then buries it.
+   */
+  vectorSlot: { position: number; belowConfidence: number } | null;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
   rerankDepth: number;
   /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
@@ -116,7 +124,7 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, outside: null };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, outside: null, vectorSlot: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
@@ -131,10 +139,11 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       noteVector: 0.25,
       agreement: { vectorTop: 5, keywordTop: 10, without: 0 },
       outside: { depth: 50, weight: 0.5 },
+      vectorSlot: { position: 3, belowConfidence: 0.5 },
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, and at half weight for notes the words did not find; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -208,6 +217,20 @@ export function vectorWeighting(keyword: Scored | undefined, vector: Scored | un
   if (!outside) return { weight: w, factor: () => 1 };
   const inside = new Set(kw.slice(0, outside.depth));
   return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight) };
+}
+
+/** Move the vector side's best note to place `position` + 1 of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
+export function keepVectorSlot(scored: [number, number][], vectorBest: number | undefined, keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
+  const slot = p.vectorSlot;
+  if (!slot || vectorBest === undefined || keywordConfidence >= slot.belowConfidence || scored.length <= slot.position) return;
+  const at = scored.findIndex(([id]) => id === vectorBest);
+  if (at >= 0 && at < slot.position) return;
+  const before = scored[slot.position - 1]![1];
+  const after = scored[slot.position]![1];
+  // A score between its new neighbours', so that a later re-sort keeps the place.
+  const entry: [number, number] = [vectorBest, before > after ? (before + after) / 2 : after];
+  if (at >= 0) scored.splice(at, 1);
+  scored.splice(slot.position, 0, entry);
 }
 
 /**
