@@ -3,7 +3,9 @@
 // keyword side is unsure, and its best note keeps a place when the words
 // scatter. The rules on their own, then through the real server with the real
 // built-in model on a slice of the SRD wiki: hybrid never drops a note that the
-// keyword ranking alone puts in the top 5 for a question in the page's words.
+// keyword ranking alone puts in the top 5 for a question in the page's words,
+// and prepare_context (which fuses retrieve()'s vector ranking by the same
+// rules) keeps the page its keywords find first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,5 +111,19 @@ describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on
     }
     // The check is not empty: the keyword side finds most notes by their title.
     expect(keywordHits).toBeGreaterThan(40);
+  }, 600_000);
+
+  test("prepare_context fuses the vector ranking by the same rules: a page its keyword ranking finds first stays in the pack", async () => {
+    const notes = s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
+    let checked = 0;
+    for (const n of notes.filter((_, i) => i % 3 === 0)) {
+      const task = `look up the rules for ${n.title.replace(/\(.*?\)/g, "").trim()}`;
+      const pack = await s.call("prepare_context", { task, maxConcepts: 6 });
+      expect(pack.ranking).toBe("keyword+vector");
+      if (keywordRank(s.vault.indexDb, task, 1)[0]?.noteId !== n.id) continue;
+      checked++;
+      expect({ task, ids: pack.concepts.map((c: { id: string }) => c.id) }).toEqual({ task, ids: expect.arrayContaining([n.path]) });
+    }
+    expect(checked).toBeGreaterThan(10);
   }, 600_000);
 });
