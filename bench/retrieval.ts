@@ -76,37 +76,36 @@ const SYSTEMS: [string, System][] = [
 ];
 
 // Each variant changes one thing in the default (or names what it is).
-const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0 };
+const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null, vectorSlot: null };
+const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null, vectorSlot: null };
 const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
 const VARIANTS: [string, System][] = [
   v("old default: RRF k = 2, vector weight 0.25, bare BM25, no second stage", OLD_DEFAULT, BARE),
-  v("old default + the keyword fields", OLD_DEFAULT),
-  v("old default + the second stage", { ...OLD_DEFAULT, rerankDepth: 30 }),
-  v("RRF k = 60, equal weights (the peers' setting), + second stage", { k: 60, vectorWeight: 1, vectorWeightWeak: 1, noteVector: 0, prfKeyword: 0 }),
-  v("RRF k = 10", { k: 10 }),
-  v("fixed vector weight 0.5 (not adapted to the keyword side)", { vectorWeightWeak: 0.5 }),
-  v("fixed vector weight 1", { vectorWeight: 1, vectorWeightWeak: 1 }),
-  v("vector weight 0.25 / 2", { vectorWeight: 0.25 }),
-  v("vector weight 0.5 / 3", { vectorWeightWeak: 3 }),
-  v("vector weight 0.5 / 5", { vectorWeightWeak: 5 }),
+  v("first pass: RRF k = 2, vector weight 0.5 / 2, title feedback 0.5, no agreement gate", FIRST_PASS),
+  v("first pass + agreement gate", { ...FIRST_PASS, agreement: { vectorTop: 5, keywordTop: 10, without: 0 } }),
+  v("agreement gate and half weight outside, no vector place (this pass's first step)", { vectorSlot: null }),
+  v("vector side's best note kept in 3rd place (not 4th)", { vectorSlot: { position: 2, belowConfidence: 0.5 } }),
+  v("vector side's best note kept in 4th place whatever the keyword confidence", { vectorSlot: { position: 3, belowConfidence: 2 } }),
+  v("no agreement gate", { agreement: null }),
+  v("agreement gate: vector top 5 against keyword top 20", { agreement: { vectorTop: 5, keywordTop: 20, without: 0 } }),
+  v("agreement gate: vector top 3 against keyword top 10", { agreement: { vectorTop: 3, keywordTop: 10, without: 0 } }),
+  v("agreement gate quarters the weight instead of closing", { agreement: { vectorTop: 5, keywordTop: 10, without: 0.25 } }),
+  v("no half weight for notes outside the keyword top 50", { outside: null }),
+  v("half weight outside the keyword top 20", { outside: { depth: 20, weight: 0.5 } }),
+  v("+ title feedback 0.5 (vector → keyword PRF)", { prfKeyword: 0.5 }),
+  v("RRF k = 5, vector weight 0.25 / 3", { k: 5, vectorWeightWeak: 3 }),
+  v("RRF k = 20, vector weight 0.25 / 1", { k: 20, vectorWeightWeak: 1 }),
+  v("RRF k = 60, equal weights (the peers' setting)", { k: 60, vectorWeight: 1, vectorWeightWeak: 1, agreement: null, outside: null }),
+  v("fixed vector weight 0.25 (not adapted to the keyword side)", { vectorWeightWeak: 0.25 }),
+  v("vector weight 0.5 / 2", { vectorWeight: 0.5 }),
   v("convex fusion, vector share 0.35 (fixed)", { fusion: "convex", vectorWeight: 0.35, vectorWeightWeak: 0.35 }),
-  v("convex fusion, vector share 0.5 (fixed)", { fusion: "convex", vectorWeight: 0.5, vectorWeightWeak: 0.5 }),
   v("no note-vector cosine", { noteVector: 0 }),
-  v("note-vector cosine 0.5", { noteVector: 0.5 }),
   v("+ 0.25 × second-best passage", { secondPassage: 0.25 }),
-  v("no title feedback (vector → keyword PRF)", { prfKeyword: 0 }),
-  v("title feedback weight 1", { prfKeyword: 1 }),
   v("+ keyword → vector PRF (Rocchio, 0.3)", { prfVector: 0.3 }),
   v("no second stage", { rerankDepth: 0 }),
-  v("second stage: title 0.5", { rerank: { title: 0.5, heading: 0.1, proximity: 0.1 } }),
-  v("second stage: no heading feature", { rerank: { title: 0.3, heading: 0, proximity: 0.1 } }),
-  v("second stage: no proximity feature", { rerank: { title: 0.3, heading: 0.1, proximity: 0 } }),
-  v("second stage: proximity 0.25", { rerank: { title: 0.3, heading: 0.1, proximity: 0.25 } }),
-  v("second stage over the top 10", { rerankDepth: 10 }),
   v("bare BM25 fields (title and body only)", {}, BARE),
   ["keyword only: title 5×, alias 5×", keyword({ ...FIELDS, title: 5, aliases: 5 })],
   ["keyword only: headings 3×", keyword({ ...FIELDS, headings: 3 })],
-  ["keyword only: no folder field", keyword({ ...FIELDS, path: 0 })],
 ];
 
 async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; passages: number; embedMs: number }> {
@@ -144,7 +143,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
   "",
 );
 const tuneRows = new Map<string, string[]>();

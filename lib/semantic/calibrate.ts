@@ -48,8 +48,8 @@ function principalDirections(sample: Float32Array[], k: number): Float32Array[] 
   return out;
 }
 
-/** Unit vectors in → calibrated unit vectors out (same order); their dot products are the calibrated similarities. */
-export function calibrated(vectors: Float32Array[]): Float32Array[] {
+/** Unit vectors in → calibrated unit vectors out (same order); their dot products are the calibrated similarities. `maxDirections` 0 only centres (topic_map: there the main directions are the topics). */
+export function calibrated(vectors: Float32Array[], maxDirections = MAX_DIRECTIONS): Float32Array[] {
   const n = vectors.length;
   if (!n) return [];
   const dim = vectors[0]!.length;
@@ -57,7 +57,7 @@ export function calibrated(vectors: Float32Array[]): Float32Array[] {
   for (const v of vectors) for (let i = 0; i < dim; i++) mean[i]! += v[i]!;
   const shrink = 1 / (n + CENTRE_PRIOR);
   const centred = vectors.map((v) => Float32Array.from(v, (x, i) => x - mean[i]! * shrink));
-  const k = Math.min(MAX_DIRECTIONS, Math.floor(n / PER_DIRECTION));
+  const k = Math.min(maxDirections, Math.floor(n / PER_DIRECTION));
   if (k > 0) {
     const step = Math.max(1, Math.floor(n / PCA_SAMPLE));
     const dirs = principalDirections(

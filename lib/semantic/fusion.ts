@@ -87,6 +87,29 @@ export interface RankingParams {
   prfVector: number;
   /** Pseudo-relevance feedback, vector to keyword: a second BM25 list, of the query plus the titles of the top PRF_DEPTH vector hits, at this weight (0: off). */
   prfKeyword: number;
+  /**
+   * Agreement gate (null: off). When none of the vector list's best `vectorTop`
+   * notes is among the keyword list's best `keywordTop`, the vector list's
+   * weight is multiplied by `without`: a vector ranking that agrees with
+   * nothing the words found is weak evidence (the built-in model on the SRD
+   * wiki's stat blocks), while one that shares even one note with it is about
+   * the same thing. No keyword hit at all leaves the vector list alone.
+   */
+  agreement: { vectorTop: number; keywordTop: number; without: number } | null;
+  /**
+   * Notes outside the keyword list's best `depth` get `weight` × the vector
+   * list's weight (null: all the same): the vector side mostly re-orders what
+   * the words found, and adds new notes more cautiously.
+   */
+  outside: { depth: number; weight: number } | null;
+  /**
+   * A place kept for the vector side's best note (null: off): when the keyword
+   * side is unsure (keywordConfidence below `belowConfidence`) and that note
+   * is not among the first `position` of the final ranking, it is put right
+   * after them. A paraphrased question's page is often the vector list's first
+   * and nowhere near the keyword list's; fusion alone then buries it.
+   */
+  vectorSlot: { position: number; belowConfidence: number } | null;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
   rerankDepth: number;
   /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
@@ -101,15 +124,26 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0 };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, outside: null, vectorSlot: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
     name: "builtin",
     match: (kind) => kind === "builtin",
-    params: { fusion: "rrf", k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, ...NO_EXTRAS, noteVector: 0.25, prfKeyword: 0.5, ...SECOND_STAGE },
+    params: {
+      fusion: "rrf",
+      k: 10,
+      vectorWeight: 0.25,
+      vectorWeightWeak: 2,
+      ...NO_EXTRAS,
+      noteVector: 0.25,
+      agreement: { vectorTop: 5, keywordTop: 10, without: 0 },
+      outside: { depth: 50, weight: 0.5 },
+      vectorSlot: { position: 3, belowConfidence: 0.5 },
+      ...SECOND_STAGE,
+    },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69) but finds paraphrased questions BM25 misses: a small k, a vector weight of 0.5 while some keyword hit holds the query's words together and 2 when none does, the note vector and the titles of the best vector hits (as a second keyword list) as helpers; measured on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -164,12 +198,60 @@ export const FUSION_DEPTH = 100;
 
 export type Scored = Map<number, { score: number; passageId?: number }>;
 
-/** Fuse keyword and vector lists into one score per note; `keywordWeights[i]` weighs keyword list i (default 1). */
-export function fuseRankings(keyword: Scored[], vector: Scored[], p: Pick<RankingParams, "fusion" | "k" | "vectorWeight">, keywordWeights: number[] = []): Map<number, number> {
+const rankedIds = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
+
+/**
+ * The vector list's weight for one query: `weight` (already adapted to the
+ * keyword side's confidence) times the agreement gate, and the factor each
+ * note's vector share is multiplied by (RankingParams.agreement, .outside).
+ */
+export function vectorWeighting(keyword: Scored | undefined, vector: Scored | undefined, weight: number, p: Pick<RankingParams, "agreement" | "outside">): { weight: number; factor: (id: number) => number } {
+  const kw = keyword?.size ? rankedIds(keyword) : [];
+  if (!kw.length || !vector?.size) return { weight, factor: () => 1 };
+  let w = weight;
+  if (p.agreement) {
+    const best = new Set(kw.slice(0, p.agreement.keywordTop));
+    if (!rankedIds(vector).slice(0, p.agreement.vectorTop).some((id) => best.has(id))) w *= p.agreement.without;
+  }
+  const outside = p.outside;
+  if (!outside) return { weight: w, factor: () => 1 };
+  const inside = new Set(kw.slice(0, outside.depth));
+  return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight) };
+}
+
+/** Move the vector side's best note to place `position` + 1 of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
+export function keepVectorSlot(scored: [number, number][], vectorBest: number | undefined, keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
+  const slot = p.vectorSlot;
+  if (!slot || vectorBest === undefined || keywordConfidence >= slot.belowConfidence || scored.length <= slot.position) return;
+  const at = scored.findIndex(([id]) => id === vectorBest);
+  if (at >= 0 && at < slot.position) return;
+  const before = scored[slot.position - 1]![1];
+  const after = scored[slot.position]![1];
+  // A score between its new neighbours', so that a later re-sort keeps the place.
+  const entry: [number, number] = [vectorBest, before > after ? (before + after) / 2 : after];
+  if (at >= 0) scored.splice(at, 1);
+  scored.splice(slot.position, 0, entry);
+}
+
+/**
+ * Fuse keyword and vector lists into one score per note; `keywordWeights[i]`
+ * weighs keyword list i (default 1), `vectorFactor` scales each note's share
+ * of the vector lists (RRF only; default 1).
+ */
+export function fuseRankings(
+  keyword: Scored[],
+  vector: Scored[],
+  p: Pick<RankingParams, "fusion" | "k" | "vectorWeight">,
+  keywordWeights: number[] = [],
+  vectorFactor: (id: number) => number = () => 1,
+): Map<number, number> {
   const kw = (i: number) => keywordWeights[i] ?? 1;
   if (p.fusion === "rrf") {
-    const ranked = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
-    return rrf([...keyword.map((m, i) => ({ ids: ranked(m), weight: kw(i) })), ...vector.map((m) => ({ ids: ranked(m), weight: p.vectorWeight }))], p.k);
+    const out = rrf(keyword.map((m, i) => ({ ids: rankedIds(m), weight: kw(i) })), p.k);
+    // A gated-off vector list (weight 0) still places the notes only it found below all the others, in its order.
+    const vw = p.vectorWeight > 0 ? p.vectorWeight : 1e-9;
+    for (const m of vector) rankedIds(m).forEach((id, i) => out.set(id, (out.get(id) ?? 0) + (vw * vectorFactor(id)) / (p.k + i + 1)));
+    return out;
   }
   const norm = (lists: Scored[], weight: (i: number) => number = () => 1) => {
     const out = new Map<number, number>();

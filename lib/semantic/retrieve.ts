@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
-import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, rankingFor, recencyFactor, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence } from "./rerank";
@@ -189,13 +189,20 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   let scored: [number, number][];
   if (mode === "hybrid") {
     // How much the vector list counts depends on how well the keyword side did (see RankingParams.vectorWeightWeak).
-    let vectorWeight = p.vectorWeight;
-    if (p.vectorWeightWeak !== p.vectorWeight && keyword[0]) {
+    let confidence = 1;
+    if (keyword[0]?.size && (p.vectorWeightWeak !== p.vectorWeight || p.vectorSlot)) {
       const top = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).slice(0, CONFIDENCE_DEPTH).map(([id]) => id);
-      const confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
-      vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
+      confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
     }
-    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight }, keywordWeights)], p);
+    const vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
+    // ... and on whether the vector list agrees with the keyword side at all (RankingParams.agreement, .outside).
+    const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p);
+    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor)], p);
+    scored.sort((a, b) => b[1] - a[1]);
+    let vectorBest: number | undefined;
+    let bestScore = -Infinity;
+    for (const [id, v] of vector[0] ?? []) if (v.score > bestScore) [vectorBest, bestScore] = [id, v.score];
+    keepVectorSlot(scored, vectorBest, confidence, p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).

@@ -9,7 +9,9 @@ import { ToolError } from "../../errors";
 import { selectEmbedder } from "../../providers/select";
 import { noteCount, SUMMARY_COLUMNS, type NoteRow } from "../../retrieval/notes";
 import { reviewsOf } from "../../store/reviews";
-import { rrf } from "../../semantic/fusion";
+import { rerankDocs } from "../../semantic/candidates";
+import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type RankingParams, type Scored } from "../../semantic/fusion";
+import { keywordConfidence } from "../../semantic/rerank";
 import { retrieve } from "../../semantic/retrieve";
 import { SemanticService } from "../../semantic/service";
 import { embeddedModel, inList } from "../../semantic/store";
@@ -153,7 +155,7 @@ function coverage(text: string, res: RegExp[]): number {
 }
 
 /** The vector ranking of the task, when this vault has vectors of the configured model; null otherwise (with why, when it tried). */
-async function vectorRanking(vault: VaultContext, text: string, depth: number, signal?: AbortSignal): Promise<{ ids: number[] } | { skipped: string } | null> {
+async function vectorRanking(vault: VaultContext, text: string, depth: number, signal?: AbortSignal): Promise<{ ids: number[]; rules: RankingParams } | { skipped: string } | null> {
   const model = embeddedModel(vault.indexDb);
   // No vectors yet: never start a vault-wide embedding from here (serve and `lettuce embed` build them).
   if (!model?.dim) return null;
@@ -161,7 +163,7 @@ async function vectorRanking(vault: VaultContext, text: string, depth: number, s
   if (!sel.provider || sel.provider.id !== model.id) return null;
   try {
     const r = await retrieve(SemanticService.for(vault), { query: text, limit: depth, mode: "vector", signal });
-    return { ids: r.notes.map((n) => n.noteId) };
+    return { ids: r.notes.map((n) => n.noteId), rules: rankingFor(sel.provider.kind, sel.provider.model) };
   } catch (e) {
     if (e instanceof ToolError) return { skipped: e.message };
     throw e;
@@ -244,15 +246,20 @@ export async function rankForTask(
     lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
   }
   let base: Map<number, number>;
-  if (vectorIds && vectorIds.length) {
-    const lexIds = [...lexical].sort((a, b) => b[1] - a[1]).map(([id]) => id);
-    base = rrf(
-      [
-        { ids: lexIds, weight: 1 },
-        { ids: vectorIds, weight: 1 },
-      ],
-      RANKING.rrfK,
-    );
+  if (vectorIds && vectorIds.length && vec && "rules" in vec) {
+    // The vector list is fused as retrieve()'s hybrid fuses it for this model (lib/semantic/fusion.ts):
+    // with the built-in model it counts only when it agrees with the words' ranking, at half weight
+    // for pages the words did not find, and its best page keeps a place when the words scatter.
+    const lexList: Scored = new Map([...lexical].map(([id, s]) => [id, { score: s }]));
+    const vecList: Scored = new Map(vectorIds.map((id, i) => [id, { score: -i }]));
+    const w = vectorWeighting(lexList, vecList, 1, vec.rules);
+    base = fuseRankings([lexList], [vecList], { fusion: "rrf", k: RANKING.rrfK, vectorWeight: w.weight }, [], w.factor);
+    if (vec.rules.vectorSlot && lexical.size) {
+      const top = [...lexical].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([id]) => id);
+      const fused = [...base].sort((a, b) => b[1] - a[1]);
+      keepVectorSlot(fused, vectorIds[0], keywordConfidence(o.task, [...rerankDocs(db, top).values()]), vec.rules);
+      base = new Map(fused);
+    }
   } else base = lexical;
   const max = Math.max(0, ...base.values());
   const ids = [...base.keys()];

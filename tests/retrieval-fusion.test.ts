@@ -1,0 +1,129 @@
+// Confidence-aware fusion (lib/semantic/fusion.ts): the built-in model's vector
+// list counts only where it agrees with the keyword side and only where the
+// keyword side is unsure, and its best note keeps a place when the words
+// scatter. The rules on their own, then through the real server with the real
+// built-in model on a slice of the SRD wiki: hybrid never drops a note that the
+// keyword ranking alone puts in the top 5 for a question in the page's words,
+// and prepare_context (which fuses retrieve()'s vector ranking by the same
+// rules) keeps the page its keywords find first.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
+import { keywordRank } from "../lib/semantic/keyword";
+import { SemanticService } from "../lib/semantic/service";
+import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+const scored = (ids: number[]): Scored => new Map(ids.map((id, i) => [id, { score: 100 - i }]));
+const GATE = { agreement: { vectorTop: 5, keywordTop: 10, without: 0 }, outside: { depth: 3, weight: 0.5 } };
+
+describe("the rules", () => {
+  test("a vector list that shares none of its best 5 with the keyword top 10 gets no weight; one shared note opens it", () => {
+    const keyword = scored([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(vectorWeighting(keyword, scored([20, 21, 22, 23, 24, 1]), 2, GATE).weight).toBe(0);
+    expect(vectorWeighting(keyword, scored([20, 21, 22, 23, 11]), 2, GATE).weight).toBe(0); // 11 is 11th: not in the top 10
+    expect(vectorWeighting(keyword, scored([20, 21, 22, 23, 10]), 2, GATE).weight).toBe(2);
+    // No keyword hit at all: the vector list stands alone, unchanged.
+    expect(vectorWeighting(new Map(), scored([20, 21]), 2, GATE).weight).toBe(2);
+    expect(vectorWeighting(keyword, scored([20, 3]), 2, { agreement: null, outside: null }).weight).toBe(2);
+  });
+
+  test("notes the words did not find count half; a closed gate still lists them, below every keyword hit", () => {
+    const keyword = scored([1, 2, 3, 4]);
+    const w = vectorWeighting(keyword, scored([4, 2, 9]), 1, GATE);
+    expect([w.factor(1), w.factor(3), w.factor(4), w.factor(9)]).toEqual([1, 1, 0.5, 0.5]);
+    const open = fuseRankings([keyword], [scored([9, 1])], { fusion: "rrf", k: 10, vectorWeight: 1 }, [], w.factor);
+    expect(open.get(9)).toBeCloseTo(0.5 / 11);
+    const closed = fuseRankings([keyword], [scored([9, 8])], { fusion: "rrf", k: 10, vectorWeight: 0 });
+    const order = [...closed].sort((a, b) => b[1] - a[1]).map(([id]) => id);
+    expect(order).toEqual([1, 2, 3, 4, 9, 8]);
+  });
+
+  test("the vector side's best note is put 4th when the keyword side is unsure, and scores stay in order", () => {
+    const p = { vectorSlot: { position: 3, belowConfidence: 0.5 } };
+    const list = (): [number, number][] => [1, 2, 3, 4, 5, 6, 7].map((id, i) => [id, 1 - i / 10]);
+    const moved = list();
+    keepVectorSlot(moved, 7, 0.2, p);
+    expect(moved.map(([id]) => id)).toEqual([1, 2, 3, 7, 4, 5, 6]);
+    for (let i = 1; i < moved.length; i++) expect(moved[i - 1]![1]).toBeGreaterThan(moved[i]![1]);
+    const absent = list();
+    keepVectorSlot(absent, 99, 0.2, p);
+    expect(absent.map(([id]) => id)).toEqual([1, 2, 3, 99, 4, 5, 6, 7]);
+    for (const [best, confidence] of [
+      [7, 0.5], // the keyword side holds the query's words together: its order stands
+      [2, 0.1], // already in the top 3
+    ] as const) {
+      const same = list();
+      keepVectorSlot(same, best, confidence, p);
+      expect(same).toEqual(list());
+    }
+    // The built-in model's row uses every rule; the other models' rows none (not measured with them).
+    expect(rankingFor("builtin")).toMatchObject({ agreement: { vectorTop: 5, keywordTop: 10 }, vectorSlot: { position: 3 } });
+    expect(rankingFor("ollama", "nomic-embed-text")).toMatchObject({ agreement: null, outside: null, vectorSlot: null });
+  });
+});
+
+describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on questions in the page's words (built-in model)", () => {
+  const saved: Record<string, string | undefined> = {};
+  const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none" };
+  let root: string;
+  let s: TestServer;
+
+  beforeAll(async () => {
+    for (const [k, v] of Object.entries(ENV)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+    root = mkdtempSync(join(tmpdir(), "lettuce-fusion-srd-"));
+    // Stat blocks and spells: where the built-in model's vectors are poorest.
+    for (const dir of ["Monsters", "Spells"]) {
+      mkdirSync(join(root, dir));
+      const files = readdirSync(join(DND_SRD, dir)).filter((f) => f.endsWith(".md")).sort().slice(0, 30);
+      for (const f of files) cpSync(join(DND_SRD, dir, f), join(root, dir, f));
+    }
+    s = await startTestServer({ root });
+    await SemanticService.for(s.vault).reconcileNow();
+  }, 900_000);
+
+  afterAll(async () => {
+    await s?.close();
+    rmSync(root, { recursive: true, force: true });
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
+  test("each note's own title, asked as a question: wherever the keyword ranking has the note in its top 5, hybrid does too", async () => {
+    const notes = s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
+    expect(notes.length).toBe(60);
+    let keywordHits = 0;
+    for (const n of notes) {
+      const question = `what is ${n.title.replace(/\(.*?\)/g, "").trim()}`;
+      const keyword = keywordRank(s.vault.indexDb, question, 5).map((h) => h.noteId);
+      const hybrid = (await s.call("semantic_search", { query: question, hybrid: true, limit: 5 })).items.map((i: { path: string }) => i.path);
+      if (keyword.includes(n.id)) {
+        keywordHits++;
+        expect({ question, hybrid }).toEqual({ question, hybrid: expect.arrayContaining([n.path]) });
+      }
+    }
+    // The check is not empty: the keyword side finds most notes by their title.
+    expect(keywordHits).toBeGreaterThan(40);
+  }, 600_000);
+
+  test("prepare_context fuses the vector ranking by the same rules: a page its keyword ranking finds first stays in the pack", async () => {
+    const notes = s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
+    let checked = 0;
+    for (const n of notes.filter((_, i) => i % 3 === 0)) {
+      const task = `look up the rules for ${n.title.replace(/\(.*?\)/g, "").trim()}`;
+      const pack = await s.call("prepare_context", { task, maxConcepts: 6 });
+      expect(pack.ranking).toBe("keyword+vector");
+      if (keywordRank(s.vault.indexDb, task, 1)[0]?.noteId !== n.id) continue;
+      checked++;
+      expect({ task, ids: pack.concepts.map((c: { id: string }) => c.id) }).toEqual({ task, ids: expect.arrayContaining([n.path]) });
+    }
+    expect(checked).toBeGreaterThan(10);
+  }, 600_000);
+});
