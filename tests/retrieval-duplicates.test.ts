@@ -9,60 +9,32 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { normalize } from "../lib/providers/types";
 import { dot } from "../lib/semantic/neighbors";
-import { SemanticService } from "../lib/semantic/service";
 import { allNoteVectors } from "../lib/semantic/store";
 import { describeWithCorpus, DND_SRD, OBSIDIAN_HELP } from "./helpers/corpora";
-import { startTestServer, type TestServer } from "./helpers/server";
-
-const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none" };
-
-/** Share of distinct words two texts have in common (Jaccard), computed from the files, not the model. */
-function wordOverlap(a: string, b: string): number {
-  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9]+/g) ?? []);
-  const x = words(a);
-  const y = words(b);
-  let common = 0;
-  for (const w of x) if (y.has(w)) common++;
-  return common / (x.size + y.size - common);
-}
-
-function setEnv(saved: Record<string, string | undefined>): void {
-  for (const [k, v] of Object.entries(ENV)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-}
-function restoreEnv(saved: Record<string, string | undefined>): void {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-}
+import { serveEmbedded, useBuiltinModel, wordOverlap } from "./helpers/builtin-model";
+import type { TestServer } from "./helpers/server";
 
 describeWithCorpus("obsidian-help", "find_duplicates on Obsidian Help: a planted near-copy, and no false pairs", () => {
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = () => {};
   let root: string;
   let s: TestServer;
   const FOLDERS = ["Bases", "Obsidian Web Clipper", "User interface"];
 
   beforeAll(async () => {
-    setEnv(saved);
+    restoreEnv = useBuiltinModel();
     root = mkdtempSync(join(tmpdir(), "lettuce-dups-oh-"));
     for (const f of FOLDERS) cpSync(join(OBSIDIAN_HELP, f), join(root, f), { recursive: true, filter: (p) => !/\.(png|jpe?g|svg|gif)$/i.test(p) });
     // The near-copy: Tabs with one sentence changed.
     const tabs = readFileSync(join(root, "User interface/Tabs.md"), "utf8");
     const firstSentence = tabs.split("\n").find((l) => /^[A-Z].{30,}\.$/.test(l))!;
     writeFileSync(join(root, "User interface/Tabs (old copy).md"), tabs.replace(firstSentence, "This page was copied here a while ago and never cleaned up."));
-    s = await startTestServer({ root });
-    // Embed up front, in this process: on a loaded machine the built-in model can take longer
-    // than an MCP request may wait; the tool calls below then answer from the stored vectors.
-    await SemanticService.for(s.vault).reconcileNow();
+    s = await serveEmbedded(root);
   }, 900_000);
 
   afterAll(async () => {
     await s?.close();
     rmSync(root, { recursive: true, force: true });
-    restoreEnv(saved);
+    restoreEnv();
   });
 
   test("the planted copy is the pair found at the default threshold; raw cosines would have reported unrelated pages", async () => {
@@ -101,13 +73,13 @@ describeWithCorpus("obsidian-help", "find_duplicates on Obsidian Help: a planted
 });
 
 describeWithCorpus("dnd-srd-wiki", "find_duplicates on the SRD wiki: the (Alt) folders' twin pages", () => {
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = () => {};
   let root: string;
   let s: TestServer;
   const TWINS = ["Treasure/# Magic Items.md", "Treasure/## Artifacts.md", "Treasure/## Sentient Magic.md"];
 
   beforeAll(async () => {
-    setEnv(saved);
+    restoreEnv = useBuiltinModel();
     root = mkdtempSync(join(tmpdir(), "lettuce-dups-srd-"));
     const copy = (rel: string) => {
       mkdirSync(dirname(join(root, rel)), { recursive: true });
@@ -120,16 +92,13 @@ describeWithCorpus("dnd-srd-wiki", "find_duplicates on the SRD wiki: the (Alt) f
     for (const f of readdirSync(join(DND_SRD, "Races"))) copy(`Races/${f}`);
     for (const f of ["Selling Treasure", "Trade Goods", "Coinage", "Transportation"]) copy(`Equipment/${f}.md`);
     for (const f of ["Objects", "Diseases", "Conditions", "Poisons"]) copy(`Gamemastering/${f}.md`);
-    s = await startTestServer({ root });
-    // Embed up front, in this process: on a loaded machine the built-in model can take longer
-    // than an MCP request may wait; the tool calls below then answer from the stored vectors.
-    await SemanticService.for(s.vault).reconcileNow();
+    s = await serveEmbedded(root);
   }, 900_000);
 
   afterAll(async () => {
     await s?.close();
     rmSync(root, { recursive: true, force: true });
-    restoreEnv(saved);
+    restoreEnv();
   });
 
   test("each twin pair is found, and nothing else", async () => {

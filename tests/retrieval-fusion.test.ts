@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
 import { keywordRank } from "../lib/semantic/keyword";
-import { SemanticService } from "../lib/semantic/service";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { serveEmbedded, useBuiltinModel } from "./helpers/builtin-model";
+import type { TestServer } from "./helpers/server";
 
 const scored = (ids: number[]): Scored => new Map(ids.map((id, i) => [id, { score: 100 - i }]));
 const GATE = { agreement: { vectorTop: 5, keywordTop: 10, without: 0 }, outside: { depth: 3, weight: 0.5 } };
@@ -66,16 +66,12 @@ describe("the rules", () => {
 });
 
 describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on questions in the page's words (built-in model)", () => {
-  const saved: Record<string, string | undefined> = {};
-  const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none" };
+  let restoreEnv = () => {};
   let root: string;
   let s: TestServer;
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = useBuiltinModel();
     root = mkdtempSync(join(tmpdir(), "lettuce-fusion-srd-"));
     // Stat blocks and spells: where the built-in model's vectors are poorest.
     for (const dir of ["Monsters", "Spells"]) {
@@ -83,17 +79,13 @@ describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on
       const files = readdirSync(join(DND_SRD, dir)).filter((f) => f.endsWith(".md")).sort().slice(0, 30);
       for (const f of files) cpSync(join(DND_SRD, dir, f), join(root, dir, f));
     }
-    s = await startTestServer({ root });
-    await SemanticService.for(s.vault).reconcileNow();
+    s = await serveEmbedded(root);
   }, 900_000);
 
   afterAll(async () => {
     await s?.close();
     rmSync(root, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
   });
 
   test("each note's own title, asked as a question: wherever the keyword ranking has the note in its top 5, hybrid does too", async () => {

@@ -7,46 +7,29 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SemanticService } from "../lib/semantic/service";
 import { describeWithCorpus, OBSIDIAN_HELP } from "./helpers/corpora";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { serveEmbedded, useBuiltinModel, wordOverlap } from "./helpers/builtin-model";
+import type { TestServer } from "./helpers/server";
 
-const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none" };
 const FOLDERS = ["Import notes", "Obsidian Publish", "Obsidian Sync"];
 
-/** Share of distinct words two texts have in common (Jaccard), from the files, not the model. */
-function wordOverlap(a: string, b: string): number {
-  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9]+/g) ?? []);
-  const x = words(a);
-  const y = words(b);
-  let common = 0;
-  for (const w of x) if (y.has(w)) common++;
-  return common / (x.size + y.size - common);
-}
 
 describeWithCorpus("obsidian-help", "topic_map's default groups notes about the same thing (built-in model)", () => {
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = () => {};
   let root: string;
   let s: TestServer;
 
   beforeAll(async () => {
-    for (const [k, v] of Object.entries(ENV)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = useBuiltinModel();
     root = mkdtempSync(join(tmpdir(), "lettuce-topics-oh-"));
     for (const f of FOLDERS) cpSync(join(OBSIDIAN_HELP, f), join(root, f), { recursive: true, filter: (p) => !/\.(png|jpe?g|svg|gif|webp)$/i.test(p) });
-    s = await startTestServer({ root });
-    await SemanticService.for(s.vault).reconcileNow();
+    s = await serveEmbedded(root);
   }, 900_000);
 
   afterAll(async () => {
     await s?.close();
     rmSync(root, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
   });
 
   test("the default threshold finds topics, most of them within one folder; the importers come together", async () => {
