@@ -11,7 +11,8 @@ import { FINDING_KINDS } from "../lib/answer/lint-semantic";
 import { parseReference, startChatServer, type ChatRequest, type ChatServer } from "./helpers/chat-server";
 import { runLettuce } from "./helpers/cli";
 import { withEnv } from "./helpers/env";
-import { REPO, startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { describeWithShared, GEN_VAULT } from "./helpers/corpora";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 let s: TestServer;
 let llm: ChatServer;
@@ -267,48 +268,50 @@ test("batches follow links: linked notes share a batch far more often than in pa
   expect(together).toBeGreaterThan(baseline);
 });
 
-test("a 5,000-note vault: every note in exactly one batch within the budget, and one call's answer stays under 32 KB", async () => {
-  const dir = tempDir("lettuce-5k-");
-  execFileSync("node", [join(REPO, "../shared/tools/gen-vault.mjs"), dir, "5000", "7"], { stdio: "ignore" });
-  const big = await startTestServer({ root: dir });
-  try {
-    const notes = planNotes(big.vault.indexDb);
-    expect(notes.length).toBe(mdFiles(dir).filter((p) => !["index.md", "log.md", "AGENTS.md"].includes(p)).length);
-    const budget = 16_000;
-    const batches = planBatches(big.vault.indexDb, notes, budget, 1200);
-    const seen = new Set<string>();
-    for (const b of batches) {
-      let cost = 0;
-      for (const n of b.notes) {
-        expect(seen.has(n.path)).toBe(false);
-        seen.add(n.path);
-        cost += Math.min(n.size, 1200) + 160;
-      }
-      expect(cost).toBeLessThanOrEqual(budget);
-    }
-    expect(seen.size).toBe(notes.length);
-    // A talkative model: 40 long findings per batch.
-    const srv = startChatServer({
-      reply: (req) => {
-        const paths = parseReference(req.user)!.items.map((i) => i.attrs.path);
-        return JSON.stringify({ findings: paths.slice(0, 40).map((p) => ({ kind: "data-gap", paths: [p], message: `${"A long complaint about this page. ".repeat(30)}`, suggestion: "x".repeat(2000) })) });
-      },
-    });
+describeWithShared([GEN_VAULT], "lint_semantic on a generated 5,000-note vault", () => {
+  test("a 5,000-note vault: every note in exactly one batch within the budget, and one call's answer stays under 32 KB", async () => {
+    const dir = tempDir("lettuce-5k-");
+    execFileSync("node", [GEN_VAULT, dir, "5000", "7"], { stdio: "ignore" });
+    const big = await startTestServer({ root: dir });
     try {
-      const r = await withEnv(env(srv.url, { LETTUCE_LLM_MODEL: "big" }), () => big.call("lint_semantic", { max_batches: 2 }));
-      expect(r.complete).toBe(false);
-      expect(r.batches).toEqual({ done: 2, total: batches.length });
-      expect(r.notes.total).toBe(notes.length);
-      expect(r.findings).toHaveLength(20);
-      expect(r.total).toBeGreaterThan(20);
-      const res: any = await withEnv(env(srv.url, { LETTUCE_LLM_MODEL: "big" }), () => big.callRaw("lint_semantic", { max_batches: 0 }));
-      expect(res.content[0].text.length).toBeLessThan(32_000);
-      expect(srv.state.chats).toHaveLength(2);
+      const notes = planNotes(big.vault.indexDb);
+      expect(notes.length).toBe(mdFiles(dir).filter((p) => !["index.md", "log.md", "AGENTS.md"].includes(p)).length);
+      const budget = 16_000;
+      const batches = planBatches(big.vault.indexDb, notes, budget, 1200);
+      const seen = new Set<string>();
+      for (const b of batches) {
+        let cost = 0;
+        for (const n of b.notes) {
+          expect(seen.has(n.path)).toBe(false);
+          seen.add(n.path);
+          cost += Math.min(n.size, 1200) + 160;
+        }
+        expect(cost).toBeLessThanOrEqual(budget);
+      }
+      expect(seen.size).toBe(notes.length);
+      // A talkative model: 40 long findings per batch.
+      const srv = startChatServer({
+        reply: (req) => {
+          const paths = parseReference(req.user)!.items.map((i) => i.attrs.path);
+          return JSON.stringify({ findings: paths.slice(0, 40).map((p) => ({ kind: "data-gap", paths: [p], message: `${"A long complaint about this page. ".repeat(30)}`, suggestion: "x".repeat(2000) })) });
+        },
+      });
+      try {
+        const r = await withEnv(env(srv.url, { LETTUCE_LLM_MODEL: "big" }), () => big.call("lint_semantic", { max_batches: 2 }));
+        expect(r.complete).toBe(false);
+        expect(r.batches).toEqual({ done: 2, total: batches.length });
+        expect(r.notes.total).toBe(notes.length);
+        expect(r.findings).toHaveLength(20);
+        expect(r.total).toBeGreaterThan(20);
+        const res: any = await withEnv(env(srv.url, { LETTUCE_LLM_MODEL: "big" }), () => big.callRaw("lint_semantic", { max_batches: 0 }));
+        expect(res.content[0].text.length).toBeLessThan(32_000);
+        expect(srv.state.chats).toHaveLength(2);
+      } finally {
+        await srv.stop();
+      }
     } finally {
-      await srv.stop();
+      await big.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    await big.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}, 300_000);
+  }, 300_000);
+});

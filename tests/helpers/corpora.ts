@@ -21,9 +21,17 @@ export function hasCorpus(name: string): boolean {
  * hooks and tests (not in the describe body), so that a skipped block touches nothing.
  */
 export function describeWithCorpus(names: string | string[], title: string, fn: () => void): void {
-  const missing = [names].flat().filter((n) => !hasCorpus(n));
+  describeWithShared([names].flat().map((n) => join(CORPORA, n)), title, fn);
+}
+
+/** The synthetic-vault generator in ../shared/tools (node gen-vault.mjs DIR N SEED). */
+export const GEN_VAULT = resolve(CORPORA, "../tools/gen-vault.mjs");
+
+/** describe() for tests that need files of ../shared by absolute path (a corpus, a tool); skips or fails as above. */
+export function describeWithShared(paths: string[], title: string, fn: () => void): void {
+  const missing = paths.filter((p) => !existsSync(p));
   if (missing.length === 0) return describe(title, fn);
-  const what = missing.map((n) => join(CORPORA, n)).join(", ");
+  const what = missing.join(", ");
   if (process.env.LETTUCE_REQUIRE_CORPORA === "1") {
     describe(title, () => {
       test("needs its corpora", () => {
