@@ -15,9 +15,10 @@ import { syncStemmed } from "./keyword";
 import { RateLimiter } from "./rate-limit";
 import { addResults, progressLine, RateMeter, type EmbeddingProgress } from "./progress";
 import { reconcile, whenIdle, type ReconcileProgress, type ReconcileResult } from "./reconcile";
-import { allNoteVectors, allPassageVectors, countEmbedded, embeddedModel, generation, goneNoteIds, passageHashes, resetForModel, staleNoteIds, type WrittenPassage } from "./store";
+import { countEmbedded, embeddedModel, goneNoteIds, passageHashes, resetForModel, staleNoteIds } from "./store";
 import { toToolError } from "./tool-error";
-import { VectorIndex } from "./vector-index";
+import { LoadedIndexes, QueryVectorCache } from "./loaded-indexes";
+import type { VectorIndex } from "./vector-index";
 
 export type { EmbeddingProgress } from "./progress";
 
@@ -43,9 +44,7 @@ export interface Freshness {
 export class SemanticService {
   readonly limiter = new RateLimiter();
   private cacheDb: EmbeddingCache | null = null;
-  private passages: VectorIndex | null = null;
-  private notes: VectorIndex | null = null;
-  private loadedGeneration = -1;
+  private loaded = new LoadedIndexes(() => this.db);
   private running: Promise<ReconcileResult> | null = null;
   private progress = { done: 0, total: 0, passagesLeft: null as number | null };
   private backgroundRunning = false;
@@ -55,7 +54,7 @@ export class SemanticService {
   private cleanDataVersion = -1;
   private keywordSeq = -1;
   private keywordDataVersion = -1;
-  private queryVectors = new Map<string, Float32Array>();
+  private queryVectors = new QueryVectorCache(QUERY_CACHE);
   private abort = new AbortController();
   private background = false;
   private debounce: ReturnType<typeof setTimeout> | null = null;
@@ -151,19 +150,9 @@ export class SemanticService {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
           yield: background ? () => whenQuiet() : undefined,
-          onReset: () => this.dropIndexes(),
+          onReset: () => this.loaded.drop(),
           onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
-          onWrite: (added, removed, notes, removedNotes) => {
-            if (!this.passages || !this.notes) return;
-            for (const id of removed) this.passages.remove(id);
-            for (const p of added) this.passages.add(p.id, p.noteId, p.vector);
-            for (const id of removedNotes) this.notes.remove(id);
-            for (const n of notes) {
-              if (n.vector) this.notes.add(n.noteId, n.noteId, n.vector);
-              else this.notes.remove(n.noteId);
-            }
-            this.loadedGeneration = generation(this.db);
-          },
+          onWrite: (added, removed, notes, removedNotes) => this.loaded.apply(added, removed, notes, removedNotes),
         });
         this.lastError = null;
         return r;
@@ -225,7 +214,7 @@ export class SemanticService {
     if (provider.kind !== "builtin") (provider as { dimension: number | null }).dimension = null;
     await whenIdle(this.db);
     resetForModel(this.db, provider.id);
-    this.dropIndexes();
+    this.loaded.drop();
     return this.reconcileNow(onProgress);
   }
 
@@ -338,58 +327,14 @@ export class SemanticService {
     this.keywordDataVersion = this.dataVersion();
   }
 
-  private dropIndexes(): void {
-    this.passages = null;
-    this.notes = null;
-    this.loadedGeneration = -1;
-  }
-
   /** The in-memory passage and note indexes, loaded from the vector tables (again, if another process changed them). */
   indexes(): { passages: VectorIndex; notes: VectorIndex } | null {
-    const gen = generation(this.db);
-    if (this.passages && this.notes && gen === this.loadedGeneration) return { passages: this.passages, notes: this.notes };
-    const m = embeddedModel(this.db);
-    if (!m?.dim) return null;
-    // The sign codes are taken around the mean vector, estimated from the first few thousand rows.
-    const it = allPassageVectors(this.db);
-    const head: WrittenPassage[] = [];
-    for (let r = it.next(); !r.done; r = it.next()) {
-      head.push(r.value);
-      if (head.length >= 4096) break;
-    }
-    const center = VectorIndex.meanOf(
-      head.map((r) => r.vector),
-      m.dim,
-    );
-    const passages = new VectorIndex(m.dim, center);
-    for (const r of head) passages.add(r.id, r.noteId, r.vector);
-    for (const r of it) passages.add(r.id, r.noteId, r.vector);
-    const notes = new VectorIndex(m.dim, center);
-    for (const r of allNoteVectors(this.db)) notes.add(r.noteId, r.noteId, r.vector);
-    this.passages = passages;
-    this.notes = notes;
-    this.loadedGeneration = gen;
-    return { passages, notes };
+    return this.loaded.get();
   }
 
   /** The query's vector, from a small cache (agents repeat and page through queries). */
-  async queryVector(provider: EmbeddingProvider, text: string, signal?: AbortSignal): Promise<Float32Array> {
-    const key = `${provider.id}\u0000${text}`;
-    const hit = this.queryVectors.get(key);
-    if (hit) {
-      this.queryVectors.delete(key);
-      this.queryVectors.set(key, hit);
-      return hit;
-    }
-    let v: Float32Array;
-    try {
-      [v] = (await provider.embed([text], { purpose: "query", signal })) as [Float32Array];
-    } catch (e) {
-      throw toToolError(e);
-    }
-    this.queryVectors.set(key, v);
-    if (this.queryVectors.size > QUERY_CACHE) this.queryVectors.delete(this.queryVectors.keys().next().value!);
-    return v;
+  queryVector(provider: EmbeddingProvider, text: string, signal?: AbortSignal): Promise<Float32Array> {
+    return this.queryVectors.get(provider, text, signal);
   }
 
   close(): void {

@@ -1,0 +1,137 @@
+// Where a note body's blocks are (headings, code, lists, quotes) and its code
+// masked out, so that the parser never sees tags or links inside code. Kept
+// apart from parse.ts: this is the part tuned for the cold-index budget.
+import { Lexer, type Token } from "marked";
+
+const INLINE_CODE = /(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g;
+const FENCE = /^[ \t>]*(```+|~~~+)/;
+
+function blank(s: string): string {
+  return s.replace(/[^\n]/g, " ");
+}
+
+// Block structure is decided by how each line starts. Prose lines are most of
+// a vault's bytes and marked's block lexer runs at about 9 MB/s on them here,
+// too slow for the cold-index budget; so marked lexes a "skeleton" of the note
+// with the same lines, where each prose line keeps only its leading markers.
+// Headings, fences, rules, setext underlines and HTML keep their full text.
+const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*[-=*_:| \t]+$|[ \t>]*<)/;
+const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
+
+function skeleton(bodyLines: string[]): string {
+  const lines = bodyLines.slice();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    // A '>' may close an HTML block (-->, ?>, ]]>, </pre>): such lines keep their text too.
+    if (line.length < 3 || KEEP_WHOLE.test(line) || line.includes(">", 1)) continue;
+    const lead = LEAD.exec(line)![0];
+    if (lead.length < line.length) lines[i] = lead + "x";
+  }
+  return lines.join("\n");
+}
+
+export interface Block {
+  type: string;
+  startLine: number; // 0-based, in the body
+  lineCount: number;
+  depth?: number;
+}
+
+// A note with none of these lines has no code blocks, and its only top-level
+// headings are ATX lines starting in column 0: fences, indented lines (code or
+// nested lists), indented '#' lines, HTML blocks other than comments, and
+// setext underlines (the last two checked below).
+const NEEDS_LEXER = /^(?:[ \t>]*(?:```|~~~)| {4}|\t| {1,3}#)/;
+// marked's own rule for the start of an HTML block; other lines starting with '<' (inline HTML) are prose.
+const HTML_BLOCK = (Lexer as unknown as { rules: { block: { gfm: { html: RegExp } } } }).rules.block.gfm.html;
+const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
+const ATX_LINE = /^#{1,6}(?=[ \t]|$)/;
+const COMMENT_START = /^ {0,3}<!--/;
+
+/**
+ * Headings of a note that needs no lexer, or null when it does. Most notes
+ * take this path, which skips a third of the cold index's parse time and
+ * gives the lexer's answer (checked against it on the corpora).
+ */
+function simpleBlocks(lines: string[]): Block[] | null {
+  const out: Block[] = [];
+  let inComment = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (inComment || COMMENT_START.test(line)) {
+      // An HTML comment block runs to the line that closes it; a '#' inside is not a heading.
+      inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 4);
+      continue;
+    }
+    const c = line.charCodeAt(0);
+    if (c === 35 /* # */) {
+      const m = ATX_LINE.exec(line);
+      if (m) out.push({ type: "heading", startLine: i, lineCount: 1, depth: m[0].length });
+      continue;
+    }
+    if (NEEDS_LEXER.test(line)) return null;
+    if (c === 60 /* < */ || (c === 32 && line.trimStart().startsWith("<"))) {
+      if (HTML_BLOCK.test(line + "\n")) return null;
+    }
+    if (UNDERLINE.test(line) && i > 0 && lines[i - 1]!.trim() !== "") return null;
+  }
+  return inComment ? null : out;
+}
+
+/** Top-level blocks of the body, with line spans (marked's raws add up to the source). */
+export function blocks(lines: string[]): Block[] {
+  const simple = simpleBlocks(lines);
+  if (simple) return simple;
+  let tokens: Token[];
+  try {
+    tokens = new Lexer({ gfm: true }).blockTokens(skeleton(lines), []) as Token[];
+  } catch {
+    return [];
+  }
+  const out: Block[] = [];
+  let line = 0;
+  for (const t of tokens) {
+    const n = countNewlines(t.raw);
+    out.push({ type: t.type, startLine: line, lineCount: n + (t.raw.endsWith("\n") ? 0 : 1), depth: (t as { depth?: number }).depth });
+    line += n;
+  }
+  return out;
+}
+
+function countNewlines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/**
+ * Replace code (fenced, indented, inline) with spaces of the same length so that
+ * tags and links inside code are not seen, while offsets and line numbers stay true.
+ */
+export function maskCode(bodyLines: string[], bl: Block[]): string {
+  const lines = bodyLines.slice();
+  for (const b of bl) {
+    if (b.type === "code") {
+      for (let i = b.startLine; i < b.startLine + b.lineCount && i < lines.length; i++) lines[i] = blank(lines[i]!);
+    } else if (b.type === "blockquote" || b.type === "list") {
+      maskNestedFences(lines, b.startLine, b.startLine + b.lineCount);
+    }
+  }
+  const masked = lines.join("\n");
+  return masked.includes("`") ? masked.replace(INLINE_CODE, blank) : masked;
+}
+
+function maskNestedFences(lines: string[], from: number, to: number): void {
+  let fence: string | null = null;
+  for (let i = from; i < to && i < lines.length; i++) {
+    const m = FENCE.exec(lines[i]!);
+    if (fence) {
+      const closes = m && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
+      lines[i] = blank(lines[i]!);
+      if (closes) fence = null;
+    } else if (m) {
+      fence = m[1]!;
+      lines[i] = blank(lines[i]!);
+    }
+  }
+}
