@@ -13,46 +13,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { BUN, killChildren, lastJson, runChild, track } from "./lib/child";
+import { BUN, killChildren, lastJson, runChild } from "./lib/child";
+import { startServer } from "./lib/search-bench";
 import { fmtMs, loadavg, machineNotes, percentile } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
 const MAIN = join(REPO, "main.ts");
-
-interface Server {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startServer(vault: string): Promise<Server> {
-  const p = track(Bun.spawn([BUN, MAIN, "serve", vault, "--port", "0"], { env: { ...process.env, LETTUCE_EMBED_BACKGROUND: "0" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
-  const reader = p.stdout.getReader();
-  const dec = new TextDecoder();
-  let out = "";
-  let url: string | null = null;
-  const deadline = Date.now() + 300_000;
-  while (!(url && /Index current/.test(out))) {
-    if (Date.now() > deadline) throw new Error(`server not ready:\n${out}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited:\n${out}\n${await new Response(p.stderr).text()}`);
-    out += dec.decode(value);
-    url ??= /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
-  }
-  void (async () => {
-    while (!(await reader.read()).done);
-  })().catch(() => {});
-  return {
-    url: url!,
-    pid: p.pid,
-    async stop() {
-      p.kill("SIGTERM");
-      const t = setTimeout(() => p.kill("SIGKILL"), 10_000);
-      await p.exited;
-      clearTimeout(t);
-    },
-  };
-}
 
 function memMb(pid: number): { rss: number; hwm: number } {
   try {

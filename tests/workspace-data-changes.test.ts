@@ -177,8 +177,8 @@ describe("change feed across restarts of `lettuce serve`", () => {
     const first = await serveAnd((call) => drain((a) => call("get_changes_since", a), {}));
     expect(first.changes.map((c) => c.id).sort()).toEqual(itemsOnDisk(root).sort());
     // A cursor used within the second it was issued in re-reports that second (by design, see the
-    // next describe): on a fast machine both serves fit in one second, so start the second one later.
-    await Bun.sleep(1005 - (Date.now() % 1000));
+    // describe above): on a fast machine both serves fit in one second, so start the second one later.
+    await nextSecond(Date.now());
 
     // While stopped: edit, delete, create, rename.
     const edited = TASKS[1]!.path;

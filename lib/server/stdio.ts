@@ -26,19 +26,25 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
     process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n");
   };
-  const answer = async (line: string) => {
-    if (!line.trim()) return;
-    if (line.length > MAX_STDIO_LINE) return send(parseError(`message longer than ${MAX_STDIO_LINE} characters`));
-    let msg: unknown;
-    try {
-      msg = parseJsonRpc(line);
-    } catch {
-      return send(parseError("the line is not valid JSON"));
+  /** The message on one line, or undefined when the line was answered with a parse error (or is empty). */
+  const read = (line: string): unknown => {
+    if (!line.trim()) return undefined;
+    if (line.length > MAX_STDIO_LINE) {
+      send(parseError(`message longer than ${MAX_STDIO_LINE} characters`));
+      return undefined;
     }
+    try {
+      return parseJsonRpc(line);
+    } catch {
+      send(parseError("the line is not valid JSON"));
+      return undefined;
+    }
+  };
+  const answer = async (msg: unknown) => {
     const res = await mcp.handle(msg, caller);
     // Batches exist only before the version the client and server agreed on (there is no header here).
     const agreed = !Array.isArray(res) && (res?.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
-    if ((msg as { method?: unknown }).method === "initialize" && typeof agreed === "string") caller.protocolVersion = agreed;
+    if (isInitialize(msg) && typeof agreed === "string") caller.protocolVersion = agreed;
     if (res !== null) send(res);
   };
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -47,9 +53,10 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   // Lines after an initialize wait for it: it decides the protocol version the next messages are held to.
   let initialized: Promise<void> = Promise.resolve();
   lines.on("line", (raw) => {
-    const line = raw.replace(/\r$/, "");
-    const run = () => answer(line).catch((e) => console.error("lettuce stdio:", (e as Error).message));
-    const p = /"method"\s*:\s*"initialize"/.test(line) ? (initialized = initialized.then(run)) : initialized.then(run);
+    const msg = read(raw.replace(/\r$/, ""));
+    if (msg === undefined) return;
+    const run = () => answer(msg).catch((e) => console.error("lettuce stdio:", (e as Error).message));
+    const p = isInitialize(msg) ? (initialized = initialized.then(run)) : initialized.then(run);
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   });
@@ -57,6 +64,8 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   // stdin closed: the answers to what was already asked still go out.
   await Promise.all(inFlight);
 }
+
+const isInitialize = (msg: unknown) => !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "initialize";
 
 function parseError(why: string): JsonRpcResponse {
   return { jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: `Parse error: ${why}` } };

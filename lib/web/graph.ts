@@ -8,37 +8,12 @@ import forceAtlas2 from "graphology-layout-forceatlas2";
 import { linkGraph, vaultGraph, type VaultGraph } from "../retrieval/graph";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
+import type { DrawGraph, DrawNode } from "./graph-wire";
 
 export const DEFAULT_GRAPH_CAP = 2000;
 export const MAX_GRAPH_CAP = 5000;
 export const LOCAL_GRAPH_MAX_NODES = 600;
 
-
-export interface DrawNode {
-  label: string;
-  /** The note's path; null for a cluster. */
-  path: string | null;
-  /** Top-level folder ("" at the root): the colour. */
-  group: string;
-  /** Links in and out (a cluster: the notes folded into it). */
-  size: number;
-  x: number;
-  y: number;
-  /** A cluster: its folder and how many notes it holds. */
-  cluster?: { folder: string; notes: number };
-}
-
-export interface DrawGraph {
-  nodes: DrawNode[];
-  edges: [number, number][];
-  /** Notes in scope (the vault, or the folder asked for). */
-  total: number;
-  /** Notes drawn as themselves; the rest are in clusters. */
-  shown: number;
-  center?: string;
-  depth?: number;
-  truncated?: boolean;
-}
 
 const topFolder = (folder: string) => folder.split("/")[0] ?? "";
 

@@ -8,27 +8,8 @@ import Sigma from "sigma";
 import { EdgeLineProgram } from "sigma/rendering";
 import { get } from "../api";
 import { append, clear, h, noteUrl } from "../dom";
+import type { DrawGraph } from "../../lib/web/graph-wire";
 import type { Page, PageContext } from "../types";
-
-interface DrawNode {
-  label: string;
-  path: string | null;
-  group: string;
-  size: number;
-  x: number;
-  y: number;
-  cluster?: { folder: string; notes: number };
-}
-
-interface DrawGraph {
-  nodes: DrawNode[];
-  edges: [number, number][];
-  total: number;
-  shown: number;
-  center?: string;
-  depth?: number;
-  truncated?: boolean;
-}
 
 const PALETTE = ["#2f9e44", "#1971c2", "#e8590c", "#9c36b5", "#c2255c", "#0c8599", "#f08c00", "#5f3dc4", "#66a80f", "#d6336c", "#1098ad", "#ae3ec9"];
 
