@@ -256,6 +256,22 @@ describe("list_backlinks", () => {
     expect(by["Projects/Lettuce.md"].displayText).toBeNull();
   });
 
+  test("two links from one line to one note stay two rows, told apart by their heading (issue 14, part 7)", async () => {
+    const root = copyVault();
+    mkdirSync(join(root, "Inbox"), { recursive: true });
+    writeFileSync(join(root, "Inbox/Two links.md"), "# Two links\n\nSee [[Local First]] and [[Local First#Why]] on one line.\n");
+    const t = await startTestServer({ root });
+    try {
+      const res = await t.call("list_backlinks", { path: "Concepts/Local First.md", limit: 100 });
+      const rows = res.items.filter((i: any) => i.sourcePath === "Inbox/Two links.md");
+      expect(rows.map((r: any) => r.heading).sort()).toEqual([null, "Why"].sort());
+      expect(new Set(rows.map((r: any) => JSON.stringify(r))).size).toBe(2);
+    } finally {
+      await t.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("links by alias count as backlinks", async () => {
     const res = await s.call("list_backlinks", { path: "Concepts/Model Context Protocol.md" });
     expect(res.items.map((i: any) => i.sourcePath).sort()).toEqual(["Projects/2026/Lettuce Roadmap 2026.md", "Projects/Lettuce.md", "index.md", "log.md"]);
