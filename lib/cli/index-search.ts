@@ -1,9 +1,12 @@
+import type { Database } from "bun:sqlite";
 import type { IndexChange } from "../index/indexer";
+import { indexMatchesDisk } from "../index/freshness";
 import { searchNotes } from "../retrieval/search";
+import { openIndexIfCurrent } from "../store/index-db";
 import { liveServer } from "../store/presence";
-import { VaultContext } from "../vault-context";
+import type { VaultContext } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
-import { indexProgress } from "./progress";
 
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
@@ -12,6 +15,8 @@ import { indexProgress } from "./progress";
  * (`change` is then null).
  */
 async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null }> {
+  // Loaded here, not at the top: a search of an unchanged vault never needs the indexer, the parser or the progress bar.
+  const [{ VaultContext }, { indexProgress }] = await Promise.all([import("../vault-context"), import("./progress")]);
   const vault = VaultContext.open(dir as string);
   if (liveServer(vault.root)) return { vault, change: null };
   const bar = quiet ? null : indexProgress("Indexing");
@@ -20,6 +25,20 @@ async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ v
   } finally {
     bar?.stop();
   }
+}
+
+/**
+ * The index of a vault that needs no indexing, opened to query and changing nothing:
+ * a `serve` owns it, or every file matches it exactly (indexMatchesDisk). null when
+ * there is no current index or something changed: then openIndexed indexes first.
+ */
+function openIfFresh(dir: string | undefined): Database | null {
+  const root = checkVaultDir(dir);
+  const db = openIndexIfCurrent(root);
+  if (!db) return null;
+  if (liveServer(root) || indexMatchesDisk(root, db)) return db;
+  db.close();
+  return null;
 }
 
 export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
@@ -76,9 +95,24 @@ export const searchCommand: Command = {
       const { semanticSearchCli } = await import("./semantic");
       return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
     }
-    const vault = await openIndexed(positionals[0], true);
-    const res = searchNotes(vault.indexDb, positionals.slice(1).join(" "), intOption(values.limit, "limit", 10));
-    vault.close();
+    const limit = intOption(values.limit, "limit", 10);
+    const query = positionals.slice(1).join(" ");
+    const fresh = openIfFresh(positionals[0]);
+    let res;
+    if (fresh) {
+      try {
+        res = searchNotes(fresh, query, limit);
+      } finally {
+        fresh.close();
+      }
+    } else {
+      const vault = await openIndexed(positionals[0], true);
+      try {
+        res = searchNotes(vault.indexDb, query, limit);
+      } finally {
+        vault.close();
+      }
+    }
     if (values.json) console.log(JSON.stringify(res));
     else if (!res.items.length) console.log("No matches.");
     else {
