@@ -80,27 +80,31 @@ function indexFingerprint(db: Database): { gen: string | null; fp: Fingerprint }
   return { gen, fp: s };
 }
 
-/** The index's fingerprint, from the cache when it is of this generation, else computed (and cached). */
-function cachedIndexFingerprint(root: string, db: Database): Fingerprint {
-  const file = join(lettuceDir(root), CACHE_FILE);
-  const gen = getMeta(db, "gen");
+// Bumped when the fingerprint's computation changes: a cache of another version is not used.
+const CACHE_VERSION = 1;
+
+function sameFingerprint(x: Fingerprint, y: Fingerprint): boolean {
+  return x.count === y.count && x.a === y.a && x.b === y.b;
+}
+
+function readCache(file: string, gen: string | null): Fingerprint | null {
   try {
-    const c = JSON.parse(readFileSync(file, "utf8")) as { gen?: unknown; count?: unknown; a?: unknown; b?: unknown };
-    if (gen !== null && c.gen === gen && typeof c.count === "number" && typeof c.a === "number" && typeof c.b === "number") return c as Fingerprint;
+    const c = JSON.parse(readFileSync(file, "utf8")) as { v?: unknown; gen?: unknown; count?: unknown; a?: unknown; b?: unknown };
+    if (gen !== null && c.v === CACHE_VERSION && c.gen === gen && typeof c.count === "number" && typeof c.a === "number" && typeof c.b === "number") return c as Fingerprint;
   } catch {
-    /* none yet, or unreadable: compute it */
+    /* none yet, or unreadable */
   }
-  const fresh = indexFingerprint(db);
-  if (fresh.gen !== null) {
-    try {
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ gen: fresh.gen, count: fresh.fp.count, a: fresh.fp.a, b: fresh.fp.b }));
-      renameSync(tmp, file);
-    } catch {
-      /* a read-only .lettuce: compute it again next time */
-    }
+  return null;
+}
+
+function writeCache(file: string, gen: string, fp: Fingerprint): void {
+  try {
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ v: CACHE_VERSION, gen, count: fp.count, a: fp.a, b: fp.b }));
+    renameSync(tmp, file);
+  } catch {
+    /* a read-only .lettuce: computed again next time */
   }
-  return fresh.fp;
 }
 
 /** The fingerprint of the vault's files as fullScan would list them (lib/vault/scan.ts's rules). */
@@ -131,7 +135,13 @@ export function diskFingerprint(root: string): Fingerprint {
 
 /** True when every note and attachment on disk matches the index and every indexed file is still there. */
 export function indexMatchesDisk(root: string, db: Database): boolean {
-  const known = cachedIndexFingerprint(root, db);
   const disk = diskFingerprint(root);
-  return disk.count === known.count && disk.a === known.a && disk.b === known.b;
+  const file = join(lettuceDir(root), CACHE_FILE);
+  const cached = readCache(file, getMeta(db, "gen"));
+  if (cached && sameFingerprint(cached, disk)) return true;
+  // No cache of this generation, or a difference: the index itself decides (a cache is only a
+  // shortcut, so a wrong one costs one read of the rows, never a wrong answer or a stale "no").
+  const fresh = indexFingerprint(db);
+  if (fresh.gen !== null) writeCache(file, fresh.gen, fresh.fp);
+  return sameFingerprint(fresh.fp, disk);
 }
