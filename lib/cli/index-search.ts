@@ -82,8 +82,10 @@ export const searchCommand: Command = {
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
       "",
       "Freshness: when `lettuce serve` runs on the vault, its watcher keeps the index current and the index is",
-      "read as it is. Otherwise every note's size and modification time is compared with the index first (no",
-      "file is read unless it changed) and new, changed or deleted notes are indexed before searching.",
+      "read as it is. Otherwise every note's and attachment's size and modification time is compared with the",
+      "index first (each file is stat'ed, none is read; folder times alone would miss a note saved in place), and",
+      "new, changed, renamed or deleted files are indexed before searching. Like `lettuce index`, it cannot see",
+      "an edit that keeps both a file's size and its modification time.",
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
