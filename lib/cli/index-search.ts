@@ -36,7 +36,11 @@ function openIfFresh(dir: string | undefined): Database | null {
   const root = checkVaultDir(dir);
   const db = openIndexIfCurrent(root);
   if (!db) return null;
-  if (liveServer(root) || indexMatchesDisk(root, db)) return db;
+  try {
+    if (liveServer(root) || indexMatchesDisk(root, db)) return db;
+  } catch {
+    /* anything unexpected (a vanished folder, a busy file): the full path decides */
+  }
   db.close();
   return null;
 }
