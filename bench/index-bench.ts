@@ -223,6 +223,7 @@ export async function runSearchOnlyBench(opts: BenchOptions): Promise<string> {
     await runChild([Bun.which("node") ?? BUN, GEN_VAULT, syn, String(sz.synthetic)]);
     vaults.push({ name: `synthetic ${sz.synthetic / 1000}k`, dir: syn });
     const f = (x: number) => `${x.toFixed(2)} ms`;
+    const signed = (x: number) => `${x >= 0 ? "+" : "−"}${f(Math.abs(x))}`;
     const rows: string[] = [];
     for (const v of vaults) {
       log(`${v.name}: index`);
@@ -230,7 +231,7 @@ export async function runSearchOnlyBench(opts: BenchOptions): Promise<string> {
       log(`${v.name}: search, ${sz.queries} queries × ${sz.searchRounds} rounds`);
       const s = await benchSearch(v.dir, sz.queries, { rounds: sz.searchRounds, limit: 10 });
       rows.push(
-        `| ${v.name} | ${f(s.floor.p50)} / ${f(s.floor.p99)} | ${f(s.tool.p50)} / ${f(s.tool.p99)} | ${f(s.http.p50)} / ${f(s.http.p99)} | +${f(s.http.p50 - s.floor.p50)} / ${f(s.http.p99 - s.floor.p99)} | ${f(s.perQueryTransport.p50)} / ${f(s.perQueryTransport.p99)} | ${s.serverIdle ? "yes" : "**no**"} |`,
+        `| ${v.name} | ${f(s.floor.p50)} / ${f(s.floor.p99)} | ${f(s.tool.p50)} / ${f(s.tool.p99)} | ${f(s.http.p50)} / ${f(s.http.p99)} | ${signed(s.http.p50 - s.floor.p50)} / ${signed(s.http.p99 - s.floor.p99)} | ${f(s.perQueryTransport.p50)} / ${f(s.perQueryTransport.p99)} | ${s.serverIdle ? "yes" : "**no**"} |`,
       );
     }
     return [
