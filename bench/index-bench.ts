@@ -2,6 +2,7 @@
 // memory and search latency, each beside a floor measured in the same run.
 //
 //   bun bench/index-bench.ts [--quick]      (or through bench/run.ts)
+//   bun bench/index-bench.ts --search-only  (search over MCP HTTP vs its floors only: each vault indexed once)
 //
 // Every Lettuce figure comes from the real CLI in a fresh child process
 // (`main.ts index`, `main.ts serve`), so each index run is cold and its peak
@@ -196,6 +197,59 @@ export async function runIndexBench(opts: BenchOptions): Promise<string> {
   }
 }
 
+/**
+ * Only the search rows (issue 15, part 2): each vault indexed once, then the same
+ * query set through MCP HTTP, in-process `searchNotes` and the bare FTS5 query.
+ */
+export async function runSearchOnlyBench(opts: BenchOptions): Promise<string> {
+  const sz = sizesFor(opts.quick);
+  const scratch = mkdtempSync(join(tmpdir(), "lettuce-bench-"));
+  const onSignal = () => {
+    killChildren();
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", onSignal);
+  const loadStart = loadavg();
+  try {
+    const vaults: { name: string; dir: string }[] = [];
+    if (sz.hub && existsSync(HUB)) {
+      const dir = join(scratch, "obsidian-hub");
+      cpSync(HUB, dir, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
+      vaults.push({ name: "obsidian-hub", dir });
+    }
+    const syn = join(scratch, `synthetic-${sz.synthetic}`);
+    mkdirSync(syn);
+    await runChild([Bun.which("node") ?? BUN, GEN_VAULT, syn, String(sz.synthetic)]);
+    vaults.push({ name: `synthetic ${sz.synthetic / 1000}k`, dir: syn });
+    const f = (x: number) => `${x.toFixed(2)} ms`;
+    const signed = (x: number) => `${x >= 0 ? "+" : "−"}${f(Math.abs(x))}`;
+    const rows: string[] = [];
+    for (const v of vaults) {
+      log(`${v.name}: index`);
+      await lettuceIndex(v.dir);
+      log(`${v.name}: search, ${sz.queries} queries × ${sz.searchRounds} rounds`);
+      const s = await benchSearch(v.dir, sz.queries, { rounds: sz.searchRounds, limit: 10 });
+      rows.push(
+        `| ${v.name} | ${f(s.floor.p50)} / ${f(s.floor.p99)} | ${f(s.tool.p50)} / ${f(s.tool.p99)} | ${f(s.http.p50)} / ${f(s.http.p99)} | ${signed(s.http.p50 - s.floor.p50)} / ${signed(s.http.p99 - s.floor.p99)} | ${f(s.perQueryTransport.p50)} / ${f(s.perQueryTransport.p99)} | ${s.serverIdle ? "yes" : "**no**"} |`,
+      );
+    }
+    return [
+      `## Search over MCP HTTP vs the bare FTS5 query (issue 15, part 2), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+      "",
+      `${sz.queries} queries, each query's best of ${sz.searchRounds} rounds after a warm-up round; load ${loadStart} at start, ${loadavg()} at end. Goal: HTTP p50 and p99 within +1 ms of the floor.`,
+      "",
+      "| vault | floor p50 / p99 | searchNotes in-process p50 / p99 | MCP HTTP p50 / p99 | HTTP − floor (p50 / p99 of the percentiles) | HTTP − searchNotes per query, p50 / p99 | server idle |",
+      "|---|---|---|---|---|---|---|",
+      ...rows,
+    ].join("\n");
+  } finally {
+    process.off("SIGINT", onSignal);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 if (import.meta.main) {
-  console.log(await runIndexBench({ quick: process.argv.includes("--quick") }));
+  const quick = process.argv.includes("--quick");
+  console.log(process.argv.includes("--search-only") ? await runSearchOnlyBench({ quick }) : await runIndexBench({ quick }));
 }

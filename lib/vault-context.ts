@@ -1,30 +1,13 @@
 import type { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
 import { Indexer } from "./index/indexer";
 import { VaultWatcher } from "./index/watcher";
 import { openIndexDb } from "./store/index-db";
 import { getSetting, openStateDb } from "./store/state-db";
+import { checkVaultDir } from "./vault-dir";
 
 export const DEFAULT_IMMUTABLE_PATHS = ["sources/"];
 
-export class VaultError extends Error {}
-/** No vault argument at all: a usage mistake (the CLI exits 2 and shows the usage), not a bad vault. */
-export class MissingVaultError extends VaultError {}
-
-/** Check a vault argument from the command line; throws VaultError with a message for people. */
-export function checkVaultDir(dir: string | undefined): string {
-  if (!dir) throw new MissingVaultError("Missing vault: give the path of a folder of Markdown notes");
-  const root = resolve(dir);
-  let st;
-  try {
-    st = statSync(root);
-  } catch {
-    throw new VaultError(`Vault not found: ${root} does not exist`);
-  }
-  if (!st.isDirectory()) throw new VaultError(`Not a vault: ${root} is not a directory`);
-  return root;
-}
+export { checkVaultDir, MissingVaultError, VaultError } from "./vault-dir";
 
 /**
  * One open vault: its databases, its indexer and (when serving) its watcher.

@@ -1,7 +1,7 @@
 // `lettuce audit` prints the audit log (every agent tool call), newest first.
 import { pruneAudit, queryAudit, retentionDays, type AuditEntry } from "../audit/log";
 import { openStateDb } from "../store/state-db";
-import { checkVaultDir } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { ToolError } from "../errors";
 import { intOption, parse, UsageError, type Command } from "./command";
 

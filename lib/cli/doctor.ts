@@ -14,7 +14,7 @@ import { liveServer } from "../store/presence";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { lettuceDir } from "../store/index-db";
 import { scanVault } from "../vault/scan";
-import { checkVaultDir } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { DEFAULT_PORT } from "./serve";
 import { versionReport } from "./version";

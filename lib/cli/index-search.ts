@@ -1,9 +1,12 @@
+import type { Database } from "bun:sqlite";
 import type { IndexChange } from "../index/indexer";
+import { indexMatchesDisk } from "../index/freshness";
 import { searchNotes } from "../retrieval/search";
+import { openIndexIfCurrent } from "../store/index-db";
 import { liveServer } from "../store/presence";
-import { VaultContext } from "../vault-context";
+import type { VaultContext } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
-import { indexProgress } from "./progress";
 
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
@@ -12,6 +15,8 @@ import { indexProgress } from "./progress";
  * (`change` is then null).
  */
 async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null }> {
+  // Loaded here, not at the top: a search of an unchanged vault never needs the indexer, the parser or the progress bar.
+  const [{ VaultContext }, { indexProgress }] = await Promise.all([import("../vault-context"), import("./progress")]);
   const vault = VaultContext.open(dir as string);
   if (liveServer(vault.root)) return { vault, change: null };
   const bar = quiet ? null : indexProgress("Indexing");
@@ -20,6 +25,24 @@ async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ v
   } finally {
     bar?.stop();
   }
+}
+
+/**
+ * The index of a vault that needs no indexing, opened to query and changing nothing:
+ * a `serve` owns it, or every file matches it exactly (indexMatchesDisk). null when
+ * there is no current index or something changed: then openIndexed indexes first.
+ */
+function openIfFresh(dir: string | undefined): Database | null {
+  const root = checkVaultDir(dir);
+  const db = openIndexIfCurrent(root);
+  if (!db) return null;
+  try {
+    if (liveServer(root) || indexMatchesDisk(root, db)) return db;
+  } catch {
+    /* anything unexpected (a vanished folder, a busy file): the full path decides */
+  }
+  db.close();
+  return null;
 }
 
 export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
@@ -63,8 +86,10 @@ export const searchCommand: Command = {
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
       "",
       "Freshness: when `lettuce serve` runs on the vault, its watcher keeps the index current and the index is",
-      "read as it is. Otherwise every note's size and modification time is compared with the index first (no",
-      "file is read unless it changed) and new, changed or deleted notes are indexed before searching.",
+      "read as it is. Otherwise every note's and attachment's size and modification time is compared with the",
+      "index first (each file is stat'ed, none is read; folder times alone would miss a note saved in place), and",
+      "new, changed, renamed or deleted files are indexed before searching. Like `lettuce index`, it cannot see",
+      "an edit that keeps both a file's size and its modification time.",
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
@@ -76,9 +101,24 @@ export const searchCommand: Command = {
       const { semanticSearchCli } = await import("./semantic");
       return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
     }
-    const vault = await openIndexed(positionals[0], true);
-    const res = searchNotes(vault.indexDb, positionals.slice(1).join(" "), intOption(values.limit, "limit", 10));
-    vault.close();
+    const limit = intOption(values.limit, "limit", 10);
+    const query = positionals.slice(1).join(" ");
+    const fresh = openIfFresh(positionals[0]);
+    let res;
+    if (fresh) {
+      try {
+        res = searchNotes(fresh, query, limit);
+      } finally {
+        fresh.close();
+      }
+    } else {
+      const vault = await openIndexed(positionals[0], true);
+      try {
+        res = searchNotes(vault.indexDb, query, limit);
+      } finally {
+        vault.close();
+      }
+    }
     if (values.json) console.log(JSON.stringify(res));
     else if (!res.items.length) console.log("No matches.");
     else {

@@ -4,7 +4,7 @@
 // can write that file (the vault's owner) can mint a working link.
 import { liveServer } from "../store/presence";
 import { openStateDb } from "../store/state-db";
-import { checkVaultDir } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { createLoginCode, LOGIN_CODE_TTL_MS } from "../web/sessions";
 import { parse, UsageError, type Command } from "./command";
 

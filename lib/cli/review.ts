@@ -8,7 +8,7 @@ import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { listReviews, removeReview, setReview } from "../store/reviews";
 import { openStateDb } from "../store/state-db";
-import { checkVaultDir } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { parse, UsageError, type Command } from "./command";
 

@@ -1,5 +1,5 @@
 import { ToolError } from "../errors";
-import { MissingVaultError, VaultError } from "../vault-context";
+import { MissingVaultError, VaultError } from "../vault-dir";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
 

@@ -1,6 +1,6 @@
 import { openStateDb } from "../store/state-db";
 import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../store/tokens";
-import { checkVaultDir } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { parse, UsageError, type Command } from "./command";
 
 export const tokenCommand: Command = {

@@ -46,7 +46,7 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
       .all(q.match, offset + limit + exact.length) as { id: number; score: number; n: number }[];
     const ordered = [...exact, ...ranked.filter((r) => !exactSet.has(r.id))];
     const pageRows = ordered.slice(offset, offset + limit);
-    const items = pageRows.map((r) => hitOf(db, r, q)).filter((h): h is SearchHit => h !== null);
+    const items = hitsOf(db, pageRows, q);
     // Every match, exact-title ones included (they satisfy the same MATCH).
     const total = ranked[0]?.n ?? ordered.length;
     return { items, total };
@@ -57,12 +57,23 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   }
 }
 
-function hitOf(db: Database, r: { id: number; score: number }, q: ParsedQuery): SearchHit | null {
-  const note = db.query("SELECT path, title FROM notes WHERE id = ?").get(r.id) as { path: string; title: string } | null;
-  if (!note) return null;
-  // substr() reads only the pages it needs, however long the note is.
-  const head = db.query("SELECT substr(body, 1, ?) AS head FROM fts WHERE rowid = ?").get(SNIPPET_WINDOW + 1, r.id) as { head: string | null } | null;
-  return { path: note.path, title: note.title, snippet: buildSnippet(head?.head ?? "", q.positives), score: r.score };
+/**
+ * The page's hits, in its order: path, title and the opening of the text for the snippet, in one
+ * statement for the whole page (two per hit cost ~0.2 ms of a ~1 ms search at 10k notes).
+ * substr() reads only the pages it needs, however long the note is.
+ */
+function hitsOf(db: Database, rows: { id: number; score: number }[], q: ParsedQuery): SearchHit[] {
+  if (!rows.length) return [];
+  const found = db
+    .query("SELECT n.id, n.path, n.title, substr(f.body, 1, ?) AS head FROM json_each(?) j JOIN notes n ON n.id = j.value JOIN fts f ON f.rowid = j.value")
+    .all(SNIPPET_WINDOW + 1, JSON.stringify(rows.map((r) => r.id))) as { id: number; path: string; title: string; head: string | null }[];
+  const byId = new Map(found.map((f) => [f.id, f]));
+  const hits: SearchHit[] = [];
+  for (const r of rows) {
+    const note = byId.get(r.id);
+    if (note) hits.push({ path: note.path, title: note.title, snippet: buildSnippet(note.head ?? "", q.positives), score: r.score });
+  }
+  return hits;
 }
 
 /**

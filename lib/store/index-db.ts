@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { attachFts, FTS_FILE, ftsGeneration } from "./fts-db";
+import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate } from "./migrate";
 import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
@@ -151,6 +151,34 @@ export function openIndexDb(root: string): Database {
     adoptVectorStorage(db, storage!.kind);
     storages.set(db, storage!);
     return db;
+  }
+}
+
+/**
+ * Open an existing, current index to query it, changing nothing (a CLI search): no
+ * sqlite-vec, no schema or meta writes. null when there is none or when it needs
+ * anything openIndexDb would do (a migration, another format, a crash between the two
+ * files' commits, a bulk load's dropped indexes): the caller then uses openIndexDb.
+ */
+export function openIndexIfCurrent(root: string): Database | null {
+  const file = join(lettuceDir(root), "index.db");
+  if (!existsSync(file) || !existsSync(ftsPath(root))) return null;
+  configureSqlite();
+  let db: Database | null = null;
+  try {
+    db = new Database(file, { readwrite: true, create: false, strict: true });
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec("PRAGMA cache_size = -32000");
+    const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const indexes = Object.keys(BULK_LOAD_INDEXES);
+    const present = (db.query(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => "?").join(",")})`).get(...indexes) as { n: number }).n;
+    if (version !== MIGRATIONS.length || getMeta(db, "format") !== INDEX_FORMAT || present !== indexes.length) throw new Error("not current");
+    db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
+    if (getMeta(db, "gen") !== ftsGeneration(db)) throw new Error("generations differ");
+    return db;
+  } catch {
+    db?.close();
+    return null;
   }
 }
 
