@@ -70,9 +70,9 @@ describe("the rules", () => {
     const list = (top: number, step: number, n = 40): Scored => new Map(Array.from({ length: n }, (_, i) => [i === 0 ? 1 : 100 + i, { score: i === 0 ? top : 0.8 - i * step }]));
     const rule = { agreement: null, outside: null, vectorMargin: { at: 30, below: 0.12 } };
     // Flat: 0.85 first, the 30th at 0.8 - 29 × 0.001 = 0.771: a spread of 0.079.
-    expect(vectorWeighting(keyword, list(0.85, 0.001), 2, rule).weight).toBe(0);
+    expect(vectorWeighting(keyword, list(0.85, 0.001), 2, rule)).toMatchObject({ weight: 0, flat: true });
     // The first note stands out (0.95 against 0.771).
-    expect(vectorWeighting(keyword, list(0.95, 0.001), 2, rule).weight).toBe(2);
+    expect(vectorWeighting(keyword, list(0.95, 0.001), 2, rule)).toMatchObject({ weight: 2, flat: false });
     // A spread list (0.85 against 0.8 - 29 × 0.01 = 0.51).
     expect(vectorWeighting(keyword, list(0.85, 0.01), 2, rule).weight).toBe(2);
     // Fewer than 30 notes: no spread to measure, the list keeps its weight; no keyword hit: the vectors stand alone.

@@ -107,15 +107,18 @@ export interface P {
   rh: number;
   rp: number;
   rip: number;
+  /** The vectors' best keeps its place only while the margin gate is open. */
+  slotGated: boolean;
   /** Second stage: the vector score, scaled 0–1 over the re-scored head, at this weight. */
   rv: number;
   depth: number;
 }
-export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0, marginHi: 0, marginAt: 10, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "q" };
+export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0, marginHi: 0, marginAt: 10, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: false, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "q" };
 
 export function rank(f: F, p: P): number[] {
   const conf = p.idfConf ? f.confIdf : f.conf;
   let w = p.wvWeak + (p.wv - p.wvWeak) * conf;
+  let marginOpen = true;
   if (f.kw.length) {
     if (p.aN) {
       const top = new Set(f.kw.slice(0, p.aM));
@@ -136,6 +139,7 @@ export function rank(f: F, p: P): number[] {
       const gap = f.vscore.get(f.vec[0]!)! - f.vscore.get(f.vec[p.marginAt - 1]!)!;
       if (p.marginHi > p.margin) w *= p.marginW + (1 - p.marginW) * Math.min(1, Math.max(0, (gap - p.margin) / (p.marginHi - p.margin)));
       else if (gap < p.margin) w *= p.marginW;
+      if (gap < p.margin) marginOpen = false;
     }
   }
   const m = new Map<number, number>();
@@ -156,7 +160,7 @@ export function rank(f: F, p: P): number[] {
     return [i, m.get(i)! / top + p.rt * t + p.rh * x[1]! + p.rp * x[2]! + p.rip * x[5]! + p.rv * vn(i)] as const;
   });
   let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(p.depth)];
-  if (p.slot && f.kw.length && conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
+  if (p.slot && f.kw.length && (marginOpen || !p.slotGated) && conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
   return out;
 }
 
