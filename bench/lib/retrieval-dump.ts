@@ -5,7 +5,9 @@
 // vector side's top 300 notes by best passage + 0.25 × note vector, and for
 // every candidate (either list's top 300 and the relevant notes) its best and
 // second-best passage cosine, its note-vector cosine and the second stage's
-// features; per query term its IDF in the stemmed keyword table.
+// features (title, heading, proximity, share, IDF-weighted share, window and
+// title, and the two-sided title `named`); per query term its IDF in the
+// stemmed keyword table.
 //   bun bench/lib/retrieval-dump.ts oh|srd|docs|scifact [train]   → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].json
 import { builtinEmbedder } from "../../lib/providers/select";
 import { normalize } from "../../lib/providers/types";
@@ -117,7 +119,7 @@ set.queries.forEach((q, qi) => {
     const titleSeen = new Set<number>();
     (qt as unknown as { scan(t: string, h: (p: number, t: number) => void): void }).scan(d.title, (_p, t) => titleSeen.add(t));
     const mass0 = (ts: Set<number>) => [...ts].reduce((a, t) => a + w[t]!, 0) / wSum;
-    feats[idx.get(id)!] = [r4(f.title), r4(f.heading), r4(f.proximity), r4(qt.share(d.body.slice(0, 10000))), r4(mass0(seen)), r4(bestW / wSum), r4(mass0(titleSeen))];
+    feats[idx.get(id)!] = [r4(f.title), r4(f.heading), r4(f.proximity), r4(qt.share(d.body.slice(0, 10000))), r4(mass0(seen)), r4(bestW / wSum), r4(mass0(titleSeen)), r4(f.named)];
   }
   const c: Record<number, number[]> = {};
   for (const i of cand) c[i] = [r4(best[i]!), r4(second[i]!), r4(note[i]!)];

@@ -54,12 +54,13 @@ function load(name: string, file: string, filter: (q: Q) => boolean): F[] {
   const d = JSON.parse(readFileSync(join(BENCH_CACHE, "dumps", `${file}.v2.json`), "utf8")) as { queries: Q[]; titles: string[] };
   const titleStems = new Map<number, string[]>();
   return d.queries.filter(filter).map((q) => {
-    // Title coverage: the share of the title's own words that the query holds (feature 7).
+    // Title coverage: the share of the title's own words that the query holds (feature 8; feature 7 is
+    // the dumped two-sided `named` of lib/semantic/rerank.ts).
     const qs = new Set(q.stems);
     for (const [i, x] of Object.entries(q.feats)) {
       let t = titleStems.get(+i);
       if (!t) titleStems.set(+i, (t = new QueryTerms(d.titles[+i] ?? "").stems));
-      x[7] = t.length ? t.filter((s) => qs.has(s)).length / t.length : 0;
+      x[8] = t.length ? t.filter((s) => qs.has(s)).length / t.length : 0;
     }
     // The vector list as retrieve() builds it: the best 100 notes by best passage, then the keyword hits it
     // missed, all scored by best passage + 0.25 × note vector.
@@ -100,8 +101,8 @@ export interface P {
   gapLo: number;
   gapHi: number;
   gapMin: number;
-  /** The title feature: "q" the share of the query's words in the title (what ships), "min" the smaller of that and the title's coverage, "gm" their geometric mean, "cov" coverage alone. */
-  tmode: "q" | "min" | "gm" | "cov";
+  /** The title feature: "named" the dumped two-sided share (what ships since the third pass), "q" the share of the query's words in the title (the second pass), "min" the smaller of that and the title's coverage, "gm" their geometric mean, "cov" coverage alone. */
+  tmode: "named" | "q" | "min" | "gm" | "cov";
   /** Second stage weights (title, heading, proximity, IDF-weighted proximity) over the fused top `depth`. */
   rt: number;
   rh: number;
@@ -113,7 +114,8 @@ export interface P {
   rv: number;
   depth: number;
 }
-export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0, marginHi: 0, marginAt: 10, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: false, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "q" };
+// What ships (lib/semantic/fusion.ts, the built-in model's row).
+export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named" };
 
 export function rank(f: F, p: P): number[] {
   const conf = p.idfConf ? f.confIdf : f.conf;
@@ -156,7 +158,7 @@ export function rank(f: F, p: P): number[] {
   const vn = (i: number) => (p.rv && vmax > vmin ? ((f.vscore.get(i) ?? vmin) - vmin) / (vmax - vmin) : 0);
   const rescored = head.map((i) => {
     const x = feat(f.q, i);
-    const t = p.tmode === "q" ? x[0]! : p.tmode === "min" ? Math.min(x[0]!, x[7] ?? 0) : p.tmode === "gm" ? Math.sqrt(x[0]! * (x[7] ?? 0)) : (x[7] ?? 0);
+    const t = p.tmode === "q" ? x[0]! : p.tmode === "named" ? (x[7] ?? 0) : p.tmode === "min" ? Math.min(x[0]!, x[8] ?? 0) : p.tmode === "gm" ? Math.sqrt(x[0]! * (x[8] ?? 0)) : (x[8] ?? 0);
     return [i, m.get(i)! / top + p.rt * t + p.rh * x[1]! + p.rp * x[2]! + p.rip * x[5]! + p.rv * vn(i)] as const;
   });
   let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(p.depth)];
