@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
 import { keywordRank } from "../lib/semantic/keyword";
+import { features, QueryTerms } from "../lib/semantic/rerank";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
 import { serveEmbedded, useBuiltinModel } from "./helpers/builtin-model";
 import type { TestServer } from "./helpers/server";
@@ -60,8 +61,37 @@ describe("the rules", () => {
       expect(same).toEqual(list());
     }
     // The built-in model's row uses every rule; the other models' rows none (not measured with them).
-    expect(rankingFor("builtin")).toMatchObject({ agreement: { vectorTop: 5, keywordTop: 10 }, vectorSlot: { position: 3 } });
-    expect(rankingFor("ollama", "nomic-embed-text")).toMatchObject({ agreement: null, outside: null, vectorSlot: null });
+    expect(rankingFor("builtin")).toMatchObject({ agreement: { vectorTop: 5, keywordTop: 10 }, vectorMargin: { at: 30, below: 0.12 }, vectorSlot: { position: 3 } });
+    expect(rankingFor("ollama", "nomic-embed-text")).toMatchObject({ agreement: null, vectorMargin: null, outside: null, vectorSlot: null });
+  });
+
+  test("a vector list whose first note stands less than the margin above its 30th gets no weight; one that stands out keeps it", () => {
+    const keyword = scored([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const list = (top: number, step: number, n = 40): Scored => new Map(Array.from({ length: n }, (_, i) => [i === 0 ? 1 : 100 + i, { score: i === 0 ? top : 0.8 - i * step }]));
+    const rule = { agreement: null, outside: null, vectorMargin: { at: 30, below: 0.12 } };
+    // Flat: 0.85 first, the 30th at 0.8 - 29 × 0.001 = 0.771: a spread of 0.079.
+    expect(vectorWeighting(keyword, list(0.85, 0.001), 2, rule)).toMatchObject({ weight: 0, flat: true });
+    // The first note stands out (0.95 against 0.771).
+    expect(vectorWeighting(keyword, list(0.95, 0.001), 2, rule)).toMatchObject({ weight: 2, flat: false });
+    // A spread list (0.85 against 0.8 - 29 × 0.01 = 0.51).
+    expect(vectorWeighting(keyword, list(0.85, 0.01), 2, rule).weight).toBe(2);
+    // Fewer than 30 notes: no spread to measure, the list keeps its weight; no keyword hit: the vectors stand alone.
+    expect(vectorWeighting(keyword, list(0.85, 0.001, 20), 2, rule).weight).toBe(2);
+    expect(vectorWeighting(new Map(), list(0.85, 0.001), 2, rule).weight).toBe(2);
+  });
+
+  test("the second stage's title evidence is two-sided, and a heading that repeats the title is not counted again", () => {
+    const q = new QueryTerms("vitamin D deficiency raises the risk of fractures");
+    const doc = (title: string, headings: string[] = []) => ({ noteId: 1, title, aliases: [], headings, body: "" });
+    // A paper title holding three of the claim's six content words (vitamin, d, deficiency), and five of its own the claim lacks.
+    const long = features(q, doc("Vitamin D receptor polymorphisms and deficiency in a cohort of elderly women", ["Vitamin D receptor polymorphisms and deficiency in a cohort of elderly women"]));
+    expect(long.title).toBeCloseTo(3 / 6);
+    expect(long.named).toBeCloseTo(3 / 8);
+    expect(long.heading).toBe(0); // the H1 that repeats the title
+    // A title the query names outright keeps its full weight.
+    const named = features(new QueryTerms("frost dates"), doc("Frost dates", ["Frost dates", "Last frost"]));
+    expect([named.title, named.named]).toEqual([1, 1]);
+    expect(named.heading).toBeCloseTo(0.5); // "Last frost": a heading of its own still counts
   });
 });
 

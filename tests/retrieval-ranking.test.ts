@@ -5,9 +5,11 @@
 // come from a local server speaking the OpenAI wire format (a feature-hashing
 // "model"), which records every text it was asked to embed.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MODEL_RANKING, rankingFor } from "../lib/semantic/fusion";
+import { keywordRank } from "../lib/semantic/keyword";
+import { features, QueryTerms } from "../lib/semantic/rerank";
 import { retrieve } from "../lib/semantic/retrieve";
 import { SemanticService } from "../lib/semantic/service";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
@@ -113,6 +115,36 @@ test("the second stage puts the note whose title is the query first, and keeps s
   const pages: string[] = [];
   for (let off = 0; off < all.length; off += 7) pages.push(...(await s.call("semantic_search", { query: "lettuce", hybrid: true, limit: 7, offset: off })).items.map((i: { path: string }) => i.path));
   expect(pages).toEqual(all);
+});
+
+test("the second stage's title evidence is two-sided: a note the query names comes before one whose long title holds the same words among many", async () => {
+  const short = "Garden/Soil acidity.md";
+  const long = "Garden/Soil acidity, drainage, worms, mulch and compost from the allotment society meeting.md";
+  const db = s.vault.indexDb;
+  try {
+    writeFileSync(join(s.root, short), "Lime raises the pH of soil acidity; sulphur lowers it. Test every spring.\n");
+    // The long-titled note says the words more often: BM25 alone puts it first.
+    writeFileSync(join(s.root, long), `${"Soil acidity came up again: soil acidity in the beds, soil acidity near the shed. ".repeat(4)}\n`);
+    await s.vault.indexer.update([short, long]);
+    await s.call("reindex_embeddings");
+    await SemanticService.for(s.vault).syncKeywords();
+    const q = "soil acidity";
+    const ids = Object.fromEntries([short, long].map((p) => [p, (db.query("SELECT id FROM notes WHERE path = ?").get(p) as { id: number }).id]));
+    const bm25 = keywordRank(db, q, 10).map((h) => h.noteId);
+    expect(bm25.indexOf(ids[long]!)).toBeLessThan(bm25.indexOf(ids[short]!));
+    // Both titles hold every word of the query: only the title's own words tell them apart.
+    const qt = new QueryTerms(q);
+    const doc = (p: string) => ({ noteId: ids[p]!, title: p.slice(7, -3), aliases: [], headings: [], body: "" });
+    expect([features(qt, doc(short)).title, features(qt, doc(long)).title]).toEqual([1, 1]);
+    expect(features(qt, doc(long)).named).toBeLessThan(0.3);
+    const hybrid = (await s.call("semantic_search", { query: q, hybrid: true, limit: 5 })).items.map((i: { path: string }) => i.path);
+    expect(hybrid.indexOf(short)).toBe(0);
+    expect(hybrid).toContain(long);
+  } finally {
+    rmSync(join(s.root, short), { force: true });
+    rmSync(join(s.root, long), { force: true });
+    await s.vault.indexer.update([short, long]);
+  }
 });
 
 test("the ranking per embedding model is a table with a reason for each row, and env overrides it", () => {

@@ -1,78 +1,192 @@
 // The offline grid behind the built-in model's fusion (docs/semantic.md, "What
-// we tried, second pass"): thousands of fusion settings scored in seconds on
-// the per-question dumps of bench/lib/retrieval-dump.ts, against the bare BM25
-// ranking, per set and kind. A setting is "safe" when no set or kind falls
-// below BM25 in hit@5 and no set's MRR falls more than 0.002 below it.
-//   bun bench/lib/retrieval-grid.ts [tune|report]   (needs dumps/oh.json, srd.json, docs.json)
-// It mirrors lib/semantic/fusion.ts and the second stage of lib/semantic/rerank.ts
-// on the dumped features; bench/retrieval.ts measures the chosen setting for real.
+// we tried"): fusion settings scored in seconds on the per-question dumps of
+// bench/lib/retrieval-dump.ts (v2, sparse), against the bare BM25 ranking, per
+// set and kind, on the tuning halves, the docs set and SciFact's train queries.
+// A setting is "safe" when no set or kind falls below BM25 in hit@5, no set's
+// MRR falls more than 0.002 below it, and SciFact's nDCG@10 is not below it.
+//   bun bench/lib/retrieval-grid.ts [tune|report]
+//     (needs dumps/oh.v2.json, srd.v2.json, docs.v2.json, scifact-train.v2.json; `report` reads scifact.v2.json)
+// It mirrors lib/semantic/fusion.ts, retrieve.ts and the second stage of
+// lib/semantic/rerank.ts on the dumped features; bench/retrieval.ts measures
+// the chosen setting for real.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { QueryTerms } from "../../lib/semantic/rerank";
 import { BENCH_CACHE } from "./retrieval-data";
 
-interface Q { id: string; kind: string; half: string; nstems: number; rel: number[]; kw: [number, number][]; bare: [number, number][]; prf: [number, number][]; best: number[]; note: number[]; feats: Record<number, number[]> }
-interface F { q: Q; set: string; kw: number[]; bare: number[]; prf: number[]; vec: number[]; conf: number }
+interface Q {
+  id: string;
+  kind?: string;
+  half?: string;
+  stems: string[];
+  idf: number[];
+  rel: number[];
+  kw: [number, number][];
+  bare: [number, number][];
+  vec: number[];
+  c: Record<number, number[]>;
+  feats: Record<number, number[]>;
+}
+export interface F {
+  q: Q;
+  set: string;
+  kw: number[];
+  bare: number[];
+  vec: number[];
+  vscore: Map<number, number>;
+  conf: number;
+  confIdf: number;
+}
 const half = process.argv[2] ?? "tune";
 
 const ids = (l: [number, number][]) => l.map(([i]) => i);
+const feat = (q: Q, i: number) => q.feats[i] ?? [0, 0, 0, 0, 0, 0, 0];
 /** keywordConfidence on the dumped features: the best title share or proximity (share, for one word) among the keyword top 3. */
-function confidence(q: Q): number {
+function confidence(q: Q, idf: boolean): number {
   let best = 0;
   for (const [i] of q.kw.slice(0, 3)) {
-    const f = q.feats[i] ?? [0, 0, 0, 0];
-    best = Math.max(best, f[0]!, q.nstems > 1 ? f[2]! : f[3]!);
+    const f = feat(q, i);
+    best = idf ? Math.max(best, f[6]!, q.stems.length > 1 ? f[5]! : f[4]!) : Math.max(best, f[0]!, q.stems.length > 1 ? f[2]! : f[3]!);
   }
   return best;
 }
-function load(name: string): F[] {
-  const d = JSON.parse(readFileSync(join(BENCH_CACHE, "dumps", `${name}.json`), "utf8")) as { queries: Q[] };
-  return d.queries
-    .filter((q) => name === "docs" || q.half === half)
-    .map((q) => {
-      // The vector list: best passage + 0.25 × note vector, the keyword candidates it missed appended (as retrieve() scores them).
-      const score = (i: number) => q.best[i]! + 0.25 * q.note[i]!;
-      const top = q.best.map((_, i) => i).sort((a, b) => score(b) - score(a)).slice(0, 100);
-      const seen = new Set(top);
-      const extra = [...new Set([...ids(q.kw), ...ids(q.prf)])].filter((i) => !seen.has(i)).sort((a, b) => score(b) - score(a));
-      return { q, set: name, kw: ids(q.kw).slice(0, 100), bare: ids(q.bare).slice(0, 100), prf: ids(q.prf).slice(0, 100), vec: [...top, ...extra].slice(0, 100), conf: confidence(q) };
-    });
+function load(name: string, file: string, filter: (q: Q) => boolean): F[] {
+  const d = JSON.parse(readFileSync(join(BENCH_CACHE, "dumps", `${file}.v2.json`), "utf8")) as { queries: Q[]; titles: string[] };
+  const titleStems = new Map<number, string[]>();
+  return d.queries.filter(filter).map((q) => {
+    // Title coverage: the share of the title's own words that the query holds (feature 8; feature 7 is
+    // the dumped two-sided `named` of lib/semantic/rerank.ts).
+    const qs = new Set(q.stems);
+    for (const [i, x] of Object.entries(q.feats)) {
+      let t = titleStems.get(+i);
+      if (!t) titleStems.set(+i, (t = new QueryTerms(d.titles[+i] ?? "").stems));
+      x[8] = t.length ? t.filter((s) => qs.has(s)).length / t.length : 0;
+    }
+    // The vector list as retrieve() builds it: the best 100 notes by best passage, then the keyword hits it
+    // missed, all scored by best passage + 0.25 × note vector.
+    const vs = (i: number) => (q.c[i] ? q.c[i]![0]! + 0.25 * q.c[i]![2]! : -2);
+    const byBest = [...q.vec].sort((a, b) => (q.c[b]?.[0] ?? -2) - (q.c[a]?.[0] ?? -2)).slice(0, 100);
+    const kw = ids(q.kw).slice(0, 100);
+    const vec = [...new Set([...byBest, ...kw])].sort((a, b) => vs(b) - vs(a));
+    return { q, set: name, kw, bare: ids(q.bare).slice(0, 100), vec, vscore: new Map(vec.map((i) => [i, vs(i)])), conf: confidence(q, false), confIdf: confidence(q, true) };
+  });
 }
 
-interface P { k: number; wv: number; wvWeak: number; wp: number; aN: number; aM: number; noA: number; outM: number; wOut: number; slot: number; slotBelow: number }
-function rank(f: F, p: P): number[] {
-  let w = p.wvWeak + (p.wv - p.wvWeak) * f.conf;
-  if (p.aN && f.kw.length) {
-    const top = new Set(f.kw.slice(0, p.aM));
-    if (!f.vec.slice(0, p.aN).some((i) => top.has(i))) w *= p.noA;
+export interface P {
+  k: number;
+  wv: number;
+  wvWeak: number;
+  aN: number;
+  aM: number;
+  noA: number;
+  outM: number;
+  wOut: number;
+  slot: number;
+  slotBelow: number;
+  /** Confidence from IDF-weighted features (title and window share of the query's IDF mass). */
+  idfConf: boolean;
+  /** Agreement degree: the vector weight × min(1, overlap of vector top 10 and keyword top 10 / agreeFull) (0: off). */
+  agreeFull: number;
+  /** Vector margin: when vscore(vec top 1) − vscore(vec top `marginAt`) is below `margin`, the vector weight × `marginW` (0: off). */
+  margin: number;
+  /** Above `margin`, the weight rises linearly to full at `marginHi` (≤ margin: a step). */
+  marginHi: number;
+  marginAt: number;
+  marginW: number;
+  /**
+   * Keyword score gap: g = (BM25 of keyword top 1 − of top `gapAt`) / top 1. A clear keyword winner
+   * (g ≥ gapHi) scales the vector weight by gapMin, a flat keyword list (g ≤ gapLo) leaves it; linear between (gapHi 0: off).
+   */
+  gapAt: number;
+  gapLo: number;
+  gapHi: number;
+  gapMin: number;
+  /** The title feature: "named" the dumped two-sided share (what ships since the third pass), "q" the share of the query's words in the title (the second pass), "min" the smaller of that and the title's coverage, "gm" their geometric mean, "cov" coverage alone. */
+  tmode: "named" | "q" | "min" | "gm" | "cov";
+  /** Second stage weights (title, heading, proximity, IDF-weighted proximity) over the fused top `depth`. */
+  rt: number;
+  rh: number;
+  rp: number;
+  rip: number;
+  /** The vectors' best keeps its place only while the margin gate is open. */
+  slotGated: boolean;
+  /** Second stage: the vector score, scaled 0–1 over the re-scored head, at this weight. */
+  rv: number;
+  depth: number;
+}
+// What ships (lib/semantic/fusion.ts, the built-in model's row).
+export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named" };
+
+export function rank(f: F, p: P): number[] {
+  const conf = p.idfConf ? f.confIdf : f.conf;
+  let w = p.wvWeak + (p.wv - p.wvWeak) * conf;
+  let marginOpen = true;
+  if (f.kw.length) {
+    if (p.aN) {
+      const top = new Set(f.kw.slice(0, p.aM));
+      if (!f.vec.slice(0, p.aN).some((i) => top.has(i))) w *= p.noA;
+    }
+    if (p.agreeFull) {
+      const top = new Set(f.kw.slice(0, 10));
+      const overlap = f.vec.slice(0, 10).filter((i) => top.has(i)).length;
+      w *= Math.min(1, overlap / p.agreeFull);
+    }
+    if (p.gapHi) {
+      const s = f.q.kw;
+      const g = s.length >= p.gapAt ? (s[0]![1] - s[p.gapAt - 1]![1]) / s[0]![1] : 1;
+      const t = Math.min(1, Math.max(0, (g - p.gapLo) / (p.gapHi - p.gapLo)));
+      w *= 1 - t * (1 - p.gapMin);
+    }
+    if (p.margin && f.vec.length > p.marginAt) {
+      const gap = f.vscore.get(f.vec[0]!)! - f.vscore.get(f.vec[p.marginAt - 1]!)!;
+      if (p.marginHi > p.margin) w *= p.marginW + (1 - p.marginW) * Math.min(1, Math.max(0, (gap - p.margin) / (p.marginHi - p.margin)));
+      else if (gap < p.margin) w *= p.marginW;
+      if (gap < p.margin) marginOpen = false;
+    }
   }
   const m = new Map<number, number>();
   const add = (l: number[], weight: (id: number) => number) => l.forEach((id, r) => m.set(id, (m.get(id) ?? 0) + weight(id) / (p.k + r + 1)));
   add(f.kw, () => 1);
-  if (p.wp) add(f.prf, () => p.wp);
   const inside = new Set(f.kw.slice(0, p.outM || Infinity));
-  if (w) add(f.vec, (id) => (p.outM && !inside.has(id) ? p.wOut : 1) * w);
-  // The second stage over the fused top 10 (title 0.3, heading 0.1, proximity 0.1).
+  add(f.vec, (id) => (p.outM && !inside.has(id) ? p.wOut : 1) * (w || 1e-9));
   const order = [...m].sort((a, b) => b[1] - a[1]).map(([i]) => i);
-  const head = order.slice(0, 10);
+  const head = order.slice(0, p.depth);
   const top = m.get(head[0]!) ?? 1;
+  const vs = head.map((i) => f.vscore.get(i) ?? -1);
+  const vmax = Math.max(...vs);
+  const vmin = Math.min(...vs);
+  const vn = (i: number) => (p.rv && vmax > vmin ? ((f.vscore.get(i) ?? vmin) - vmin) / (vmax - vmin) : 0);
   const rescored = head.map((i) => {
-    const x = f.q.feats[i] ?? [0, 0, 0, 0];
-    return [i, m.get(i)! / top + 0.3 * x[0]! + 0.1 * x[1]! + 0.1 * x[2]!] as const;
+    const x = feat(f.q, i);
+    const t = p.tmode === "q" ? x[0]! : p.tmode === "named" ? (x[7] ?? 0) : p.tmode === "min" ? Math.min(x[0]!, x[8] ?? 0) : p.tmode === "gm" ? Math.sqrt(x[0]! * (x[8] ?? 0)) : (x[8] ?? 0);
+    return [i, m.get(i)! / top + p.rt * t + p.rh * x[1]! + p.rp * x[2]! + p.rip * x[5]! + p.rv * vn(i)] as const;
   });
-  let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(10)];
-  if (p.slot && f.kw.length && f.conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
+  let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(p.depth)];
+  if (p.slot && f.kw.length && (marginOpen || !p.slotGated) && conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
   return out;
 }
 
-function evaluate(fs: F[], p: P) {
+const ndcg10 = (l: number[], rel: number[]) => {
+  let dcg = 0;
+  l.slice(0, 10).forEach((d, i) => {
+    if (rel.includes(d)) dcg += 1 / Math.log2(i + 2);
+  });
+  let ideal = 0;
+  for (let i = 0; i < Math.min(10, rel.length); i++) ideal += 1 / Math.log2(i + 2);
+  return ideal ? dcg / ideal : 0;
+};
+
+export function evaluate(fs: F[], p: P) {
   const per = new Map<string, [number, number]>(); // set:kind → [hybrid hits, BM25 hits]
   const mrr = new Map<string, [number, number, number]>(); // set → [hybrid, BM25, n]
+  const nd = new Map<string, [number, number, number]>();
   let losses = 0;
   for (const f of fs) {
-    const at = (l: number[]) => l.findIndex((i) => f.q.rel.includes(i));
-    const r = at(rank(f, p));
+    const l = rank(f, p);
+    const at = (x: number[]) => x.findIndex((i) => f.q.rel.includes(i));
+    const r = at(l);
     const b = at(f.bare);
-    const key = `${f.set}:${f.q.kind}`;
+    const key = `${f.set}:${f.q.kind ?? "all"}`;
     const c = per.get(key) ?? [0, 0];
     if (r >= 0 && r < 5) c[0]++;
     if (b >= 0 && b < 5) c[1]++;
@@ -83,45 +197,58 @@ function evaluate(fs: F[], p: P) {
     m[1] += b >= 0 && b < 10 ? 1 / (b + 1) : 0;
     m[2]++;
     mrr.set(f.set, m);
+    const n = nd.get(f.set) ?? [0, 0, 0];
+    n[0] += ndcg10(l, f.q.rel);
+    n[1] += ndcg10(f.bare, f.q.rel);
+    n[2]++;
+    nd.set(f.set, n);
   }
   let deficit = 0;
   let gain = 0;
-  for (const [h, b] of per.values()) {
+  for (const [key, [h, b]] of per) {
+    if (key.startsWith("sci")) continue; // SciFact is judged by nDCG@10
     deficit += Math.max(0, b - h);
     gain += h - b;
   }
-  const mrrDeficit = [...mrr.values()].reduce((a, [h, b, n]) => a + Math.max(0, (b - h) / n), 0);
-  const mrrSum = [...mrr.values()].reduce((a, [h, , n]) => a + h / n, 0);
-  const cells = [...mrr.keys()].map((set) => `${set} ${[...per].filter(([k]) => k.startsWith(`${set}:`)).map(([k, [h, b]]) => `${k.split(":")[1]!.slice(0, 4)} ${h}/${b}`).join(" ")} mrr ${(mrr.get(set)![0] / mrr.get(set)![2]).toFixed(3)}`);
-  return { safe: deficit === 0 && mrrDeficit < 0.002, gain, losses, mrrSum, line: `${cells.join(" | ")} | gain ${gain} losses ${losses}` };
+  const mrrDeficit = [...mrr].filter(([s]) => !s.startsWith("sci")).reduce((a, [, [h, b, n]]) => a + Math.max(0, (b - h) / n), 0);
+  const sci = nd.get("sci");
+  const sciNd = sci ? sci[0] / sci[2] : 0;
+  const sciBm = sci ? sci[1] / sci[2] : 0;
+  const mrrSum = [...mrr].filter(([s]) => !s.startsWith("sci")).reduce((a, [, [h, , n]]) => a + h / n, 0);
+  const cells = [...mrr.keys()].map((set) =>
+    set === "sci"
+      ? `sci nDCG ${sciNd.toFixed(3)} (BM25 ${sciBm.toFixed(3)})`
+      : `${set} ${[...per].filter(([k]) => k.startsWith(`${set}:`)).map(([k, [h, b]]) => `${k.split(":")[1]!.slice(0, 4)} ${h}/${b}`).join(" ")} mrr ${(mrr.get(set)![0] / mrr.get(set)![2]).toFixed(3)}`,
+  );
+  return { safe: deficit === 0 && mrrDeficit < 0.002 && sciNd >= sciBm, gain, losses, mrrSum, sciNd, sciBm, line: `${cells.join(" | ")} | gain ${gain} losses ${losses}` };
 }
 
-const fs = ["oh", "srd", "docs"].flatMap(load);
-const rows: { p: P; e: ReturnType<typeof evaluate> }[] = [];
-const families = new Map<string, { n: number; safe: number }>();
-for (const k of [2, 5, 10, 20, 30, 60])
-  for (const wv of [0.25, 0.5, 1])
-    for (const wvWeak of [0.5, 1, 2, 3])
-      for (const wp of [0, 0.5, 1])
-        for (const [aN, aM, noA] of [[0, 0, 1], [5, 10, 0], [5, 20, 0], [3, 10, 0], [5, 10, 0.25], [5, 20, 0.25], [10, 30, 0]] as const)
-          for (const [outM, wOut] of [[0, 1], [20, 0.5], [50, 0.5]] as const) {
-            const p: P = { k, wv, wvWeak, wp, aN, aM, noA, outM, wOut, slot: 0, slotBelow: 0 };
-            const e = evaluate(fs, p);
-            rows.push({ p, e });
-            const fam = JSON.stringify({ aN, aM, noA, outM, wOut });
-            const s = families.get(fam) ?? { n: 0, safe: 0 };
-            s.n++;
-            if (e.safe) s.safe++;
-            families.set(fam, s);
-          }
-console.log(`${rows.length} settings on the ${half} halves (+ docs)`);
-console.log("\nGate families, by the share of their settings that are safe:");
-for (const [fam, s] of [...families].sort((a, b) => b[1].safe / b[1].n - a[1].safe / a[1].n)) console.log(`  ${fam} ${(s.safe / s.n).toFixed(2)}`);
-const best = [...families].sort((a, b) => b[1].safe / b[1].n - a[1].safe / a[1].n)[0]![0];
-const inFamily = rows.filter((r) => r.e.safe && JSON.stringify({ aN: r.p.aN, aM: r.p.aM, noA: r.p.noA, outM: r.p.outM, wOut: r.p.wOut }) === best);
-inFamily.sort((a, b) => b.e.gain - a.e.gain || a.e.losses - b.e.losses || b.e.mrrSum - a.e.mrrSum);
-console.log("\nSafe settings of the safest family, most gained first:");
-for (const r of inFamily.slice(0, 8)) console.log(`  ${JSON.stringify(r.p)}\n    ${r.e.line}`);
-const chosen = inFamily[0]!.p;
-console.log("\nA place for the vector side's best note, on the chosen setting:");
-for (const slot of [0, 2, 3, 4]) for (const slotBelow of slot ? [0.3, 0.5, 2] : [0]) console.log(`  ${slot ? `place ${slot + 1} below confidence ${slotBelow}` : "none"}: ${evaluate(fs, { ...chosen, slot, slotBelow }).line}`);
+export function loadAll(which = half): F[] {
+  const mine = (q: Q) => q.half === which;
+  return [...load("oh", "oh", mine), ...load("srd", "srd", mine), ...load("docs", "docs", () => true), ...load("sci", which === "report" ? "scifact" : "scifact-train", () => true)];
+}
+
+if (import.meta.main) {
+  const fs = loadAll();
+  const show = (name: string, p: P) => console.log(`${name}\n  ${evaluate(fs, p).line}${evaluate(fs, p).safe ? " SAFE" : ""}`);
+  show("default", DEFAULT);
+  show("no vectors", { ...DEFAULT, wv: 0, wvWeak: 0, slot: 0 });
+  const rows: { p: P; e: ReturnType<typeof evaluate> }[] = [];
+  for (const idfConf of [false, true])
+    for (const agreeFull of [0, 2, 3, 5])
+      for (const [margin, marginAt, marginW] of [[0, 10, 0], [0.02, 10, 0], [0.04, 10, 0], [0.06, 10, 0], [0.04, 10, 0.25], [0.08, 10, 0.25], [0.1, 30, 0]] as const)
+        for (const [rt, rh, rp, rip] of [[0.3, 0.1, 0.1, 0], [0.3, 0.1, 0, 0.1], [0.3, 0.1, 0.1, 0.1], [0.2, 0.1, 0.1, 0], [0.3, 0.1, 0.2, 0]] as const)
+          for (const [wv, wvWeak] of [[0.25, 2], [0.25, 1], [0.25, 3], [0.5, 2]] as const)
+            for (const slotBelow of [0.5, 0.3]) {
+              const p: P = { ...DEFAULT, idfConf, agreeFull, margin, marginAt, marginW, rt, rh, rp, rip, wv, wvWeak, slotBelow };
+              rows.push({ p, e: evaluate(fs, p) });
+            }
+  const safe = rows.filter((r) => r.e.safe);
+  console.log(`\n${rows.length} settings on the ${half} halves (+ docs, SciFact ${half === "report" ? "test" : "train"}); ${safe.length} safe`);
+  safe.sort((a, b) => b.e.gain - a.e.gain || b.e.sciNd - a.e.sciNd || b.e.mrrSum - a.e.mrrSum);
+  console.log("\nSafe settings, most questions gained over BM25 first:");
+  for (const r of safe.slice(0, 12)) console.log(`  ${JSON.stringify(r.p)}\n    ${r.e.line}`);
+  rows.sort((a, b) => b.e.sciNd - a.e.sciNd);
+  console.log("\nBest SciFact nDCG@10 (safe or not):");
+  for (const r of rows.slice(0, 6)) console.log(`  ${JSON.stringify(r.p)}\n    ${r.e.line}${r.e.safe ? " SAFE" : ""}`);
+}

@@ -97,6 +97,15 @@ export interface RankingParams {
    */
   agreement: { vectorTop: number; keywordTop: number; without: number } | null;
   /**
+   * The vector side's own spread (null: off): when the vector list's first
+   * note scores less than `below` above its `at`-th, the vector list weighs
+   * nothing. A model that sees its best 30 notes as about equally close does
+   * not know which is meant (the built-in model on SciFact, where every
+   * abstract sits in one narrow cone of scientific prose), and BM25's order is
+   * left alone; a paraphrase the model does recognise stands out of its list.
+   */
+  vectorMargin: { at: number; below: number } | null;
+  /**
    * Notes outside the keyword list's best `depth` get `weight` × the vector
    * list's weight (null: all the same): the vector side mostly re-orders what
    * the words found, and adds new notes more cautiously.
@@ -107,7 +116,10 @@ export interface RankingParams {
    * side is unsure (keywordConfidence below `belowConfidence`) and that note
    * is not among the first `position` of the final ranking, it is put right
    * after them. A paraphrased question's page is often the vector list's first
-   * and nowhere near the keyword list's; fusion alone then buries it.
+   * and nowhere near the keyword list's; fusion alone then buries it. Not when
+   * the vector margin (above) found the vector list flat: its first note is
+   * then no better than its 30th (SciFact train: 11 → 8 questions lost from
+   * BM25's top 5, nothing else changed).
    */
   vectorSlot: { position: number; belowConfidence: number } | null;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
@@ -124,7 +136,7 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, outside: null, vectorSlot: null };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, vectorMargin: null, outside: null, vectorSlot: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
@@ -138,12 +150,13 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       ...NO_EXTRAS,
       noteVector: 0.25,
       agreement: { vectorTop: 5, keywordTop: 10, without: 0 },
+      vectorMargin: { at: 30, below: 0.12 },
       outside: { depth: 50, weight: 0.5 },
       vectorSlot: { position: 3, belowConfidence: 0.5 },
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there BM25's order is left alone; SciFact train nDCG@10 0.666 → 0.703), at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -205,18 +218,25 @@ const rankedIds = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).
  * keyword side's confidence) times the agreement gate, and the factor each
  * note's vector share is multiplied by (RankingParams.agreement, .outside).
  */
-export function vectorWeighting(keyword: Scored | undefined, vector: Scored | undefined, weight: number, p: Pick<RankingParams, "agreement" | "outside">): { weight: number; factor: (id: number) => number } {
+export function vectorWeighting(keyword: Scored | undefined, vector: Scored | undefined, weight: number, p: Pick<RankingParams, "agreement" | "outside"> & Partial<Pick<RankingParams, "vectorMargin">>): { weight: number; factor: (id: number) => number; flat: boolean } {
   const kw = keyword?.size ? rankedIds(keyword) : [];
-  if (!kw.length || !vector?.size) return { weight, factor: () => 1 };
+  if (!kw.length || !vector?.size) return { weight, factor: () => 1, flat: false };
   let w = weight;
   if (p.agreement) {
     const best = new Set(kw.slice(0, p.agreement.keywordTop));
     if (!rankedIds(vector).slice(0, p.agreement.vectorTop).some((id) => best.has(id))) w *= p.agreement.without;
   }
+  const margin = p.vectorMargin;
+  let flat = false;
+  if (margin && vector.size >= margin.at) {
+    const scores = [...vector.values()].map((v) => v.score).sort((a, b) => b - a);
+    flat = scores[0]! - scores[margin.at - 1]! < margin.below;
+    if (flat) w = 0;
+  }
   const outside = p.outside;
-  if (!outside) return { weight: w, factor: () => 1 };
+  if (!outside) return { weight: w, factor: () => 1, flat };
   const inside = new Set(kw.slice(0, outside.depth));
-  return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight) };
+  return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight), flat };
 }
 
 /** Move the vector side's best note to place `position` + 1 of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */

@@ -202,7 +202,8 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     let vectorBest: number | undefined;
     let bestScore = -Infinity;
     for (const [id, v] of vector[0] ?? []) if (v.score > bestScore) [vectorBest, bestScore] = [id, v.score];
-    keepVectorSlot(scored, vectorBest, confidence, p);
+    // A flat vector list (RankingParams.vectorMargin) has no best note worth a place.
+    if (!w.flat) keepVectorSlot(scored, vectorBest, confidence, p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
