@@ -12,17 +12,19 @@ export function linkSections(ctx: LintContext): Section[] {
   return [unresolvedSection(ctx), ...orphanSections(ctx)];
 }
 
-interface Shown {
-  name: string;
-  path: string;
-  shown: string;
+// A name's note, or an alias's note with the alias: the link text to show is made only for the few matches a page writes.
+type NameOf = LintNote | { note: LintNote; alias: string };
+
+function shownLink(ctx: LintContext, v: NameOf): { path: string; shown: string } {
+  if ("alias" in v) return { path: v.note.path, shown: `${ctx.link(v.note).slice(0, -2)}|${v.alias}]]` };
+  return { path: v.path, shown: ctx.link(v) };
 }
 
 // The "did you mean" index over every note name and alias, per connection and index generation:
 // on 100,000 notes it takes a moment to build, and a lint page or the next one reuses it.
-const matchers = new WeakMap<Database, { gen: string | null; notes: NameMatcher<Shown>; files: NameMatcher<string> | null }>();
+const matchers = new WeakMap<Database, { gen: string | null; notes: NameMatcher<NameOf>; files: NameMatcher<string> | null }>();
 
-function matchersFor(ctx: LintContext): { notes: NameMatcher<Shown>; files(): NameMatcher<string> } {
+function matchersFor(ctx: LintContext): { notes: NameMatcher<NameOf>; files(): NameMatcher<string> } {
   const gen = getMeta(ctx.db, "gen");
   let m = matchers.get(ctx.db);
   if (!m || m.gen !== gen || gen === null) {
@@ -34,11 +36,10 @@ function matchersFor(ctx: LintContext): { notes: NameMatcher<Shown>; files(): Na
         JSON.parse(r.aliases) as string[],
       ]),
     );
-    const notes = new NameMatcher<Shown>();
+    const notes = new NameMatcher<NameOf>();
     for (const n of sorted) {
-      const shown = ctx.link(n);
-      notes.add(n.name, { name: n.name, path: n.path, shown });
-      for (const a of aliases.get(n.path) ?? []) notes.add(a, { name: a, path: n.path, shown: `${shown.slice(0, -2)}|${a}]]` });
+      notes.add(n.name, n);
+      for (const a of aliases.get(n.path) ?? []) notes.add(a, { note: n, alias: a });
     }
     m = { gen, notes, files: null };
     matchers.set(ctx.db, m);
@@ -77,7 +78,8 @@ function unresolvedSection(ctx: LintContext): Section {
         const hit = m.files().closest(base);
         suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${base} to the vault, or remove the link`;
       } else {
-        const hit = m.notes.closest(stem);
+        const found = m.notes.closest(stem);
+        const hit = found && shownLink(ctx, found);
         suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${stem}.md", or remove the link`;
       }
       return ctx.finding("unresolved-link", note.path, `Unresolved link ${written} on line ${r.line}${times}: no note or file by that name`, suggestion, r.line);
