@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 import { NameMatcher } from "./fuzzy";
-import type { Finding, Group, LintContext, LintNote, Section } from "./lint";
+import { NoteGroup, type Finding, type Group, type LintContext, type LintNote, type Section } from "./lint";
 import { isMetaNote, isSourceNote } from "./wiki-layout";
 
 export function linkSections(ctx: LintContext): Section[] {
@@ -86,7 +86,7 @@ function unresolvedSection(ctx: LintContext): Section {
     });
   };
   const groups: Group[] = [];
-  for (const n of ctx.notes) if (n.unresolved > 0) groups.push({ note: n, path: n.path, n: n.unresolved, expand: () => expand(n) });
+  for (const n of ctx.notes) if (n.unresolved > 0) groups.push(new NoteGroup(n, n.unresolved, expand));
   return { rule: "unresolved-link", groups };
 }
 
@@ -108,31 +108,20 @@ function orphanSections(ctx: LintContext): Section[] {
     "SELECT t.path AS path, t.name AS name FROM links l JOIN notes t ON t.path = l.resolved WHERE l.note_id = ? AND t.id != ? ORDER BY l.ord LIMIT 1",
   );
   const listIt = (n: LintNote) => (ctx.indexPath && n.path !== ctx.indexPath ? `add ${ctx.link(n)} to index.md` : "link it from a related note");
+  const orphanFinding = (n: LintNote): Finding[] => [
+    ctx.finding("orphan-note", n.path, `No links in or out: no note links to "${n.name}" and it links to no note`, `Connect it: ${listIt(n)}, and link from it to the notes it relates to`),
+  ];
+  const noInboundFinding = (n: LintNote): Finding[] => {
+    const target = firstOut.get(n.id, n.id) as { path: string; name: string } | null;
+    const back = target ? `Link back to it from ${ctx.link(target)}, which it links to, or ${listIt(n)}` : `Link to it from a related note, or ${listIt(n)}`;
+    return [ctx.finding("no-inbound", n.path, `No note links to "${n.name}" (it links out, but nothing links back)`, back)];
+  };
   const orphans: Group[] = [];
   const noInbound: Group[] = [];
   for (const n of ctx.notes) {
     if (isMetaNote(n.path) || isSourceNote(n.path) || linked.has(n.id)) continue;
-    if (n.outNotes === 0) {
-      orphans.push({
-        note: n,
-        path: n.path,
-        n: 1,
-        expand: () => [
-          ctx.finding("orphan-note", n.path, `No links in or out: no note links to "${n.name}" and it links to no note`, `Connect it: ${listIt(n)}, and link from it to the notes it relates to`),
-        ],
-      });
-    } else {
-      noInbound.push({
-        note: n,
-        path: n.path,
-        n: 1,
-        expand: () => {
-          const target = firstOut.get(n.id, n.id) as { path: string; name: string } | null;
-          const back = target ? `Link back to it from ${ctx.link(target)}, which it links to, or ${listIt(n)}` : `Link to it from a related note, or ${listIt(n)}`;
-          return [ctx.finding("no-inbound", n.path, `No note links to "${n.name}" (it links out, but nothing links back)`, back)];
-        },
-      });
-    }
+    if (n.outNotes === 0) orphans.push(new NoteGroup(n, 1, orphanFinding));
+    else noInbound.push(new NoteGroup(n, 1, noInboundFinding));
   }
   return [
     { rule: "orphan-note", groups: orphans },
