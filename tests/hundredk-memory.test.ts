@@ -3,6 +3,7 @@
 // the Health page asks; searches go to another worker meanwhile; and the
 // "did you mean" index answers the same from its compact form.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { NameMatcher } from "../lib/hygiene/fuzzy";
 import { readPool } from "../lib/offload/pool";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -10,9 +11,26 @@ import { walkVault } from "./helpers/vault-facts";
 
 setDefaultTimeout(60_000);
 
+/** Threads of this process with a positive nice value (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function nicedThreads(): number {
+  let n = 0;
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      if (nice > 0) n++;
+    } catch {
+      /* the thread ended meanwhile */
+    }
+  }
+  return n;
+}
+
 describe("the lint plan lives in one read worker", () => {
   let s: TestServer;
+  let nicedBefore = 0;
   beforeAll(async () => {
+    nicedBefore = nicedThreads();
     s = await startTestServer();
   });
   afterAll(async () => {
@@ -20,10 +38,15 @@ describe("the lint plan lives in one read worker", () => {
   });
 
   test("lint, wiki_health and lint again run on one worker; a search sent beside them runs on the other", async () => {
+    await s.call("search", { query: "the" }, "read");
     const first = await s.call("lint", { limit: 5 }, "read");
+    // The health recorder (a wiki_health pass when the server starts) and the lint ran in one worker, the one
+    // thread of this process that runs at a lower priority; the search ran in another.
+    if (process.platform === "linux") expect(nicedThreads()).toBe(nicedBefore + 1);
     const pool = readPool(s.vault);
     const planWorker = pool.lastWorker("lint");
     expect(planWorker).toBeNumber();
+    expect(pool.lastWorker("search")).not.toBe(planWorker);
     const [again, health, found] = await Promise.all([
       s.call("lint", { limit: 5, offset: 5 }, "read"),
       s.call("wiki_health", {}, "read"),
@@ -42,6 +65,10 @@ describe("the lint plan lives in one read worker", () => {
       .filter(([rule]) => !["orphan-note", "no-inbound", "orphan-tag", "untagged-note"].includes(rule))
       .reduce((k, [, n]) => k + n, 0);
     expect(health.lintWarnings).toBe(warnings);
+    // Searches kept to the worker at normal priority, and no second worker was niced.
+    await s.call("search", { query: "and" }, "read");
+    expect(pool.lastWorker("search")).not.toBe(planWorker);
+    if (process.platform === "linux") expect(nicedThreads()).toBe(nicedBefore + 1);
   });
 });
 

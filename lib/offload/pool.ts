@@ -25,6 +25,8 @@ export interface HygieneReport {
 
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
+// Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks"]);
 
 const poolSize = () => {
   const v = process.env.LETTUCE_READ_WORKERS;
@@ -43,6 +45,8 @@ interface Pending {
 interface Slot {
   worker: Worker;
   current: Pending | null;
+  /** Runs heavy jobs, at a lower CPU priority (told with its first heavy job). */
+  niced: boolean;
 }
 
 function spawnWorker(): Worker {
@@ -114,18 +118,32 @@ export class ReadPool {
   }
 
   /**
-   * The worker a job goes to, or null to wait. Lint, wiki_health and the Health page keep a whole-vault plan
-   * in the worker that made it (~100 MB at 100k notes): they all go to that one worker, so the plan exists
-   * once, and other jobs prefer the other workers while one is free.
+   * The worker a job goes to, or null to wait.
+   *
+   * Heavy jobs (whole-vault passes) run in a worker at a lower CPU priority, so that a ping is not kept
+   * waiting behind them; search and the link graph run in one at normal priority: niced, a search's hop
+   * through the worker cost ~10 ms more at p50 on a loaded machine (100k notes, load ~13), since other
+   * processes' threads outweigh a nice-10 thread about ten to one. A thread's niceness only goes up, so a
+   * worker, once niced, stays the heavy one; light jobs use it only when it is idle and no other is.
+   *
+   * Lint, wiki_health and the Health page also keep a whole-vault plan in the worker that made it (~100 MB at
+   * 100k notes): they all go to that one worker, so the plan exists once.
    */
   private slotFor(job: ReadJob): Slot | null {
-    const plan = this.planSlot && this.slots.includes(this.planSlot) ? this.planSlot : null;
-    if (PLANNED.has(job.kind) && plan) return plan.current ? null : plan;
-    let slot = this.slots.find((s) => s.current === null && s !== plan) ?? null;
-    if (!slot && this.slots.length < this.size) slot = this.addSlot();
-    slot ??= plan && !plan.current ? plan : null;
-    if (slot && PLANNED.has(job.kind)) this.planSlot = slot;
-    return slot;
+    const idle = (s: Slot) => s.current === null;
+    if (HEAVY.has(job.kind)) {
+      const plan = this.planSlot && this.slots.includes(this.planSlot) ? this.planSlot : null;
+      let slot: Slot | null;
+      if (PLANNED.has(job.kind) && plan) slot = plan;
+      else slot = this.slots.find((s) => s.niced) ?? (this.slots.length < this.size ? this.addSlot() : (this.slots.find(idle) ?? null));
+      if (!slot || !idle(slot)) return null;
+      slot.niced = true;
+      if (PLANNED.has(job.kind)) this.planSlot = slot;
+      return slot;
+    }
+    return (
+      this.slots.find((s) => idle(s) && !s.niced) ?? (this.slots.length < this.size ? this.addSlot() : null) ?? this.slots.find(idle) ?? null
+    );
   }
 
   private dispatch(): void {
@@ -154,7 +172,7 @@ export class ReadPool {
       this.queue.splice(i, 1);
       slot.current = p;
       this.ranOn.set(p.job.kind, slot.worker.threadId);
-      const msg: WorkerRequest = { id: p.id, root: this.root, job: p.job };
+      const msg: WorkerRequest = { id: p.id, root: this.root, job: p.job, lowPriority: slot.niced };
       slot.worker.postMessage(msg);
     }
   }
@@ -163,7 +181,7 @@ export class ReadPool {
     const worker = spawnWorker();
     // Idle workers must not keep a CLI process alive.
     (worker as unknown as { unref?: () => void }).unref?.();
-    const slot: Slot = { worker, current: null };
+    const slot: Slot = { worker, current: null, niced: false };
     worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const p = slot.current;
       if (!p || p.id !== ev.data.id) return;
