@@ -52,7 +52,11 @@ export class LoadedIndexes {
       m.dim,
     );
     const passages = new VectorIndex(m.dim, center);
-    passages.reserve(passageVectorCount(db));
+    // Sized once, with room for the notes embedded next: sized exactly, the first new passage would double
+    // every array while the old ones are still held (+600 MB for a moment at 1M vectors). Room not yet
+    // written costs no resident memory (zeroed pages are mapped on first write).
+    const count = passageVectorCount(db);
+    passages.reserve(count + (count >> 4) + 1024);
     for (const r of head) passages.add(r.id, r.noteId, r.vector);
     let rows = head.length;
     for (const r of it) {
