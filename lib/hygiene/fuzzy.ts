@@ -60,6 +60,7 @@ export class NameMatcher<T> {
   private gramIndex: Map<number, number> | null = null; // trigram code → its row in offsets
   private offsets = new Int32Array(1);
   private postings = new Int32Array(0);
+  private shared = new Int32Array(0);
 
   add(key: string, value: T): void {
     this.keys.push(key.toLowerCase());
@@ -114,7 +115,12 @@ export class NameMatcher<T> {
     const budget = typoBudget(q.length);
     if (budget === 0) return null;
     const index = this.gramIndex ?? this.build();
-    const shared = new Map<number, number>();
+    // Shared trigrams per key, in a typed array reused across lookups (a Map here was most of a cached lint
+    // page's time at 100k notes), and the keys it touched.
+    if (this.shared.length !== this.keys.length) this.shared = new Int32Array(this.keys.length);
+    const shared = this.shared;
+    const touched: number[] = [];
+    let most = 0;
     for (const g of trigramCodes(q)) {
       const r = index.get(g);
       if (r === undefined) continue;
@@ -124,10 +130,19 @@ export class NameMatcher<T> {
       if (hi - lo > Math.max(50, this.keys.length / 3)) continue;
       for (let i = lo; i < hi; i++) {
         const id = this.postings[i]!;
-        shared.set(id, (shared.get(id) ?? 0) + 1);
+        const c = ++shared[id]!;
+        if (c === 1) touched.push(id);
+        if (c > most) most = c;
       }
     }
-    const ranked = [...shared.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, maxCandidates);
+    // The maxCandidates keys sharing the most trigrams (ties: the lower id), without sorting every touched key.
+    const byCount = new Int32Array(most + 2);
+    for (const id of touched) byCount[shared[id]!]!++;
+    let cut = most;
+    for (let have = byCount[most]!; cut > 1 && have < maxCandidates; ) have += byCount[--cut]!;
+    const picked = touched.filter((id) => shared[id]! >= cut).map((id) => [id, shared[id]!] as const);
+    for (const id of touched) shared[id] = 0;
+    const ranked = picked.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, maxCandidates);
     let best: { id: number; d: number } | null = null;
     for (const [id] of ranked) {
       const d = boundedDistance(q, this.keys[id]!, budget);
