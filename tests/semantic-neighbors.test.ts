@@ -5,7 +5,7 @@ import { expect, test } from "bun:test";
 import { normalize } from "../lib/providers/types";
 import { dot, similarGroups, similarPairs } from "../lib/semantic/neighbors";
 import { splitPassages } from "../lib/semantic/passages";
-import { VectorIndex } from "../lib/semantic/vector-index";
+import { IdSlots, VectorIndex } from "../lib/semantic/vector-index";
 
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -86,6 +86,54 @@ test("the vector index ranks like an exact scan, also past 16,384 vectors where 
   expect(idx.search(vectors[0]!, 1)[0]!.id).not.toBe(1);
   idx.add(2, 99, vectors[0]!);
   expect(idx.search(vectors[0]!, 1)[0]).toMatchObject({ id: 2, owner: 99 });
+});
+
+test("the index's id table agrees with a Map through adds, replacements and removals, colliding ids included", () => {
+  const r = rng(5);
+  const slots = new IdSlots();
+  const ref = new Map<number, number>();
+  // Ids a multiple of 2^20 apart share their low bits: long probe runs, which removal must keep reachable.
+  const idOf = () => (r() < 0.5 ? Math.floor(r() * 3000) : Math.floor(r() * 40) * 1_048_576 + 7);
+  for (let i = 0; i < 60_000; i++) {
+    const id = idOf();
+    if (r() < 0.4) {
+      slots.delete(id);
+      ref.delete(id);
+    } else {
+      slots.set(id, i);
+      ref.set(id, i);
+    }
+    if (i % 5000 === 0) for (const [k, v] of ref) expect(slots.get(k)).toBe(v);
+  }
+  expect(slots.size).toBe(ref.size);
+  for (let id = 0; id < 3000; id++) expect(slots.get(id)).toBe(ref.get(id));
+  for (let k = 0; k < 40; k++) expect(slots.get(k * 1_048_576 + 7)).toBe(ref.get(k * 1_048_576 + 7));
+});
+
+test("a vector index sized up front answers as one grown by adds, and stays whole when most of it is removed", () => {
+  const vectors = corpus(3_000, 32, 4);
+  const grown = new VectorIndex(32);
+  const sized = new VectorIndex(32);
+  sized.reserve(vectors.length);
+  vectors.forEach((v, i) => {
+    grown.add(i + 10, i % 7, v);
+    sized.add(i + 10, i % 7, v);
+  });
+  const r = rng(11);
+  for (let q = 0; q < 10; q++) {
+    const query = nearCopy(vectors[q * 251]!, r);
+    expect(sized.search(query, 5)).toEqual(grown.search(query, 5));
+  }
+  // The caller's vector is not changed (it is normalised in a scratch array).
+  const raw = Float32Array.from(vectors[0]!, (x) => x * 3);
+  const before = raw.slice();
+  sized.add(5, 1, raw);
+  expect(raw).toEqual(before);
+  // Remove all but every tenth: each remaining id is still found, each removed one is gone.
+  for (let i = 0; i < vectors.length; i++) if (i % 10) sized.remove(i + 10);
+  expect(sized.size).toBe(301);
+  for (let i = 0; i < vectors.length; i++) expect(sized.has(i + 10)).toBe(i % 10 === 0);
+  expect(sized.search(vectors[20]!, 1)[0]).toMatchObject({ id: 30, owner: 20 % 7 });
 });
 
 test("passages follow headings, stay within the size bound, overlap, and hash their text", () => {

@@ -5,8 +5,10 @@
 //
 // Counts passages with the built-in model's own splitter on a sample of notes,
 // then fills a real VectorIndex (what the server holds in memory) with that
-// many random 512-d unit vectors and reports the RSS it added.
-// Prints {"passages", "perNote", "mb"}.
+// many random 512-d unit vectors and reports the RSS it added. The index is
+// sized first, as the server's loader does (LoadedIndexes.get: reserve).
+// Prints {"passages", "perNote", "mb", "bytesPerVector", "peakMb"}: peakMb is
+// the process's VmHWM rise, the loading peak.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { splitPassages } from "../../lib/semantic/passages";
@@ -40,9 +42,12 @@ for (let i = 0; i < notes.length; i += step) {
 const perNote = passages / sampled;
 const total = Math.round(perNote * notes.length);
 
+const hwm = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN) * 1024;
 Bun.gc(true);
 const before = process.memoryUsage().rss;
+const hwmBefore = hwm();
 const index = new VectorIndex(DIM);
+index.reserve(total + (total >> 4) + 1024); // as the server's loader sizes it
 const v = new Float32Array(DIM);
 for (let i = 0; i < total; i++) {
   let n = 0;
@@ -51,5 +56,6 @@ for (let i = 0; i < total; i++) {
   index.add(i + 1, Math.floor(i / perNote) + 1, v);
 }
 Bun.gc(true);
-const mb = (process.memoryUsage().rss - before) / 2 ** 20;
-console.log(JSON.stringify({ passages: total, perNote, mb, size: index.size }));
+const added = process.memoryUsage().rss - before;
+const mb = added / 2 ** 20;
+console.log(JSON.stringify({ passages: total, perNote, mb, bytesPerVector: Math.round(added / total), peakMb: (hwm() - hwmBefore) / 2 ** 20, size: index.size }));

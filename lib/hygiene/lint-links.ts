@@ -5,24 +5,26 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 import { NameMatcher } from "./fuzzy";
-import type { Finding, Group, LintContext, LintNote, Section } from "./lint";
+import { NoteGroup, type Finding, type Group, type LintContext, type LintNote, type Section } from "./lint";
 import { isMetaNote, isSourceNote } from "./wiki-layout";
 
 export function linkSections(ctx: LintContext): Section[] {
   return [unresolvedSection(ctx), ...orphanSections(ctx)];
 }
 
-interface Shown {
-  name: string;
-  path: string;
-  shown: string;
+// A name's note, or an alias's note with the alias: the link text to show is made only for the few matches a page writes.
+type NameOf = LintNote | { note: LintNote; alias: string };
+
+function shownLink(ctx: LintContext, v: NameOf): { path: string; shown: string } {
+  if ("alias" in v) return { path: v.note.path, shown: `${ctx.link(v.note).slice(0, -2)}|${v.alias}]]` };
+  return { path: v.path, shown: ctx.link(v) };
 }
 
 // The "did you mean" index over every note name and alias, per connection and index generation:
 // on 100,000 notes it takes a moment to build, and a lint page or the next one reuses it.
-const matchers = new WeakMap<Database, { gen: string | null; notes: NameMatcher<Shown>; files: NameMatcher<string> | null }>();
+const matchers = new WeakMap<Database, { gen: string | null; notes: NameMatcher<NameOf>; files: NameMatcher<string> | null }>();
 
-function matchersFor(ctx: LintContext): { notes: NameMatcher<Shown>; files(): NameMatcher<string> } {
+function matchersFor(ctx: LintContext): { notes: NameMatcher<NameOf>; files(): NameMatcher<string> } {
   const gen = getMeta(ctx.db, "gen");
   let m = matchers.get(ctx.db);
   if (!m || m.gen !== gen || gen === null) {
@@ -34,11 +36,10 @@ function matchersFor(ctx: LintContext): { notes: NameMatcher<Shown>; files(): Na
         JSON.parse(r.aliases) as string[],
       ]),
     );
-    const notes = new NameMatcher<Shown>();
+    const notes = new NameMatcher<NameOf>();
     for (const n of sorted) {
-      const shown = ctx.link(n);
-      notes.add(n.name, { name: n.name, path: n.path, shown });
-      for (const a of aliases.get(n.path) ?? []) notes.add(a, { name: a, path: n.path, shown: `${shown.slice(0, -2)}|${a}]]` });
+      notes.add(n.name, n);
+      for (const a of aliases.get(n.path) ?? []) notes.add(a, { note: n, alias: a });
     }
     m = { gen, notes, files: null };
     matchers.set(ctx.db, m);
@@ -77,14 +78,15 @@ function unresolvedSection(ctx: LintContext): Section {
         const hit = m.files().closest(base);
         suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${base} to the vault, or remove the link`;
       } else {
-        const hit = m.notes.closest(stem);
+        const found = m.notes.closest(stem);
+        const hit = found && shownLink(ctx, found);
         suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${stem}.md", or remove the link`;
       }
       return ctx.finding("unresolved-link", note.path, `Unresolved link ${written} on line ${r.line}${times}: no note or file by that name`, suggestion, r.line);
     });
   };
   const groups: Group[] = [];
-  for (const n of ctx.notes) if (n.unresolved > 0) groups.push({ note: n, path: n.path, n: n.unresolved, expand: () => expand(n) });
+  for (const n of ctx.notes) if (n.unresolved > 0) groups.push(new NoteGroup(n, n.unresolved, expand));
   return { rule: "unresolved-link", groups };
 }
 
@@ -106,31 +108,20 @@ function orphanSections(ctx: LintContext): Section[] {
     "SELECT t.path AS path, t.name AS name FROM links l JOIN notes t ON t.path = l.resolved WHERE l.note_id = ? AND t.id != ? ORDER BY l.ord LIMIT 1",
   );
   const listIt = (n: LintNote) => (ctx.indexPath && n.path !== ctx.indexPath ? `add ${ctx.link(n)} to index.md` : "link it from a related note");
+  const orphanFinding = (n: LintNote): Finding[] => [
+    ctx.finding("orphan-note", n.path, `No links in or out: no note links to "${n.name}" and it links to no note`, `Connect it: ${listIt(n)}, and link from it to the notes it relates to`),
+  ];
+  const noInboundFinding = (n: LintNote): Finding[] => {
+    const target = firstOut.get(n.id, n.id) as { path: string; name: string } | null;
+    const back = target ? `Link back to it from ${ctx.link(target)}, which it links to, or ${listIt(n)}` : `Link to it from a related note, or ${listIt(n)}`;
+    return [ctx.finding("no-inbound", n.path, `No note links to "${n.name}" (it links out, but nothing links back)`, back)];
+  };
   const orphans: Group[] = [];
   const noInbound: Group[] = [];
   for (const n of ctx.notes) {
     if (isMetaNote(n.path) || isSourceNote(n.path) || linked.has(n.id)) continue;
-    if (n.outNotes === 0) {
-      orphans.push({
-        note: n,
-        path: n.path,
-        n: 1,
-        expand: () => [
-          ctx.finding("orphan-note", n.path, `No links in or out: no note links to "${n.name}" and it links to no note`, `Connect it: ${listIt(n)}, and link from it to the notes it relates to`),
-        ],
-      });
-    } else {
-      noInbound.push({
-        note: n,
-        path: n.path,
-        n: 1,
-        expand: () => {
-          const target = firstOut.get(n.id, n.id) as { path: string; name: string } | null;
-          const back = target ? `Link back to it from ${ctx.link(target)}, which it links to, or ${listIt(n)}` : `Link to it from a related note, or ${listIt(n)}`;
-          return [ctx.finding("no-inbound", n.path, `No note links to "${n.name}" (it links out, but nothing links back)`, back)];
-        },
-      });
-    }
+    if (n.outNotes === 0) orphans.push(new NoteGroup(n, 1, orphanFinding));
+    else noInbound.push(new NoteGroup(n, 1, noInboundFinding));
   }
   return [
     { rule: "orphan-note", groups: orphans },

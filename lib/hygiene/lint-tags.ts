@@ -6,7 +6,7 @@
 // and only the notes carrying a diagnosed tag are looked up.
 import type { Database } from "bun:sqlite";
 import { boundedDistance, typoBudget } from "./fuzzy";
-import type { Finding, Group, LintContext, LintNote, Section } from "./lint";
+import { NoteGroup, type Finding, type Group, type LintContext, type LintNote, type Section } from "./lint";
 import { matchesAny, underAny, type LintConfig } from "./lint-config";
 import type { Rule } from "./lint-config";
 import { firstLinkedNote } from "./lint-links";
@@ -232,9 +232,10 @@ export function untaggedSection(ctx: LintContext): Section {
     if (!best.length) return "Add tags in the frontmatter (tags: [topic]) or inline as #topic";
     return `Add a tag, e.g. ${best.map((b) => "#" + b.tag).join(", ")} (used by ${where})`;
   };
+  const untagged = (n: LintNote): Finding[] => [ctx.finding("untagged-note", n.path, `"${n.name}" has no tags`, suggestion(n))];
   const groups: Group[] = [];
   for (const n of ctx.notes) {
-    if (!n.tagged) groups.push({ note: n, path: n.path, n: 1, expand: () => [ctx.finding("untagged-note", n.path, `"${n.name}" has no tags`, suggestion(n))] });
+    if (!n.tagged) groups.push(new NoteGroup(n, 1, untagged));
   }
   return { rule: "untagged-note", groups };
 }

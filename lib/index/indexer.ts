@@ -133,12 +133,15 @@ export class Indexer {
       // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
       const listing = await scanVaultYielding(this.root);
       const known = this.knownNotes();
-      const onDisk = new Set(listing.notes.map((n) => n.path));
-      const deleted = [...known.keys()].filter((p) => !onDisk.has(p));
+      let seen = 0;
       const todo = listing.notes.filter((e) => {
         const k = known.get(e.path);
+        if (k) seen++;
         return !k || k.size !== e.size || k.mtime !== e.mtimeMs;
       });
+      // Every known note was seen on disk (the usual restart): nothing deleted, and no set of 100k paths to build.
+      const onDisk = seen === known.size ? null : new Set(listing.notes.map((n) => n.path));
+      const deleted = onDisk ? [...known.keys()].filter((p) => !onDisk.has(p)) : [];
       const knownFiles = new Map(
         (this.db.query("SELECT path, size, mtime FROM files").all() as { path: string; size: number; mtime: number }[]).map((r) => [r.path, r]),
       );

@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { queryDatabase, type QueryInput } from "../bases/query";
 import { ToolError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
-import { wikiHealth } from "../hygiene/health";
-import { lintPage, type LintFilter } from "../hygiene/lint";
+import { healthFrom, wikiHealth } from "../hygiene/health";
+import { lintPage, lintSummary, SEVERITY, type LintFilter } from "../hygiene/lint";
+import { RULES, type Rule } from "../hygiene/lint-config";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
 import { renderForWire } from "./json-text";
@@ -20,6 +21,7 @@ export type ReadJob =
   | { kind: "graph"; center: string; depth: number; maxNodes: number }
   | { kind: "lint"; filter: LintFilter; offset: number; limit: number }
   | { kind: "health" }
+  | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput };
 
@@ -38,6 +40,14 @@ export function runJob(db: Database, job: ReadJob): unknown {
     }
     case "health":
       return wikiHealth(db);
+    case "hygieneReport": {
+      // The web UI's Health page: the score and the first findings of each rule, from the worker's plan.
+      const summary = lintSummary(db);
+      const rules = (Object.entries(summary.counts) as [Rule, number][])
+        .map(([rule, count]) => ({ rule, severity: SEVERITY[rule], count, items: lintPage(db, { rule }, 0, job.perRule).items }))
+        .sort((a, b) => RULES.indexOf(a.rule) - RULES.indexOf(b.rule));
+      return { health: healthFrom(summary), rules };
+    }
     case "queryDatabase":
       // The first query of a base evaluates its filters over every note (0.4 s on obsidian-hub, measured).
       return renderForWire(queryDatabase({ root: job.root, indexDb: db }, job.input));

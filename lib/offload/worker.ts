@@ -1,6 +1,7 @@
 // Worker entry: runs read jobs (search, link graph, lint) on its own read-only
 // connection to the index, so that a slow SQLite statement, which cannot be
-// interrupted, never holds the server's event loop.
+// interrupted, never holds the server's event loop. A worker that runs the
+// whole-vault passes runs at a lower CPU priority (pool.ts).
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { ToolError } from "../errors";
@@ -10,9 +11,11 @@ import { lowerThreadPriority } from "./priority";
 
 declare const self: Worker;
 
-lowerThreadPriority();
+// Lowered with the first heavy job (pool.ts decides which worker runs those), and never raised again:
+// an unprivileged thread cannot take its priority back.
+let lowered = false;
 
-export type WorkerRequest = { id: number; root: string; job: ReadJob };
+export type WorkerRequest = { id: number; root: string; job: ReadJob; lowPriority?: boolean };
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; kind: string; message: string; data?: Record<string, unknown> };
@@ -29,7 +32,11 @@ function open(root: string): Database {
 }
 
 self.onmessage = (ev: MessageEvent<WorkerRequest>) => {
-  const { id, root, job } = ev.data;
+  const { id, root, job, lowPriority } = ev.data;
+  if (lowPriority && !lowered) {
+    lowered = true;
+    lowerThreadPriority();
+  }
   let reply: WorkerReply;
   try {
     reply = { id, ok: true, value: runJob(open(root), job) };

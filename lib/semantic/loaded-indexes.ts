@@ -3,7 +3,7 @@
 // search never re-reads the tables unless another process changed them.
 import type { Database } from "bun:sqlite";
 import type { EmbeddingProvider } from "../providers/types";
-import { allNoteVectors, allPassageVectors, embeddedModel, generation, type WrittenPassage } from "./store";
+import { allNoteVectors, allPassageVectors, embeddedModel, generation, passageVectorCount, type WrittenPassage } from "./store";
 import { toToolError } from "./tool-error";
 import { VectorIndex } from "./vector-index";
 
@@ -52,8 +52,19 @@ export class LoadedIndexes {
       m.dim,
     );
     const passages = new VectorIndex(m.dim, center);
+    // Sized once, with room for the notes embedded next: sized exactly, the first new passage would double
+    // every array while the old ones are still held (+600 MB for a moment at 1M vectors). Room not yet
+    // written costs no resident memory (zeroed pages are mapped on first write).
+    const count = passageVectorCount(db);
+    passages.reserve(count + (count >> 4) + 1024);
     for (const r of head) passages.add(r.id, r.noteId, r.vector);
-    for (const r of it) passages.add(r.id, r.noteId, r.vector);
+    let rows = head.length;
+    for (const r of it) {
+      passages.add(r.id, r.noteId, r.vector);
+      // Each row leaves two 2 KB buffers (the blob and its float copy) that the collector is slow to count:
+      // a million vectors added with a copy each raised the peak RSS by ~1.8 GB (bench/lib/vector-memory.ts).
+      if (++rows % 65_536 === 0) Bun.gc(true);
+    }
     const notes = new VectorIndex(m.dim, center);
     for (const r of allNoteVectors(db)) notes.add(r.noteId, r.noteId, r.vector);
     this.passages = passages;

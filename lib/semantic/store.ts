@@ -190,6 +190,13 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
   return { added, removedPassages };
 }
 
+/** How many passages have a stored vector: the in-memory index is sized once from it. */
+export function passageVectorCount(db: Database): number {
+  const t = tables(db);
+  if (!hasTable(db, t.passages)) return 0;
+  return (db.query(`SELECT count(*) AS n FROM passages p JOIN ${t.passages} v ON v.rowid = p.id`).get() as { n: number }).n;
+}
+
 /** Every stored passage vector (for the in-memory search index). */
 export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
   const t = tables(db);

@@ -17,6 +17,8 @@ export const MAX_PATH_BYTES = 4096;
  * `.lettuce`), or a folder we never index (node_modules).
  */
 export function isIgnoredPath(rel: string): boolean {
+  // One name (the walk asks for each directory entry): no split, which was ~0.1 s of a 100k-note restart.
+  if (!rel.includes("/")) return IGNORED_DIRS.has(rel) || (rel.startsWith(".") && rel.length > 1);
   for (const part of rel.split("/")) {
     if (IGNORED_DIRS.has(part) || (part.startsWith(".") && part.length > 1)) return true;
   }

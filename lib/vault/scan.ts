@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, type Stats } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { isIgnoredPath, lstatInVault } from "./paths";
 
 export interface FileEntry {
@@ -62,6 +62,8 @@ function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boo
     return; // vanished or unreadable while we walked: the watcher will catch up
   }
   let files = 0;
+  // The folder's absolute path once: path.join per file (it normalises every time) was ~0.13 s of a 100k-note restart.
+  const dirAbs = dirRel ? join(root, dirRel) : root;
   for (const d of entries) {
     const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
     if (isIgnoredPath(d.name)) continue;
@@ -74,7 +76,7 @@ function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boo
     } else if (d.isFile() && !foldersOnly) {
       let st: Stats;
       try {
-        st = lstatSync(join(root, rel));
+        st = lstatSync(dirAbs + sep + d.name);
       } catch {
         continue;
       }

@@ -3,7 +3,8 @@
 // healthier. Recorded by the server, not by the page: a vault nobody looks at
 // still gets its daily point.
 import type { Database } from "bun:sqlite";
-import { wikiHealth, type WikiHealth } from "../hygiene/health";
+import type { WikiHealth } from "../hygiene/health";
+import { offloaded } from "../offload/pool";
 import type { VaultContext } from "../vault-context";
 
 export interface HealthPoint {
@@ -37,17 +38,26 @@ const HOUR = 60 * 60 * 1000;
  */
 export function startHealthRecorder(vault: VaultContext, everyMs = HOUR, checkMs = 60_000): () => void {
   let last = 0;
+  let closed = false;
   const check = () => {
-    if (vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
+    if (closed || vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
     last = Date.now();
-    try {
-      recordHealth(vault.stateDb, wikiHealth(vault.indexDb));
-    } catch (e) {
-      console.error("lettuce: could not record the health score:", e);
-    }
+    // In a read worker, where lint and wiki_health keep their plan: on the event loop this pass blocked requests
+    // for seconds at 100k notes and kept a second whole-vault plan in the main thread's memory.
+    offloaded
+      .health(vault)
+      .then((h) => {
+        if (!closed) recordHealth(vault.stateDb, h);
+      })
+      .catch((e) => {
+        if (!closed) console.error("lettuce: could not record the health score:", e);
+      });
   };
   const timer = setInterval(check, checkMs);
   (timer as { unref?: () => void }).unref?.();
   check();
-  return () => clearInterval(timer);
+  return () => {
+    closed = true;
+    clearInterval(timer);
+  };
 }

@@ -4,9 +4,8 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { ToolError } from "../errors";
-import { healthFrom } from "../hygiene/health";
-import { lintPage, lintSummary, SEVERITY } from "../hygiene/lint";
 import { RULES, type Rule } from "../hygiene/lint-config";
+import { offloaded } from "../offload/pool";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import { vecVersion } from "../store/index-db";
 import { getSetting } from "../store/state-db";
@@ -51,26 +50,25 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     });
   });
 
-  app.get("/api/hygiene", (c) => {
-    const report = lintSummary(idb);
-    const health = healthFrom(report);
+  // Both in a read worker, as the lint and wiki_health tools are: the whole-vault plan behind them takes
+  // seconds and ~100 MB at 100k notes, and is kept once, there, not again on the event loop.
+  app.get("/api/hygiene", async (c) => {
+    // Per rule, only the first findings are written (lintPage): a big vault can have millions.
+    const { health, rules } = await offloaded.hygieneReport(vault, FINDINGS_PER_RULE);
     try {
       recordHealth(vault.stateDb, health);
     } catch {
       /* a busy state.db: the hourly recorder catches up */
     }
-    // Per rule, only the first findings are written (lintPage): a big vault can have millions.
-    const rules = (Object.entries(report.counts) as [Rule, number][])
-      .map(([rule, count]) => ({ rule, severity: SEVERITY[rule], count, items: lintPage(idb, { rule }, 0, FINDINGS_PER_RULE).items }))
-      .sort((a, b) => RULES.indexOf(a.rule) - RULES.indexOf(b.rule));
     return c.json({ health, history: healthHistory(vault.stateDb), rules });
   });
 
-  app.get("/api/lint", (c) => {
+  app.get("/api/lint", async (c) => {
     const rule = c.req.query("rule");
     if (!rule || !(RULES as readonly string[]).includes(rule)) return badRequest(c, `rule must be one of ${RULES.join(", ")}`);
     const { limit, offset } = paging((k) => c.req.query(k), 100);
-    const page = lintPage(idb, { rule: rule as Rule }, offset, limit);
+    const [text] = await offloaded.lintPage(vault, { rule: rule as Rule }, offset, limit);
+    const page = JSON.parse(text) as { items: unknown[]; total: number };
     return c.json({ items: page.items, total: page.total, limit, offset });
   });
 
