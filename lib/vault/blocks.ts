@@ -108,7 +108,12 @@ function countNewlines(s: string): number {
  * Replace code (fenced, indented, inline) with spaces of the same length so that
  * tags and links inside code are not seen, while offsets and line numbers stay true.
  */
-export function maskCode(bodyLines: string[], bl: Block[]): string {
+export function maskCode(bodyLines: string[], bl: Block[], body?: string): string {
+  // Most notes have no code, quote or list block: then the text is the body as it is
+  // (bodyLines is body split on "\n"), with no copy of every line and no join.
+  if (body !== undefined && !bl.some((b) => b.type === "code" || b.type === "blockquote" || b.type === "list")) {
+    return body.includes("`") ? body.replace(INLINE_CODE, blank) : body;
+  }
   const lines = bodyLines.slice();
   for (const b of bl) {
     if (b.type === "code") {
