@@ -1,4 +1,3 @@
-import { parse as parseYaml } from "yaml";
 import GithubSlugger from "github-slugger";
 import { blocks, maskCode } from "./blocks";
 import { extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
@@ -60,7 +59,10 @@ function parseFrontmatterYaml(text: string): unknown {
   try {
     return Bun.YAML.parse(text);
   } catch {
-    return parseYaml(text, { logLevel: "silent" });
+    // Loaded on first need: importing the yaml package cost every parse worker (and the
+    // main thread) ~20 ms of start-up on each cold index, for the few notes Bun refuses.
+    const { parse } = require("yaml") as typeof import("yaml");
+    return parse(text, { logLevel: "silent" });
   }
 }
 
