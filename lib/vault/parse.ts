@@ -67,7 +67,7 @@ function parseFrontmatterYaml(text: string): unknown {
 }
 
 // `s` without a final ".md" (any case). The same as s.replace(/\.md$/i, ""), which cost
-// ~2 µs a call here: called for every note and every link, it was a tenth of the main thread.
+// ~2 µs a call here: called for every note and every link, ~4 % of the main thread's profile.
 function withoutMd(s: string): string {
   const n = s.length;
   if (n < 3 || s.charCodeAt(n - 3) !== 46 /* . */) return s;
@@ -100,10 +100,7 @@ function asStringList(v: unknown, splitOnSpace: boolean): string[] {
 
 // A tag is '#' after whitespace or line start, made of letters, digits, _ - /,
 // with at least one non-digit (Obsidian's rule: #1984 is not a tag).
-// Matched at each '#' that starts the text or follows whitespace (what a lookbehind
-// (?<=^|\s) would say): a pattern starting with a lookbehind is tried at every offset, ~3× slower.
-const TAG_AT = /#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/uy;
-const SPACE = /\s/;
+const TAG = /(?<=^|[\s])#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu;
 // CSS colours (#fff, #ff0000, #ff000080) are prose, not tags.
 const HEX_COLOUR = /^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
@@ -221,18 +218,7 @@ export function parseNote(path: string, content: string): ParsedNote {
     if (!tagSet.has(tag.toLowerCase())) tagSet.set(tag.toLowerCase(), tag);
   };
   for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) addTag(t);
-  for (let i = masked.indexOf("#"); i !== -1; ) {
-    if (i === 0 || SPACE.test(masked[i - 1]!)) {
-      TAG_AT.lastIndex = i;
-      const m = TAG_AT.exec(masked);
-      if (m) {
-        addTag(m[1]!);
-        i = masked.indexOf("#", i + m[0].length);
-        continue;
-      }
-    }
-    i = masked.indexOf("#", i + 1);
-  }
+  for (const m of masked.matchAll(TAG)) addTag(m[1]!);
 
   const links: ParsedLink[] = [];
   for (const m of masked.matchAll(WIKILINK)) {
