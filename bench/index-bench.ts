@@ -132,7 +132,7 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
       rss: Math.max(...bare.map((b) => b.run.maxRssMb)),
       cpu: med(bare.map((b) => b.run.cpuMs)),
     },
-    pyBare: { wall: med(py.map((p) => p.wallMs)), rss: Math.max(...py.map((p) => p.maxRssMb)) },
+    pyBare: { wall: med(py.map((p) => p.wallMs)), rss: Math.max(...py.map((p) => p.maxRssMb)), cpu: med(py.map((p) => p.cpuMs)) },
     restart: {
       wall: med(restart.map((r) => r.run.wallMs)),
       internal: med(restart.map((r) => r.out.ms)),

@@ -22,6 +22,8 @@ export class FtsSink {
   private failure: string | null = null;
   private settled: ((m: { done?: true; error?: string }) => void) | null = null;
   private ended = false;
+  /** Rows parse workers sent straight to the writer (through port()), as the main thread counted them. */
+  private viaPorts = 0;
 
   /**
    * `incremental`: the index already has rows (a batch with a huge note, whose
@@ -43,6 +45,21 @@ export class FtsSink {
   push(id: number, title: string, body: string): void {
     this.buffer.push([id, title, body]);
     if (this.buffer.length >= ROWS_PER_MESSAGE) this.flush();
+  }
+
+  /**
+   * A port for a parse worker to send full-text rows to the writer directly (a cold
+   * bulk load: the body then never crosses the main thread). The main thread tells
+   * the sink how many rows went that way (sentDirectly), and finish() waits for them.
+   */
+  port(): MessagePort {
+    const ch = new MessageChannel();
+    this.worker.postMessage({ port: ch.port2 }, [ch.port2]);
+    return ch.port1;
+  }
+
+  sentDirectly(n: number): void {
+    this.viaPorts += n;
   }
 
   /** Delete note `id`'s full-text row. */
@@ -72,7 +89,7 @@ export class FtsSink {
   /** Commit everything pushed, stamped with the index generation. */
   finish(gen: string): Promise<void> {
     this.flush();
-    return this.end({ finish: gen });
+    return this.end({ finish: gen, expect: this.viaPorts });
   }
 
   abort(): Promise<void> {

@@ -6,6 +6,7 @@ import { targetKeyOf } from "../vault/parse";
 import { isIgnoredPath, lstatInVault } from "../vault/paths";
 import { isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
+import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
@@ -130,8 +131,10 @@ export class Indexer {
   fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
     return this.serial(async () => {
       this.status = { ...this.status, state: "scanning", total: 0, done: 0 };
+      coldTrace("scan start");
       // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
       const listing = await scanVaultYielding(this.root);
+      coldTrace("scan done");
       const known = this.knownNotes();
       let seen = 0;
       const todo = listing.notes.filter((e) => {
@@ -282,12 +285,21 @@ export class Indexer {
       const hashOf = db.query("SELECT hash FROM notes WHERE id = ?");
       const knownHash = (k: KnownNote | undefined) => (k ? (k.hash ?? (hashOf.get(k.id) as { hash: string } | null)?.hash ?? null) : null);
       const requests: ParseRequest[] = todo.map((entry) => ({ entry, knownHash: knownHash(known.get(entry.path)) }));
+      // A bulk load starts from an empty notes table, so ids can be chosen now: parse workers
+      // then send each full-text row to the writer themselves (see parse-worker.ts).
+      const requestIds = new Map<string, number>();
+      if (bulk) requests.forEach((r, i) => requestIds.set(r.entry.path, (r.ftsId = i + 1)));
+      const sink = this.ftsSink;
       let sinceCommit = 0;
+      coldTrace("parse start");
       await parseAll(this.root, requests, this.resolver, (results) => {
+        let direct = 0;
         for (const r of results) {
-          if (this.writeResult(r, known, affectedKeys)) changed.push(r.entry.path);
+          if (this.writeResult(r, known, affectedKeys, bulk ? requestIds.get(r.entry.path) : undefined)) changed.push(r.entry.path);
+          if (r.ftsSent) direct++;
           this.status.done++;
         }
+        sink?.sentDirectly(direct);
         sinceCommit += results.length;
         if (!bulk && sinceCommit >= COMMIT_EVERY) {
           this.stampGeneration();
@@ -296,15 +308,20 @@ export class Indexer {
           sinceCommit = 0;
         }
         onProgress?.(this.status);
-      });
+      }, bulk && sink ? () => sink.port() : undefined);
+      coldTrace("parse+insert done");
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
+      coldTrace("indexes built");
       this.reresolve(affectedKeys, coldStart ? batchPaths : new Set());
       const gen = this.stampGeneration();
+      coldTrace("reresolved");
       db.exec("COMMIT");
       committed = true;
+      coldTrace("committed");
       // fts.db commits on its own thread meanwhile. A crash (or a failure) between
       // the two commits leaves the generations apart, and the next open rebuilds.
       await this.ftsSink?.finish(gen);
+      coldTrace("fts finished");
     } catch (e) {
       await this.ftsSink?.abort();
       if (!committed) db.exec("ROLLBACK");
@@ -343,7 +360,7 @@ export class Indexer {
   }
 
   /** Store one parse result; returns true when the note's content changed. */
-  private writeResult(r: ParseResult, known: Map<string, KnownNote>, affectedKeys: Set<string>): boolean {
+  private writeResult(r: ParseResult, known: Map<string, KnownNote>, affectedKeys: Set<string>, newId?: number): boolean {
     const { entry } = r;
     const k = known.get(entry.path);
     if (r.missing) return false; // deleted between scan and read: the watcher reports it next
@@ -359,7 +376,8 @@ export class Indexer {
       this.resolver.setAliases(entry.path, p.aliases);
     }
     const resolved = r.resolved ?? p.links.map((l) => this.resolver.resolve(l, entry.path));
-    const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink);
+    // A full-text row a parse worker already sent is not written again.
+    const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink, newId, r.ftsSent);
     known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, hash: r.hash });
     return true;
   }

@@ -4,6 +4,7 @@ import { nameKey } from "../vault/fold";
 import { noteName, type ParsedNote } from "../vault/parse";
 import { isNotePath, type FileEntry } from "../vault/scan";
 import type { FtsSink } from "./fts-sink";
+import { ftsTitle } from "./parse-job";
 
 /** A link row whose resolution may need redoing. */
 export interface LinkRow {
@@ -31,8 +32,8 @@ export class NoteRows {
   constructor(db: Database) {
     const q = (sql: string) => db.prepare(sql);
     this.st = {
-      insertNote: q(`INSERT INTO notes(path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases, unresolved, out_notes)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insertNote: q(`INSERT INTO notes(id, path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases, unresolved, out_notes)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ?, unresolved = ?, out_notes = ? WHERE id = ?`),
       touchNote: q(`UPDATE notes SET size = ?, mtime = ? WHERE id = ?`),
       deleteNote: q(`DELETE FROM notes WHERE id = ?`),
@@ -64,7 +65,18 @@ export class NoteRows {
    * `resolved` holds each link's resolved path. Full-text rows go to `fts`
    * (the writer thread: a cold scan, or a batch with a huge note) when given. Returns the note's id.
    */
-  write(id: number | undefined, entry: FileEntry, hash: string, p: ParsedNote, resolved: (string | null)[], fts: FtsSink | null): number {
+  write(
+    id: number | undefined,
+    entry: FileEntry,
+    hash: string,
+    p: ParsedNote,
+    resolved: (string | null)[],
+    fts: FtsSink | null,
+    /** A new note's id when chosen beforehand (a bulk load); otherwise SQLite picks one. */
+    newId?: number,
+    /** Its full-text row is already with the writer thread (sent by a parse worker). */
+    ftsSent = false,
+  ): number {
     const fm = JSON.stringify(p.frontmatter);
     const tags = JSON.stringify(p.tags);
     const aliases = JSON.stringify(p.aliases);
@@ -77,7 +89,7 @@ export class NoteRows {
       const folder = slash === -1 ? "" : entry.path.slice(0, slash);
       // run() + lastInsertRowid: bun:sqlite's get() on INSERT … RETURNING costs ~0.3 ms a row here.
       id = Number(
-        this.st.insertNote.run(entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes)
+        this.st.insertNote.run(newId ?? null, entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes)
           .lastInsertRowid,
       );
     }
@@ -89,9 +101,9 @@ export class NoteRows {
     p.headings.forEach((h, i) => this.st.insertHeading.run(id, i, h.level, h.title, h.id, h.line));
     p.directives.forEach((d, i) => this.st.insertDirective.run(id, i, d.line, d.title, d.body, d.done ? 1 : 0));
     for (const m of p.mentions) this.st.insertMention.run(id, m.line, m.handle, m.handle.toLowerCase(), m.context);
-    const titleField = p.aliases.length ? `${p.title} ${p.aliases.join(" ")}` : p.title;
-    if (fts) fts.push(id, titleField, p.body);
-    else this.st.insertFts.run(id, titleField, p.body);
+    if (ftsSent) return id;
+    if (fts) fts.push(id, ftsTitle(p), p.body);
+    else this.st.insertFts.run(id, ftsTitle(p), p.body);
     return id;
   }
 

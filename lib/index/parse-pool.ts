@@ -27,6 +27,8 @@ export async function parseAll(
   requests: ParseRequest[],
   resolver: LinkResolver,
   onBatch: (results: ParseResult[]) => void,
+  /** A cold bulk load: a port to the full-text writer for each parse worker (requests carry ftsId). */
+  ftsPort?: () => MessagePort,
 ): Promise<void> {
   const inline = () => {
     for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r, resolver)));
@@ -46,7 +48,11 @@ export async function parseAll(
     for (const w of workers) w.terminate();
     return inline();
   }
-  for (const w of workers) w.postMessage({ snapshot });
+  for (const w of workers) {
+    const port = ftsPort?.();
+    if (port) w.postMessage({ snapshot, ftsPort: port }, [port]);
+    else w.postMessage({ snapshot });
+  }
   let next = 0;
   let pending = 0;
   let nextId = 0;

@@ -47,6 +47,9 @@ const HTML_BLOCK = (Lexer as unknown as { rules: { block: { gfm: { html: RegExp 
 const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 const ATX_LINE = /^#{1,6}(?=[ \t]|$)/;
 const COMMENT_START = /^ {0,3}<!--/;
+// The first characters a line can start with to matter to simpleBlocks: space, tab, # > ` ~ < = -
+const MAY_MATTER: boolean[] = [];
+for (const ch of " \t#>`~<=-") MAY_MATTER[ch.charCodeAt(0)] = true;
 
 /**
  * Headings of a note that needs no lexer, or null when it does. Most notes
@@ -58,12 +61,14 @@ function simpleBlocks(lines: string[]): Block[] | null {
   let inComment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    const c = line.charCodeAt(0);
+    // Most lines start with a letter (or are empty): none of the patterns below can match them.
+    if (!inComment && !MAY_MATTER[c]) continue;
     if (inComment || COMMENT_START.test(line)) {
       // An HTML comment block runs to the line that closes it; a '#' inside is not a heading.
       inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 4);
       continue;
     }
-    const c = line.charCodeAt(0);
     if (c === 35 /* # */) {
       const m = ATX_LINE.exec(line);
       if (m) out.push({ type: "heading", startLine: i, lineCount: 1, depth: m[0].length });
@@ -108,7 +113,12 @@ function countNewlines(s: string): number {
  * Replace code (fenced, indented, inline) with spaces of the same length so that
  * tags and links inside code are not seen, while offsets and line numbers stay true.
  */
-export function maskCode(bodyLines: string[], bl: Block[]): string {
+export function maskCode(bodyLines: string[], bl: Block[], body?: string): string {
+  // Most notes have no code, quote or list block: then the text is the body as it is
+  // (bodyLines is body split on "\n"), with no copy of every line and no join.
+  if (body !== undefined && !bl.some((b) => b.type === "code" || b.type === "blockquote" || b.type === "list")) {
+    return body.includes("`") ? body.replace(INLINE_CODE, blank) : body;
+  }
   const lines = bodyLines.slice();
   for (const b of bl) {
     if (b.type === "code") {
