@@ -5,8 +5,14 @@ import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
 // Bulk work goes to the workers in small chunks so that a query's embedding
-// (put at the front of the queue) waits for at most one chunk.
-const BULK_CHUNK = Number(process.env.LETTUCE_EMBED_CHUNK) || 8;
+// (put at the front of the queue) waits for at most one chunk: 8 texts while
+// requests come, 16 once none has come for BUSY_WINDOW_MS (or when not serving):
+// ~5% less model CPU per passage (less per-call overhead), and no query is waiting.
+function bulkChunk(): number {
+  const set = Number(process.env.LETTUCE_EMBED_CHUNK);
+  if (set > 0) return Math.floor(set);
+  return isServing() && msSinceRequest() < BUSY_WINDOW_MS ? 8 : 16;
+}
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
@@ -87,7 +93,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     if (this.broken) return Promise.reject(new ProviderError("provider-error", this.broken));
     if (texts.length === 0) return Promise.resolve([]);
     const urgent = opts.purpose === "query";
-    const size = urgent ? texts.length : BULK_CHUNK;
+    const size = urgent ? texts.length : bulkChunk();
     // The model pads every text of a chunk to the chunk's longest: chunks of similar lengths waste
     // least (on obsidian-hub's passages a third of the padded positions were padding).
     const order = texts.map((_, i) => i);
@@ -107,6 +113,13 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       p.flat().forEach((v, j) => (out[order[j]!] = v));
       return out;
     });
+  }
+
+  /** Start the workers now (loading the model takes seconds), so that they are ready when passage work comes. */
+  warm(): void {
+    if (this.broken) return;
+    while (this.slots.length < this.threads) this.start();
+    this.pump();
   }
 
   private pump(): void {
