@@ -3,7 +3,9 @@
 // healthier. Recorded by the server, not by the page: a vault nobody looks at
 // still gets its daily point.
 import type { Database } from "bun:sqlite";
-import { wikiHealth, type WikiHealth } from "../hygiene/health";
+import type { WikiHealth } from "../hygiene/health";
+import { whenQuiet } from "../offload/activity";
+import { offloaded } from "../offload/pool";
 import type { VaultContext } from "../vault-context";
 
 export interface HealthPoint {
@@ -37,17 +39,26 @@ const HOUR = 60 * 60 * 1000;
  */
 export function startHealthRecorder(vault: VaultContext, everyMs = HOUR, checkMs = 60_000): () => void {
   let last = 0;
-  const check = () => {
+  let stopped = false;
+  // Background work: it waits until the server is quiet, and the whole-vault lint pass
+  // behind the score runs in a read worker (seconds at 100k notes), not on the request thread.
+  const check = async () => {
     if (vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
     last = Date.now();
+    await whenQuiet();
+    if (stopped) return;
     try {
-      recordHealth(vault.stateDb, wikiHealth(vault.indexDb));
+      const health = await offloaded.health(vault);
+      if (!stopped) recordHealth(vault.stateDb, health);
     } catch (e) {
-      console.error("lettuce: could not record the health score:", e);
+      if (!stopped) console.error("lettuce: could not record the health score:", e);
     }
   };
-  const timer = setInterval(check, checkMs);
+  const timer = setInterval(() => void check(), checkMs);
   (timer as { unref?: () => void }).unref?.();
-  check();
-  return () => clearInterval(timer);
+  void check();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }
