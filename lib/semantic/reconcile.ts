@@ -54,6 +54,9 @@ const WRITE_PASSAGES = 16;
 // Notes split per step of the counting pass (it yields between steps).
 const COUNT_STEP = 64;
 
+// A pass over this many notes or more starts every model worker at once.
+const WARM_NOTES = 32;
+
 // Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
 const BATCH_PASSAGES = 64;
 
@@ -99,8 +102,9 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     const gone = goneNoteIds(db);
     if (!stale.length && !gone.length) break;
     const total = done + stale.length;
-    // The model's workers load while the passages are counted below.
-    if (stale.length) provider.warm?.();
+    // The model's workers load while the passages are counted below (a few changed notes start
+    // only the workers their chunks need, as they come).
+    if (stale.length >= WARM_NOTES) provider.warm?.();
     // Count what the model really has to embed (distinct passages not in the cache), so that
     // progress and time estimates rest on it rather than on note sizes.
     const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks);
