@@ -5,13 +5,14 @@ import type { WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
 // Bulk work goes to the workers in small chunks so that a query's embedding
-// (put at the front of the queue) waits for at most one chunk: 8 texts while
-// requests come, 16 once none has come for BUSY_WINDOW_MS (or when not serving):
-// ~5% less model CPU per passage (less per-call overhead), and no query is waiting.
+// (put at the front of the queue) waits for at most one chunk. Chunks of 16 were
+// tried (~5% less CPU per passage on a sample sorted by length as a whole) but a
+// hub build with them took more worker CPU (702 s against 607 s with 8, not on the
+// same machine load): chunks are cut from length-sorted batches of ~64 passages,
+// and 16 of them span wider lengths, so more padding. LETTUCE_EMBED_CHUNK sets it.
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
-  if (set > 0) return Math.floor(set);
-  return isServing() && msSinceRequest() < BUSY_WINDOW_MS ? 8 : 16;
+  return set > 0 ? Math.floor(set) : 8;
 }
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
