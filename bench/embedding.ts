@@ -14,6 +14,11 @@
 //
 //   bun bench/embedding.ts [--vault DIR | --notes N] [--queries N] [--parts latency,build,hub,floor]
 //
+// The 10k-vault goal (serve-mode full embedding < 2x the all-cores floor) on a slice sized to
+// finish in minutes: `bun bench/embedding.ts --parts build,floor --notes 1000` prints both times,
+// their ratio, and the 10k figures extrapolated linearly (gen-vault's notes are alike, so passages
+// and time scale with the note count).
+//
 // Each run copies the vault to a temp dir (no .lettuce), so embedding is cold.
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -150,6 +155,9 @@ async function searchLatencies(s: Served, n: number): Promise<number[]> {
   return out;
 }
 
+// Seconds and passages of the last serve build and `lettuce embed` floor of the synthetic vault (for the ratio).
+const measured: { build?: { secs: number; passages: number }; floor?: { secs: number; passages: number } } = {};
+
 /** Serve a copy, wait until fully embedded (no queries), report time, rate, CPU split, estimates. */
 async function fullBuild(src: string, label: string, workers?: string): Promise<string[]> {
   const root = copy(src, label);
@@ -169,8 +177,11 @@ async function fullBuild(src: string, label: string, workers?: string): Promise<
       return eta ? `at ${Math.round((l.at - start) / 1000)} s: said ${eta[1]} s more, took ${Math.round((doneAt - l.at) / 1000)} s` : null;
     }).filter(Boolean);
     const firstLeft = /([\d,]+) passages to go/.exec(progress[0]?.text ?? "")?.[1];
+    if (src !== HUB) measured.build = { secs, passages };
+    // Worker CPU over wall time: how many cores the model kept busy (2.0 = both, all the time).
+    const busy = (cpu.workers / 1000 / secs).toFixed(2);
     return [
-      `| ${label} | ${workers ?? "default"} | ${m[1]} | ${passages} | ${Math.round(secs)} s | ${(passages / secs).toFixed(1)} | ${fmtMs(cpu.main)} | ${fmtMs(cpu.workers)} | ${firstLeft ?? "–"} |`,
+      `| ${label} | ${workers ?? "default"} | ${m[1]} | ${passages} | ${Math.round(secs)} s | ${(passages / secs).toFixed(1)} | ${fmtMs(cpu.main)} | ${fmtMs(cpu.workers)} | ${busy} | ${firstLeft ?? "–"} |`,
       ...(estimates.length ? [`|  | estimates: ${estimates.slice(0, 3).join("; ")} |`] : []),
     ];
   } finally {
@@ -190,6 +201,7 @@ async function cliEmbed(src: string): Promise<string> {
     if (p.exitCode !== 0) throw new Error(p.stderr.toString());
     const secs = (performance.now() - t) / 1000;
     const r = JSON.parse(p.stdout.toString().trim().split("\n").pop()!);
+    measured.floor = { secs, passages: r.embedded };
     return `| \`lettuce embed\` (all cores, ${Math.min(2, availableParallelism())} workers) | ${r.notes} notes | ${r.embedded} passages | ${Math.round(secs)} s | ${(r.embedded / secs).toFixed(1)}/s |`;
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -286,12 +298,22 @@ try {
   if (PARTS.has("build") || PARTS.has("hub")) report.push(
     "### Time until fully embedded under `serve`, no queries",
     "",
-    "| vault | model workers | notes | passages by the model | time | passages/s | main-thread CPU | worker CPU | first counted passages-to-go |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| vault | model workers | notes | passages by the model | time | passages/s | main-thread CPU | worker CPU | busy cores | first counted passages-to-go |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   );
   if (PARTS.has("build")) report.push(...(await fullBuild(synth, synthLabel)));
   if (PARTS.has("hub") && existsSync(HUB)) report.push(...(await fullBuild(HUB, "obsidian-hub")));
   if (PARTS.has("floor")) report.push("", "### The floor: `lettuce embed` on the same vault, not serving", "", "| run | notes | passages | time | rate |", "|---|---:|---:|---:|---:|", await cliEmbed(synth));
+  if (measured.build && measured.floor && !arg("--vault")) {
+    const { build, floor } = measured;
+    const scale = 10_000 / SYNTH_NOTES;
+    report.push(
+      "",
+      `Serve (no queries) / \`lettuce embed\`: ${Math.round(build.secs)} s / ${Math.round(floor.secs)} s = **${(build.secs / floor.secs).toFixed(2)}×** (goal < 2×). ` +
+        `Extrapolated to the 10k vault (×${scale.toFixed(1)}: ~${Math.round(build.passages * scale).toLocaleString("en-US")} passages): ` +
+        `serve ~${Math.round((build.secs * scale) / 60)} min, \`lettuce embed\` ~${Math.round((floor.secs * scale) / 60)} min on this machine at this load.`,
+    );
+  }
   report.push("", `Load average at the end: ${loadavg()}.`);
 } finally {
   if (!arg("--vault") && synth) rmSync(synth, { recursive: true, force: true });

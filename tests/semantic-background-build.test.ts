@@ -178,3 +178,31 @@ test("an Ollama that stops answering: capabilities.embeddings false, and the too
     }
   });
 }, 120_000);
+
+test("the next batch is sent to the model while one is written: a passage shared by notes in consecutive batches is embedded once, and every note gets it", async () => {
+  // 200 notes of one passage each, all the same text and title (same name, different folders): batches
+  // of 64 notes, the second sent while the first is still at the model.
+  const root = tempDir();
+  dirs.push(root);
+  const COPIES = 200;
+  for (let i = 0; i < COPIES; i++) {
+    mkdirSync(join(root, `F${i}`));
+    writeFileSync(join(root, `F${i}`, "Copy.md"), "# Copy\n\nThe same paragraph about moraines and glacial till in every folder.\n");
+  }
+  const m = startModelServer({ embedDelayMs: 200 });
+  servers.push(m);
+  await withEnv(ollamaEnv(m), async () => {
+    const s = await startTestServer({ root });
+    try {
+      const r = await s.call("reindex_embeddings");
+      expect(r).toMatchObject({ notes: mdFiles(root), passages: mdFiles(root), embedded: 1 });
+      const inputs = embedRequests(m).flatMap((q) => (Array.isArray(q.body.input) ? q.body.input : [q.body.input]));
+      expect(inputs.length).toBe(1);
+      expect((await s.call("get_vault_info")).liveness.embeddingIndexStale).toBe(false);
+      const hits = await s.call("semantic_search", { query: "moraines and glacial till", limit: 5 });
+      expect(hits.total ?? hits.results.length).toBeGreaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+}, 180_000);

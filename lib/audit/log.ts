@@ -5,6 +5,7 @@
 // background by the vault's retention setting (`auditRetentionDays`, default 90).
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
+import { whenQuiet } from "../offload/activity";
 import { getSetting } from "../store/state-db";
 import { auditTarget } from "./target";
 
@@ -55,6 +56,14 @@ export function retentionDays(db: Database): number {
 
 export function pruneAudit(db: Database, now = Date.now()): number {
   return db.query("DELETE FROM audit_log WHERE created_at < ?").run(now - retentionDays(db) * DAY_MS).changes;
+}
+
+// Rows deleted per statement by the server's background pruning (it waits for a quiet moment between slices).
+const PRUNE_SLICE = 2000;
+
+/** Delete at most `max` of the oldest expired entries; returns how many went. */
+export function pruneAuditSlice(db: Database, max = PRUNE_SLICE, now = Date.now()): number {
+  return db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(now - retentionDays(db) * DAY_MS, max).changes;
 }
 
 function isoMs(v: string | undefined, name: string): number | null {
@@ -109,12 +118,31 @@ export class AuditLog {
   private pending: Pending[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private pruner: ReturnType<typeof setInterval>;
+  private pruning: Promise<void> | null = null;
   private closed = false;
 
   constructor(private readonly db: Database) {
-    this.safely(() => pruneAudit(db));
-    this.pruner = setInterval(() => this.safely(() => pruneAudit(db)), PRUNE_EVERY_MS);
+    void this.prune();
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.pruner.unref?.();
+  }
+
+  /**
+   * Background work: expired entries go in slices, each after the server has
+   * been quiet for a moment (lib/offload/activity.ts), so that a tool call never
+   * waits behind a year's worth of deletes. Resolves when nothing expired is left.
+   */
+  prune(): Promise<void> {
+    this.pruning ??= (async () => {
+      for (;;) {
+        await whenQuiet();
+        if (this.closed) return;
+        let n = 0;
+        this.safely(() => (n = pruneAuditSlice(this.db)));
+        if (n < PRUNE_SLICE) return;
+      }
+    })().finally(() => (this.pruning = null));
+    return this.pruning;
   }
 
   private safely(fn: () => unknown): void {

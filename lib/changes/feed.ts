@@ -76,9 +76,14 @@ interface Row {
   created_seq: number;
 }
 
-export function changesSince(vault: JournalVault, journal: ChangeJournal, opts: { since?: string; cursor?: string; limit: number }): ChangesPage {
+// Rows shaped per turn of the event loop: each note's base is found by evaluating the vault's
+// bases, so a 1,000-row bootstrap page is shaped in slices and other requests wait for one slice.
+const SHAPE_SLICE = 50;
+
+export async function changesSince(vault: JournalVault, journal: ChangeJournal, opts: { since?: string; cursor?: string; limit: number }): Promise<ChangesPage> {
   const db = vault.stateDb;
-  return db.transaction(() => {
+  // The page and its cursor are read in one transaction; shaping the rows needs none.
+  const { page, cur, next } = db.transaction(() => {
     const max = journal.maxSeq();
     let cur: Cursor;
     if (opts.cursor) cur = decodeCursor(opts.cursor);
@@ -102,13 +107,18 @@ export function changesSince(vault: JournalVault, journal: ChangeJournal, opts: 
       .all(cur.s, again, cur.d, opts.limit + 1) as Row[];
     const hasMore = rows.length > opts.limit;
     const page = rows.slice(0, opts.limit);
-    const changes = page.map((r) => toChange(vault, r, cur.c));
     const last = page[page.length - 1];
     const next: Cursor = hasMore
       ? { s: Math.max(cur.s, last!.seq), c: cur.c, d: cur.d, t: 0 } // mid-sync: exact, or a page would repeat
       : { s: Math.max(cur.s, max), c: Math.max(cur.s, max), d: Math.max(cur.s, max), t: nowSecond() };
-    return { changes, hasMore, nextCursor: encodeCursor(next) };
+    return { page, cur, next: { cursor: next, hasMore } };
   })();
+  const changes: Change[] = [];
+  for (let i = 0; i < page.length; i += SHAPE_SLICE) {
+    if (i > 0) await new Promise<void>((r) => setImmediate(r));
+    for (const r of page.slice(i, i + SHAPE_SLICE)) changes.push(toChange(vault, r, cur.c));
+  }
+  return { changes, hasMore: next.hasMore, nextCursor: encodeCursor(next.cursor) };
 }
 
 function toChange(vault: JournalVault, r: Row, createdAfter: number): Change {

@@ -11,6 +11,7 @@ import { allRowNotes, noteInBase, tryLoadBase } from "../bases/rows";
 import type { IndexChange, Indexer } from "../index/indexer";
 import { contentHash } from "../index/parse-job";
 import { getMeta } from "../store/index-db";
+import { whenQuiet } from "../offload/activity";
 import { safeAbsPath } from "../vault/paths";
 
 export interface JournalVault extends VaultLike {
@@ -213,15 +214,24 @@ export function changeJournal(vault: JournalVault): ChangeJournal {
       report(e); // the next full scan's reconcile fills the gap
     }
   });
+  // After a full scan the journal catches up in the background, once the server is quiet
+  // (lib/offload/activity.ts): a request arriving meanwhile is not kept behind a whole-vault
+  // pass. A read of the feed before then catches up first (above), as a request's own work.
+  let closed = false;
   const offScan = vault.indexer.onScanned(() => {
-    behind.delete(vault);
-    try {
-      journal.reconcile();
-    } catch (e) {
-      report(e);
-    }
+    behind.add(vault);
+    void whenQuiet().then(() => {
+      if (closed || !behind.has(vault)) return;
+      behind.delete(vault);
+      try {
+        journal.reconcile();
+      } catch (e) {
+        report(e);
+      }
+    });
   });
   vault.onClose(() => {
+    closed = true;
     offChange();
     offScan();
   });

@@ -2,13 +2,14 @@
 // Lite on TensorFlow.js' wasm backend) off the request thread. The model files
 // come from builtin-assets.ts, so this works the same from source and inside
 // the compiled binary with no node_modules anywhere.
-import * as core from "@energetic-ai/core";
-import { EmbeddingsModel } from "@energetic-ai/embeddings";
+// The model's libraries are imported after the thread lowers its priority:
+// evaluating TensorFlow.js costs ~150 ms of CPU per worker, which a request
+// arriving at start-up should not compete with at the same priority.
+import type { EmbeddingsModel } from "@energetic-ai/embeddings";
 import { readFileSync } from "node:fs";
 import { lowerThreadPriority } from "../offload/priority";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
-import { installFastKernels, type KernelRegistry } from "./builtin-kernels";
-import { PieceTokenizer } from "./builtin-tokenizer";
+import type { KernelRegistry } from "./builtin-kernels";
 
 // @energetic-ai/core re-exports TensorFlow.js, whose type packages it does not
 // ship; this is the part of its surface used here.
@@ -23,8 +24,6 @@ interface Tf {
   };
   loadGraphModel(handler: unknown): Promise<ConstructorParameters<typeof EmbeddingsModel>[0]["model"]>;
 }
-const tf = core as unknown as Tf;
-
 declare const self: Worker;
 
 // Embedding is background work: the request thread gets a core first (docs/semantic.md, "Background embedding").
@@ -39,6 +38,11 @@ export type WorkerReply =
   | { type: "error"; id: number; error: string };
 
 async function loadModel(): Promise<EmbeddingsModel> {
+  const core = await import("@energetic-ai/core");
+  const { EmbeddingsModel: Model } = await import("@energetic-ai/embeddings");
+  const { installFastKernels } = await import("./builtin-kernels");
+  const { PieceTokenizer } = await import("./builtin-tokenizer");
+  const tf = core as unknown as Tf;
   tf.setWasmPaths(WASM_FILES);
   // Backend first, model second: starting both at once (as initModel does) sometimes
   // fails with "Backend 'wasm' has not yet been initialized".
@@ -69,9 +73,9 @@ async function loadModel(): Promise<EmbeddingsModel> {
   });
   const model = await tf.loadGraphModel(tf.io.fromMemory(artifacts));
   const vocabulary = JSON.parse(readFileSync(MODEL_FILES.vocabJson, "utf8"));
-  const embedder = new EmbeddingsModel({ model, vocabulary });
+  const embedder = new Model({ model, vocabulary });
   // The same tokens as the library's tokenizer, without its O(n²) copying (builtin-tokenizer.ts).
-  if (!plain) (embedder as unknown as { tokenizer: PieceTokenizer }).tokenizer = new PieceTokenizer(vocabulary);
+  if (!plain) (embedder as unknown as { tokenizer: unknown }).tokenizer = new PieceTokenizer(vocabulary);
   return embedder;
 }
 

@@ -24,6 +24,8 @@ export interface EmbeddingProvider {
   readonly passageChars: number;
   /** Embed texts; one vector per text, in order. Throws ProviderError. */
   embed(texts: string[], opts?: EmbedOptions): Promise<Float32Array[]>;
+  /** Optional: get ready for bulk work that is about to come (the built-in model starts its workers). */
+  warm?(): void;
   /** Release workers or sockets. */
   close(): void;
 }

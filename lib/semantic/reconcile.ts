@@ -54,6 +54,9 @@ const WRITE_PASSAGES = 16;
 // Notes split per step of the counting pass (it yields between steps).
 const COUNT_STEP = 64;
 
+// A pass over this many notes or more starts every model worker at once.
+const WARM_NOTES = 32;
+
 // Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
 const BATCH_PASSAGES = 64;
 
@@ -99,6 +102,9 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     const gone = goneNoteIds(db);
     if (!stale.length && !gone.length) break;
     const total = done + stale.length;
+    // The model's workers load while the passages are counted below (a few changed notes start
+    // only the workers their chunks need, as they come).
+    if (stale.length >= WARM_NOTES) provider.warm?.();
     // Count what the model really has to embed (distinct passages not in the cache), so that
     // progress and time estimates rest on it rather than on note sizes.
     const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks);
@@ -110,84 +116,132 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
       hooks.onWrite?.([], w.removedPassages, [], gone);
       result.pruned += gone.length;
     }
+    // Two batches in flight: the next batch's passages are in the provider's queue while this one's
+    // vectors are written, so the model workers never wait for the main thread between batches.
     let i = 0;
-    while (i < stale.length) {
-      await hooks.yield?.();
-      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
-      // Take notes until their (estimated) passages fill a batch.
-      const ids: number[] = [];
-      let est = 0;
-      while (i < stale.length && (ids.length === 0 || est < BATCH_PASSAGES)) {
-        est += Math.max(1, Math.ceil(stale[i]!.size / size));
-        ids.push(stale[i++]!.id);
-      }
-      const texts = noteTexts(db, ids);
-      const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title) }));
-      const all: Passage[] = split.flatMap((s) => s.passages);
-      const have = cache.get(provider.id, all.map((p) => p.hash));
-      const missing = [...new Map(all.filter((p) => !have.has(p.hash)).map((p) => [p.hash, p.input])).entries()];
-      if (missing.length) {
-        const vectors = await provider.embed(
-          missing.map(([, input]) => input),
-          { purpose: "document", signal: hooks.signal },
-        );
-        const fresh: [string, Float32Array][] = missing.map(([hash], j) => [hash, vectors[j]!]);
-        for (const [h, v] of fresh) {
-          if (dim !== null && v.length !== dim) {
-            throw new ProviderError(
-              "provider-error",
-              `${provider.id} returned ${v.length}-dimensional vectors but this vault's index holds ${dim}-dimensional ones of the same model; if the model behind that name changed, run \`lettuce embed --rebuild <vault>\``,
-            );
-          }
-          dim ??= v.length;
-          have.set(h, v);
-        }
-        cache.put(provider.id, fresh);
-        result.embedded += fresh.length;
-      }
-      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
-      const firstVector = have.values().next().value as Float32Array | undefined;
-      dim ??= firstVector?.length ?? provider.dimension ?? null;
-      // Written a few notes at a time: a background pass yields between slices, so that a request
-      // never waits behind one long write transaction (vector inserts are most of the main thread's share).
-      const seen = new Set(split.map((x) => x.note.id));
-      for (let from = 0; from < split.length || from === 0; ) {
-        const slice: typeof split = [];
-        for (let n = 0; from < split.length && (slice.length === 0 || n + split[from]!.passages.length <= WRITE_PASSAGES); from++) {
-          n += split[from]!.passages.length;
-          slice.push(split[from]!);
-        }
-        const last = from >= split.length;
+    let pending: Batch | null = null;
+    while (i < stale.length || pending) {
+      let next: Batch | null = null;
+      if (i < stale.length) {
         await hooks.yield?.();
-        await whenIdle(db);
-        // A note edited while its passages were being embedded is left stale; the next round takes it.
-        const stored: StoredNote[] = [];
-        for (const x of slice) {
-          const row = hashNow.get(x.note.id) as { hash: string } | null;
-          if (!row || row.hash !== x.note.hash) continue;
-          const vectors = x.passages.map((p) => have.get(p.hash)!);
-          stored.push({ noteId: x.note.id, hash: x.note.hash, passages: x.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+        if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
+        // Take notes until their (estimated) passages fill a batch.
+        const ids: number[] = [];
+        let est = 0;
+        while (i < stale.length && (ids.length === 0 || est < BATCH_PASSAGES)) {
+          est += Math.max(1, Math.ceil(stale[i]!.size / size));
+          ids.push(stale[i++]!.id);
         }
-        // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
-        if (last) {
-          for (const id of ids) {
-            if (seen.has(id)) continue;
-            const row = hashNow.get(id) as { hash: string } | null;
-            if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
-          }
-        }
-        if (dim !== null) ensureVecTables(db, dim);
-        const w = writeNotes(db, stored, []);
-        hooks.onWrite?.(w.added, w.removedPassages, stored.map((x) => ({ noteId: x.noteId, vector: x.noteVector })), []);
-        result.notes += stored.length;
-        result.passages += stored.reduce((n, x) => n + x.passages.length, 0);
-        if (last) break;
+        next = startBatch(db, provider, cache, ids, size, hooks.signal, pending ? new Set(pending.missing.map(([h]) => h)) : undefined);
       }
-      done += ids.length;
-      hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
+      if (pending) {
+        const b: Batch = pending;
+        pending = null;
+        dim = await finishBatch(db, provider, cache, b, dim, hashNow, hooks, result);
+        done += b.ids.length;
+        hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
+      }
+      pending = next;
     }
   }
   return result;
+}
+
+interface Batch {
+  ids: number[];
+  split: { note: ReturnType<typeof noteTexts>[number]; passages: Passage[] }[];
+  have: Map<string, Float32Array>;
+  missing: [string, string][];
+  /** The model's vectors for `missing`, in order (already running). */
+  vectors: Promise<Float32Array[]> | null;
+}
+
+/** Read and split a batch of notes, and hand the passages with no cached vector to the provider (not awaited). */
+function startBatch(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, ids: number[], size: number, signal?: AbortSignal, inFlight?: Set<string>): Batch {
+  const texts = noteTexts(db, ids);
+  const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title) }));
+  const all: Passage[] = split.flatMap((s) => s.passages);
+  const have = cache.get(provider.id, all.map((p) => p.hash));
+  // A passage the batch before is embedding now is not sent twice: finishBatch takes its vector from the cache.
+  const missing = [...new Map(all.filter((p) => !have.has(p.hash) && !inFlight?.has(p.hash)).map((p) => [p.hash, p.input])).entries()];
+  const vectors = missing.length ? provider.embed(missing.map(([, input]) => input), { purpose: "document", signal }) : null;
+  // Awaited in finishBatch; an earlier batch's failure must not leave this rejection unhandled meanwhile.
+  vectors?.catch(() => undefined);
+  return { ids, split, have, missing, vectors };
+}
+
+/** Wait for a batch's vectors, cache them, and write its notes a few at a time. Returns the dimension now known. */
+async function finishBatch(
+  db: Database,
+  provider: EmbeddingProvider,
+  cache: EmbeddingCache,
+  b: Batch,
+  dimIn: number | null,
+  hashNow: ReturnType<Database["query"]>,
+  hooks: ReconcileHooks,
+  result: ReconcileResult,
+): Promise<number | null> {
+  let dim = dimIn;
+  const { ids, split, have, missing } = b;
+  if (b.vectors) {
+    const vectors = await b.vectors;
+    // Chunks already at the model finish while a request is served: their cache write waits for it too.
+    await hooks.yield?.();
+    const fresh: [string, Float32Array][] = missing.map(([hash], j) => [hash, vectors[j]!]);
+    for (const [h, v] of fresh) {
+      if (dim !== null && v.length !== dim) {
+        throw new ProviderError(
+          "provider-error",
+          `${provider.id} returned ${v.length}-dimensional vectors but this vault's index holds ${dim}-dimensional ones of the same model; if the model behind that name changed, run \`lettuce embed --rebuild <vault>\``,
+        );
+      }
+      dim ??= v.length;
+      have.set(h, v);
+    }
+    cache.put(provider.id, fresh);
+    result.embedded += fresh.length;
+  }
+  const owed = [...new Set(split.flatMap((x) => x.passages.map((p) => p.hash)).filter((h) => !have.has(h)))];
+  if (owed.length) for (const [h, v] of cache.get(provider.id, owed)) have.set(h, v);
+  if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
+  const firstVector = have.values().next().value as Float32Array | undefined;
+  dim ??= firstVector?.length ?? provider.dimension ?? null;
+  // Written a few notes at a time: a background pass yields between slices, so that a request
+  // never waits behind one long write transaction (vector inserts are most of the main thread's share).
+  const seen = new Set(split.map((x) => x.note.id));
+  for (let from = 0; from < split.length || from === 0; ) {
+    const slice: typeof split = [];
+    for (let n = 0; from < split.length && (slice.length === 0 || n + split[from]!.passages.length <= WRITE_PASSAGES); from++) {
+      n += split[from]!.passages.length;
+      slice.push(split[from]!);
+    }
+    const last = from >= split.length;
+    await hooks.yield?.();
+    await whenIdle(db);
+    // A note edited while its passages were being embedded is left stale; the next round takes it.
+    const stored: StoredNote[] = [];
+    for (const x of slice) {
+      const row = hashNow.get(x.note.id) as { hash: string } | null;
+      if (!row || row.hash !== x.note.hash) continue;
+      const vectors = x.passages.map((p) => have.get(p.hash)!);
+      stored.push({ noteId: x.note.id, hash: x.note.hash, passages: x.passages, vectors, noteVector: dim ? meanVector(vectors, dim) : null });
+    }
+    // Notes without a body row (should not happen) are recorded as empty so they are not retried forever.
+    if (last) {
+      for (const id of ids) {
+        if (seen.has(id)) continue;
+        const row = hashNow.get(id) as { hash: string } | null;
+        if (row) stored.push({ noteId: id, hash: row.hash, passages: [], vectors: [], noteVector: null });
+      }
+    }
+    if (dim !== null) ensureVecTables(db, dim);
+    const w = writeNotes(db, stored, []);
+    hooks.onWrite?.(w.added, w.removedPassages, stored.map((x) => ({ noteId: x.noteId, vector: x.noteVector })), []);
+    result.notes += stored.length;
+    result.passages += stored.reduce((n, x) => n + x.passages.length, 0);
+    if (last) break;
+  }
+  return dim;
 }
 
 /** Distinct passages of these notes with no cached vector: what the model will embed. */

@@ -4,6 +4,7 @@
 // still gets its daily point.
 import type { Database } from "bun:sqlite";
 import type { WikiHealth } from "../hygiene/health";
+import { whenQuiet } from "../offload/activity";
 import { offloaded } from "../offload/pool";
 import type { VaultContext } from "../vault-context";
 
@@ -38,26 +39,26 @@ const HOUR = 60 * 60 * 1000;
  */
 export function startHealthRecorder(vault: VaultContext, everyMs = HOUR, checkMs = 60_000): () => void {
   let last = 0;
-  let closed = false;
-  const check = () => {
-    if (closed || vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
+  let stopped = false;
+  // Background work: it waits until the server is quiet, and the whole-vault lint pass
+  // behind the score runs in a read worker (seconds at 100k notes), not on the request thread.
+  const check = async () => {
+    if (vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
     last = Date.now();
-    // In a read worker, where lint and wiki_health keep their plan: on the event loop this pass blocked requests
-    // for seconds at 100k notes and kept a second whole-vault plan in the main thread's memory.
-    offloaded
-      .health(vault)
-      .then((h) => {
-        if (!closed) recordHealth(vault.stateDb, h);
-      })
-      .catch((e) => {
-        if (!closed) console.error("lettuce: could not record the health score:", e);
-      });
+    await whenQuiet();
+    if (stopped) return;
+    try {
+      const health = await offloaded.health(vault);
+      if (!stopped) recordHealth(vault.stateDb, health);
+    } catch (e) {
+      if (!stopped) console.error("lettuce: could not record the health score:", e);
+    }
   };
-  const timer = setInterval(check, checkMs);
+  const timer = setInterval(() => void check(), checkMs);
   (timer as { unref?: () => void }).unref?.();
-  check();
+  void check();
   return () => {
-    closed = true;
+    stopped = true;
     clearInterval(timer);
   };
 }

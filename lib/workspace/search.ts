@@ -45,13 +45,13 @@ interface RawHit {
   snippet: string;
 }
 
-export function searchWorkspace(vault: VaultContext, query: string, limit: number): WorkspaceSearch {
+export async function searchWorkspace(vault: VaultContext, query: string, limit: number): Promise<WorkspaceSearch> {
   const q = query.trim();
   if (!q) return { results: [] };
   let hits: RawHit[] = [];
   if (letterCount(q) >= 3 && !hasNoSpaceScript(q)) hits = indexSearch(vault, q, limit);
   if (hits.length) return { results: shape(vault, hits) };
-  const sub = substringSearch(vault, q, limit);
+  const sub = await substringSearch(vault, q, limit);
   return { results: shape(vault, sub.hits), fallback: "substring", ...(sub.partial ? { partial: true as const } : {}) };
 }
 
@@ -140,7 +140,12 @@ function snippetAround(body: string, needle: string): string {
   return (start > 0 ? "…" : "") + text + (start + SNIPPET_CHARS < body.length ? "…" : "");
 }
 
-function substringSearch(vault: VaultContext, q: string, limit: number): { hits: RawHit[]; partial: boolean } {
+// Bytes of bodies scanned per statement: the scan gives the event loop a turn between them, so that other
+// requests (a ping, a cheap call) wait for one slice (a few ms), not for the whole budget.
+const SCAN_SLICE_BYTES = 128 * 1024;
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+async function substringSearch(vault: VaultContext, q: string, limit: number): Promise<{ hits: RawHit[]; partial: boolean }> {
   const fq = fold(q);
   const hits: RawHit[] = [];
   const seen = new Set<string>();
@@ -166,10 +171,11 @@ function substringSearch(vault: VaultContext, q: string, limit: number): { hits:
   let i = 0;
   let scanned = 0;
   while (i < sizes.length && hits.length < limit && scanned < SUBSTRING_SCAN_BYTES) {
-    // A chunk of about 512 KB of notes, so that a common fragment stops the scan early.
+    if (scanned > 0) await nextTurn();
+    // A slice of notes (so that a common fragment stops the scan early, and other requests get their turn).
     const from = sizes[i]!.id;
     let chunk = 0;
-    while (i < sizes.length && chunk < 512 * 1024 && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += sizes[i++]!.size;
+    while (i < sizes.length && chunk < SCAN_SLICE_BYTES && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += sizes[i++]!.size;
     scanned += chunk;
     const to = sizes[i - 1]!.id;
     for (const r of find.all(from, to, arg, limit + seen.size) as { path: string; title: string; body: string }[]) {

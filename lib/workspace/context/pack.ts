@@ -165,6 +165,32 @@ function warningsOf(r: Ranking, o: PackOptions, conceptCount: number): string[] 
   return w;
 }
 
+/** One candidate's page as the pack needs it: its body from disk, a collapsed form, and its metadata. */
+function sourceOf(vault: VaultContext, c: Candidate, classes: ReturnType<typeof classifyNotes>, r: Ranking): Source {
+  const { text, body, fmRaw } = readBody(vault, c);
+  const outline = renderOutline(outlineOf(text, noteHeadings(vault.indexDb, c.row.id), frontmatterLineCount(fmRaw)));
+  const ex = excerpt(body);
+  const collapsed = outline ? `${ex}\n\n[outline]\n${outline}` : ex;
+  const cls = classes.get(c.row.path)!;
+  const fmType = typeof c.frontmatter.type === "string" && c.frontmatter.type.trim() ? c.frontmatter.type.trim().slice(0, 40) : null;
+  return {
+    c,
+    body,
+    collapsed,
+    meta: {
+      id: c.row.path,
+      title: c.row.title,
+      type: fmType ?? cls.type,
+      status: c.fresh.status,
+      trust: c.trust.trust,
+      ...(c.trust.reviewedBy ? { reviewedBy: c.trust.reviewedBy, reviewedAt: c.trust.reviewedAt } : {}),
+      ...(c.trust.reviewOutdated ? { reviewOutdated: true as const } : {}),
+      freshness: { updated: c.fresh.updated, from: c.fresh.updatedFrom, stale: c.fresh.stale, deprecated: c.fresh.deprecated, ...(c.fresh.supersededBy ? { supersededBy: c.fresh.supersededBy } : {}) },
+      selectionReason: reasonFor(r, c, body),
+    },
+  };
+}
+
 export async function prepareContext(vault: VaultContext, o: PackOptions): Promise<Record<string, unknown>> {
   const r = await rankForTask(vault, o);
   const run = issueContextRun(vault, o.token);
@@ -172,31 +198,14 @@ export async function prepareContext(vault: VaultContext, o: PackOptions): Promi
     vault,
     r.candidates.map((c) => c.row.path),
   );
-  const sources: Source[] = r.candidates.map((c) => {
-    const { text, body, fmRaw } = readBody(vault, c);
-    const outline = renderOutline(outlineOf(text, noteHeadings(vault.indexDb, c.row.id), frontmatterLineCount(fmRaw)));
-    const ex = excerpt(body);
-    const collapsed = outline ? `${ex}\n\n[outline]\n${outline}` : ex;
-    const cls = classes.get(c.row.path)!;
-    const fmType = typeof c.frontmatter.type === "string" && c.frontmatter.type.trim() ? c.frontmatter.type.trim().slice(0, 40) : null;
-    return {
-      c,
-      body,
-      collapsed,
-      meta: {
-        id: c.row.path,
-        title: c.row.title,
-        type: fmType ?? cls.type,
-        status: c.fresh.status,
-        trust: c.trust.trust,
-        ...(c.trust.reviewedBy ? { reviewedBy: c.trust.reviewedBy, reviewedAt: c.trust.reviewedAt } : {}),
-        ...(c.trust.reviewOutdated ? { reviewOutdated: true as const } : {}),
-        freshness: { updated: c.fresh.updated, from: c.fresh.updatedFrom, stale: c.fresh.stale, deprecated: c.fresh.deprecated, ...(c.fresh.supersededBy ? { supersededBy: c.fresh.supersededBy } : {}) },
-        selectionReason: reasonFor(r, c, body),
-      },
-    };
-  });
+  const sources: Source[] = [];
+  for (const [i, c] of r.candidates.entries()) {
+    // Each page is read from disk and outlined: other requests get a turn between pages.
+    if (i > 0 && i % 4 === 0) await new Promise<void>((res) => setImmediate(res));
+    sources.push(sourceOf(vault, c, classes, r));
+  }
   const related = o.includeRelated ? relatedOf(vault, r.candidates, new Set(r.candidates.map((c) => c.row.path))) : [];
+
   const head = {
     format: PACK_FORMAT,
     contextRunId: run.id,

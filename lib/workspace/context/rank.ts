@@ -102,13 +102,20 @@ function bm25Any(db: Database, terms: string[], depth: number): Map<number, numb
 // needs no scoring, but for a common word it still walks a long list, and agents repeat words.
 const DF = {};
 
-function documentFrequencies(vault: VaultContext, terms: Term[]): number[] {
+// prepare_context runs on the request thread as a series of statements (a count per word, two
+// BM25 passes, one read per candidate): it gives the event loop a turn between them, so that
+// other requests wait for one statement, not for the whole ranking (bench/abuse.ts --only heavy).
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+async function documentFrequencies(vault: VaultContext, terms: Term[]): Promise<number[]> {
   const cache = indexMemo(vault, DF, () => new Map<string, number>());
   if (cache.size > 10_000) cache.clear();
   const q = vault.indexDb.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?");
-  return terms.map((t) => {
+  const out: number[] = [];
+  for (const t of terms) {
     let n = cache.get(t.fts);
     if (n === undefined) {
+      await nextTurn();
       try {
         n = (q.get(prefixTerm(t)) as { n: number }).n;
       } catch {
@@ -116,8 +123,9 @@ function documentFrequencies(vault: VaultContext, terms: Term[]): number[] {
       }
       cache.set(t.fts, n);
     }
-    return n;
-  });
+    out.push(n);
+  }
+  return out;
 }
 
 /**
@@ -223,12 +231,15 @@ export async function rankForTask(
   const taskSet = new Set(taskTerms.map((t) => t.folded));
   const keywordTerms = termsOf(o.keywords.join(" "), 48).filter((t) => !taskSet.has(t.folded));
   const notes = noteCount(db);
-  const taskDf = documentFrequencies(vault, taskTerms);
+  const taskDf = await documentFrequencies(vault, taskTerms);
   const missing = taskTerms.filter((_, i) => taskDf[i] === 0);
   const taskQuery = informative(taskTerms, taskDf, notes);
-  const keywordQuery = informative(keywordTerms, documentFrequencies(vault, keywordTerms), notes);
+  const keywordQuery = informative(keywordTerms, await documentFrequencies(vault, keywordTerms), notes);
+  await nextTurn();
   const byTask = bm25Any(db, taskQuery.query, RANKING.depth);
+  await nextTurn();
   const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
+  await nextTurn();
   const vec = taskTerms.length || keywordTerms.length ? await vectorRanking(vault, [o.task, ...o.keywords].join("\n"), RANKING.depth, o.signal) : null;
   const vectorIds = vec && "ids" in vec ? vec.ids : null;
 
@@ -240,7 +251,9 @@ export async function rankForTask(
   const taskRes = wordStarts(taskQuery.terms);
   const keywordRes = wordStarts(keywordQuery.terms);
   const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
+  let read = 0;
   for (const [id, s] of lexical) {
+    if (++read % 16 === 0) await nextTurn();
     const text = candidateText(db, id);
     const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
     lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
