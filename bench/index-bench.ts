@@ -11,10 +11,9 @@
 // run directly on the same index.db. The machine is shared with other work:
 // each timing is repeated and the median (cold, restart) or per-query best
 // (search) is kept, and the load average is printed beside the figures.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { BUN, killChildren, lastJson, runChild, threadSplit, type ChildRun } from "./lib/child";
+import { benchScratch, BUN, lastJson, runChild, threadSplit, type ChildRun } from "./lib/child";
 import { profileCommand } from "./lib/cpu-profile";
 import { renderReport, type VaultFigures } from "./lib/report";
 import { benchSearch } from "./lib/search-bench";
@@ -147,14 +146,8 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
 
 export async function runIndexBench(opts: BenchOptions): Promise<string> {
   const sz = sizesFor(opts.quick);
-  const scratch = mkdtempSync(join(tmpdir(), "lettuce-bench-"));
-  // Ctrl-C: the children get the signal too; the temp vaults must not stay behind.
-  const onSignal = () => {
-    killChildren();
-    rmSync(scratch, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once("SIGINT", onSignal);
+  const tmp = benchScratch("lettuce-bench-");
+  const scratch = tmp.dir;
   const started = new Date();
   const loadStart = loadavg();
   try {
@@ -192,8 +185,7 @@ export async function runIndexBench(opts: BenchOptions): Promise<string> {
       profile,
     });
   } finally {
-    process.off("SIGINT", onSignal);
-    rmSync(scratch, { recursive: true, force: true });
+    tmp.remove();
   }
 }
 
@@ -203,13 +195,8 @@ export async function runIndexBench(opts: BenchOptions): Promise<string> {
  */
 export async function runSearchOnlyBench(opts: BenchOptions): Promise<string> {
   const sz = sizesFor(opts.quick);
-  const scratch = mkdtempSync(join(tmpdir(), "lettuce-bench-"));
-  const onSignal = () => {
-    killChildren();
-    rmSync(scratch, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once("SIGINT", onSignal);
+  const tmp = benchScratch("lettuce-bench-");
+  const scratch = tmp.dir;
   const loadStart = loadavg();
   try {
     const vaults: { name: string; dir: string }[] = [];
@@ -244,8 +231,7 @@ export async function runSearchOnlyBench(opts: BenchOptions): Promise<string> {
       ...rows,
     ].join("\n");
   } finally {
-    process.off("SIGINT", onSignal);
-    rmSync(scratch, { recursive: true, force: true });
+    tmp.remove();
   }
 }
 

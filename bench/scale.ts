@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BUN, killChildren, lastJson, runChild } from "./lib/child";
+import { benchScratch, BUN, lastJson, runChild } from "./lib/child";
 import { benchSearch, startServer, vmHwmMb, waitIdle } from "./lib/search-bench";
 import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
 
@@ -113,14 +113,8 @@ async function serverMemory(vault: string): Promise<Record<string, MemoryStep>> 
 export async function runScaleBench(opts: { notes?: number; warm?: boolean } = {}): Promise<string> {
   const N = opts.notes ?? 100_000;
   const vault = await cachedVault(N);
-  const scratch = join(tmpdir(), `lettuce-scale-${process.pid}`);
-  mkdirSync(scratch, { recursive: true });
-  const onSignal = () => {
-    killChildren();
-    rmSync(scratch, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once("SIGINT", onSignal);
+  const tmp = benchScratch("lettuce-scale-");
+  const scratch = tmp.dir;
   const loadStart = loadavg();
   try {
     const bareDb = join(scratch, "bare.db");
@@ -229,8 +223,7 @@ export async function runScaleBench(opts: { notes?: number; warm?: boolean } = {
     ];
     return out.join("\n");
   } finally {
-    process.off("SIGINT", onSignal);
-    rmSync(scratch, { recursive: true, force: true });
+    tmp.remove();
   }
 }
 

@@ -14,10 +14,10 @@
 // Every time is a whole process measured from spawn to exit (median of 5),
 // each figure beside its floor and its peer.
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BUN, killChildren, lastJson, runChild, track } from "./lib/child";
+import { benchScratch, BUN, lastJson, runChild, track } from "./lib/child";
 import { cachedVault } from "./scale";
 import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
 
@@ -85,24 +85,30 @@ function typicalWord(vault: string): string {
   }
 }
 
+/** The MCP endpoint a launched `serve` prints; its output is drained from then on so that it never blocks on a full pipe. */
+async function mcpUrlOf(p: { stdout: ReadableStream<Uint8Array> }): Promise<string> {
+  const reader = p.stdout.getReader();
+  const dec = new TextDecoder();
+  let out = "";
+  let url: string | null = null;
+  while (!url) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve exited: ${out}`);
+    out += dec.decode(value);
+    url = /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
+  }
+  void (async () => {
+    while (!(await reader.read()).done);
+  })().catch(() => {});
+  return url;
+}
+
 /** Launch `serve`, then time launch → initialize answered and launch → first search answered. */
 async function serveStartup(exe: string[], vault: string, token: string): Promise<{ initMs: number; searchMs: number }> {
   const t0 = performance.now();
   const p = track(Bun.spawn([...exe, "serve", vault, "--port", "0"], { env: { ...process.env, LETTUCE_EMBED_BACKGROUND: "0" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
   try {
-    const reader = p.stdout.getReader();
-    const dec = new TextDecoder();
-    let out = "";
-    let url: string | null = null;
-    while (!url) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`serve exited: ${out}`);
-      out += dec.decode(value);
-      url = /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
-    }
-    void (async () => {
-      while (!(await reader.read()).done);
-    })().catch(() => {});
+    const url = await mcpUrlOf(p);
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` };
     const rpc = async (method: string, params: unknown) => {
       const res = await fetch(url!, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
@@ -125,19 +131,7 @@ async function serveStartup(exe: string[], vault: string, token: string): Promis
 async function searchWhileServed(exe: string[], vault: string, word: string): Promise<{ wallMs: number; cpuMs: number }> {
   const p = track(Bun.spawn([...exe, "serve", vault, "--port", "0"], { env: { ...process.env, LETTUCE_EMBED_BACKGROUND: "0" }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
   try {
-    const reader = p.stdout.getReader();
-    const dec = new TextDecoder();
-    let out = "";
-    let url: string | null = null;
-    while (!url) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`serve exited: ${out}`);
-      out += dec.decode(value);
-      url = /MCP endpoint: (\S+)/.exec(out)?.[1] ?? null;
-    }
-    void (async () => {
-      while (!(await reader.read()).done);
-    })().catch(() => {});
+    const url = await mcpUrlOf(p);
     // Its start-up scan done: the index is current and the server idle.
     const health = new URL("/health", url).href;
     for (let i = 0; i < 600; i++) {
@@ -197,13 +191,8 @@ async function peerRow(exe: string[], vault: string, notes: number, qmd: string 
 }
 
 export async function runStartupBench(opts: { quick: boolean }): Promise<string> {
-  const scratch = mkdtempSync(join(tmpdir(), "lettuce-startup-"));
-  const onSignal = () => {
-    killChildren();
-    rmSync(scratch, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once("SIGINT", onSignal);
+  const tmp = benchScratch("lettuce-startup-");
+  const scratch = tmp.dir;
   const loadStart = loadavg();
   try {
     log("building the binary (compile.sh)");
@@ -284,8 +273,7 @@ export async function runStartupBench(opts: { quick: boolean }): Promise<string>
       `Last vault searched: "${lastPeer.word}" (a word in 3–8 % of the notes).`,
     ].join("\n");
   } finally {
-    process.off("SIGINT", onSignal);
-    rmSync(scratch, { recursive: true, force: true });
+    tmp.remove();
   }
 }
 

@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, runLettuce, spawnLettuce } from "./helpers/cli";
+import { indexMeta } from "./helpers/index-meta";
 import { copyVault, waitFor } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -24,14 +25,7 @@ afterAll(() => {
   if (vault) rmSync(vault, { recursive: true, force: true });
 });
 
-function meta(key: string): string | null {
-  const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
-  try {
-    return (db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value ?? null;
-  } finally {
-    db.close();
-  }
-}
+const meta = (key: string) => indexMeta(vault, key);
 
 async function search(q: string): Promise<{ items: { path: string }[]; total: number }> {
   const r = await runLettuce(["search", vault, q, "--json"]);

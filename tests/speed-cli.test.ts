@@ -3,10 +3,10 @@
 // in place (which leaves the folder's mtime alone) is still seen; commands load
 // their modules only when run.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { rmSync, utimesSync, writeFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runLettuce } from "./helpers/cli";
+import { indexMeta } from "./helpers/index-meta";
 import { copyVault } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -20,15 +20,7 @@ afterAll(() => {
   if (vault) rmSync(vault, { recursive: true, force: true });
 });
 
-/** A meta value of index.db: `gen` is stamped by every index transaction, `indexedAt` by every scan that wrote. */
-function meta(key: string): string | null {
-  const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
-  try {
-    return (db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | null)?.value ?? null;
-  } finally {
-    db.close();
-  }
-}
+const meta = (key: string) => indexMeta(vault, key);
 const generation = () => meta("gen");
 
 describe("lettuce search on an indexed vault", () => {

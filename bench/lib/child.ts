@@ -1,7 +1,9 @@
 // Run a command in a child process and measure it from the outside: wall time,
 // peak RSS and CPU time come from the kernel (wait4 rusage), so they cover
 // every thread the child started (Lettuce's parse workers included).
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export const BUN = process.execPath;
 
@@ -104,4 +106,22 @@ export function lastJson<T>(stdout: string): T {
     }
   }
   throw new Error(`no JSON line in output:\n${stdout}`);
+}
+
+/** A temp dir for a bench's vaults and floors; on Ctrl-C the children get the signal too, and the dir must not stay behind. */
+export function benchScratch(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const onSignal = () => {
+    killChildren();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", onSignal);
+  return {
+    dir,
+    remove() {
+      process.off("SIGINT", onSignal);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
