@@ -10,7 +10,8 @@ import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
-import { LinkResolver } from "./resolver";
+import { diffListing, filesUnder, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
+import type { LinkResolver } from "./resolver";
 
 export interface IndexStatus {
   state: "starting" | "scanning" | "ready";
@@ -24,14 +25,6 @@ export interface IndexChange {
   changed: string[]; // notes created or whose content changed
   deleted: string[]; // notes removed
   attachments: string[]; // attachments added, changed or removed
-}
-
-interface KnownNote {
-  id: number;
-  size: number;
-  mtime: number;
-  /** Loaded only for notes about to be re-read (knownNotes() leaves it out: 100k hashes cost a restart ~0.1 s). */
-  hash?: string;
 }
 
 // A cold scan of at least this many notes is a bulk load: secondary indexes
@@ -65,7 +58,7 @@ export class Indexer {
    * aliases cost ~10 ms per 10k notes on each start).
    */
   get resolver(): LinkResolver {
-    if (!this._resolver) this._resolver = this.loadResolver();
+    if (!this._resolver) this._resolver = resolverFrom(this.db);
     return this._resolver;
   }
 
@@ -91,42 +84,6 @@ export class Indexer {
     return run;
   }
 
-  private loadResolver(): LinkResolver {
-    const resolver = new LinkResolver();
-    for (const r of this.db.query("SELECT path, aliases FROM notes").all() as { path: string; aliases: string }[]) {
-      resolver.addNote(r.path, JSON.parse(r.aliases));
-    }
-    for (const r of this.db.query("SELECT path FROM files").all() as { path: string }[]) resolver.addFile(r.path);
-    return resolver;
-  }
-
-  private knownNotes(): Map<string, KnownNote> {
-    const m = new Map<string, KnownNote>();
-    for (const r of this.db.query("SELECT id, path, size, mtime FROM notes").all() as (KnownNote & { path: string })[]) {
-      m.set(r.path, r);
-    }
-    return m;
-  }
-
-  /**
-   * The known rows update() can need: each path and anything indexed under it
-   * (a vanished folder). Loading every row instead cost ~2 ms per write tool
-   * call on a 5,000-note vault.
-   */
-  private knownUnder(paths: string[]): Map<string, KnownNote> {
-    if (paths.some((p) => p === "" || p === ".")) return this.knownNotes();
-    const m = new Map<string, KnownNote>();
-    const one = this.db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path = ?");
-    // A range, not LIKE, so that the path index is used: '0' sorts right after '/'.
-    const under = this.db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path >= ? AND path < ?");
-    for (const p of paths) {
-      const r = one.get(p) as (KnownNote & { path: string }) | null;
-      if (r) m.set(r.path, r);
-      for (const u of under.all(p + "/", p + "0") as (KnownNote & { path: string })[]) m.set(u.path, u);
-    }
-    return m;
-  }
-
   /** Bring the whole index in line with the disk; only new or changed files are read. */
   fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
     return this.serial(async () => {
@@ -135,27 +92,8 @@ export class Indexer {
       // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
       const listing = await scanVaultYielding(this.root);
       coldTrace("scan done");
-      const known = this.knownNotes();
-      let seen = 0;
-      const todo = listing.notes.filter((e) => {
-        const k = known.get(e.path);
-        if (k) seen++;
-        return !k || k.size !== e.size || k.mtime !== e.mtimeMs;
-      });
-      // Every known note was seen on disk (the usual restart): nothing deleted, and no set of 100k paths to build.
-      const onDisk = seen === known.size ? null : new Set(listing.notes.map((n) => n.path));
-      const deleted = onDisk ? [...known.keys()].filter((p) => !onDisk.has(p)) : [];
-      const knownFiles = new Map(
-        (this.db.query("SELECT path, size, mtime FROM files").all() as { path: string; size: number; mtime: number }[]).map((r) => [r.path, r]),
-      );
-      const filesOnDisk = new Set(listing.attachments.map((a) => a.path));
-      const attachments = [
-        ...listing.attachments.filter((a) => {
-          const k = knownFiles.get(a.path);
-          return !k || k.size !== a.size || k.mtime !== a.mtimeMs;
-        }),
-      ];
-      const goneFiles = [...knownFiles.keys()].filter((p) => !filesOnDisk.has(p));
+      const known = knownNotes(this.db);
+      const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
       this.status.total = todo.length;
       onProgress?.(this.status);
       // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
@@ -181,7 +119,7 @@ export class Indexer {
    */
   update(paths: string[]): Promise<IndexChange> {
     return this.serial(async () => {
-      const known = this.knownUnder(paths);
+      const known = knownUnder(this.db, paths);
       const todo: FileEntry[] = [];
       const deleted: string[] = [];
       const attachments: FileEntry[] = [];
@@ -211,9 +149,7 @@ export class Indexer {
         else if (!isNotePath(rel)) goneFiles.push(rel);
         // Gone, and perhaps a folder: everything indexed under it is gone too.
         for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(this.root, p)) deleted.push(p);
-        for (const r of this.db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(likePrefix(rel)) as { path: string }[]) {
-          if (!lstatInVault(this.root, r.path)) goneFiles.push(r.path);
-        }
+        for (const f of filesUnder(this.db, rel)) if (!lstatInVault(this.root, f)) goneFiles.push(f);
       };
       for (const p of paths) consider(p);
       if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
@@ -282,8 +218,7 @@ export class Indexer {
           if (!coldStart) affectedKeys.add(targetKeyOf(e.path));
         }
       }
-      const hashOf = db.query("SELECT hash FROM notes WHERE id = ?");
-      const knownHash = (k: KnownNote | undefined) => (k ? (k.hash ?? (hashOf.get(k.id) as { hash: string } | null)?.hash ?? null) : null);
+      const knownHash = hashLookup(db);
       const requests: ParseRequest[] = todo.map((entry) => ({ entry, knownHash: knownHash(known.get(entry.path)) }));
       // A bulk load starts from an empty notes table, so ids can be chosen now: parse workers
       // then send each full-text row to the writer themselves (see parse-worker.ts).
@@ -401,8 +336,4 @@ export class Indexer {
     }
     for (const id of touched) this.rows.recount(id);
   }
-}
-
-function likePrefix(rel: string): string {
-  return rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
 }

@@ -1,0 +1,91 @@
+import type { Database } from "bun:sqlite";
+import type { FileEntry, VaultListing } from "../vault/scan";
+import { LinkResolver } from "./resolver";
+
+// What the index already holds, read back to decide what a scan or an update
+// must re-read: the indexer's other half, kept apart from the writing.
+
+export interface KnownNote {
+  id: number;
+  size: number;
+  mtime: number;
+  /** Loaded only for notes about to be re-read (knownNotes() leaves it out: 100k hashes cost a restart ~0.1 s). */
+  hash?: string;
+}
+
+type KnownRow = KnownNote & { path: string };
+
+export function knownNotes(db: Database): Map<string, KnownNote> {
+  const m = new Map<string, KnownNote>();
+  for (const r of db.query("SELECT id, path, size, mtime FROM notes").all() as KnownRow[]) m.set(r.path, r);
+  return m;
+}
+
+/**
+ * The known rows update() can need: each path and anything indexed under it
+ * (a vanished folder). Loading every row instead cost ~2 ms per write tool
+ * call on a 5,000-note vault.
+ */
+export function knownUnder(db: Database, paths: string[]): Map<string, KnownNote> {
+  if (paths.some((p) => p === "" || p === ".")) return knownNotes(db);
+  const m = new Map<string, KnownNote>();
+  const one = db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path = ?");
+  // A range, not LIKE, so that the path index is used: '0' sorts right after '/'.
+  const under = db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path >= ? AND path < ?");
+  for (const p of paths) {
+    const r = one.get(p) as KnownRow | null;
+    if (r) m.set(r.path, r);
+    for (const u of under.all(p + "/", p + "0") as KnownRow[]) m.set(u.path, u);
+  }
+  return m;
+}
+
+/** Attachments indexed under a folder. */
+export function filesUnder(db: Database, rel: string): string[] {
+  const like = rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
+  return (db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(like) as { path: string }[]).map((r) => r.path);
+}
+
+/** A note's stored hash, looked up only when the note is about to be re-read. */
+export function hashLookup(db: Database): (k: KnownNote | undefined) => string | null {
+  const hashOf = db.query("SELECT hash FROM notes WHERE id = ?");
+  return (k) => (k ? (k.hash ?? (hashOf.get(k.id) as { hash: string } | null)?.hash ?? null) : null);
+}
+
+/** The link resolver as the index stands: every note with its aliases, every attachment. */
+export function resolverFrom(db: Database): LinkResolver {
+  const resolver = new LinkResolver();
+  for (const r of db.query("SELECT path, aliases FROM notes").all() as { path: string; aliases: string }[]) resolver.addNote(r.path, JSON.parse(r.aliases));
+  for (const r of db.query("SELECT path FROM files").all() as { path: string }[]) resolver.addFile(r.path);
+  return resolver;
+}
+
+export interface ListingDiff {
+  todo: FileEntry[];
+  deleted: string[];
+  attachments: FileEntry[];
+  goneFiles: string[];
+}
+
+/** How a whole listing of the disk differs from the index: notes and attachments new or changed (size or mtime), and gone. */
+export function diffListing(db: Database, listing: VaultListing, known: Map<string, KnownNote>): ListingDiff {
+  let seen = 0;
+  const todo = listing.notes.filter((e) => {
+    const k = known.get(e.path);
+    if (k) seen++;
+    return !k || k.size !== e.size || k.mtime !== e.mtimeMs;
+  });
+  // Every known note was seen on disk (the usual restart): nothing deleted, and no set of 100k paths to build.
+  const onDisk = seen === known.size ? null : new Set(listing.notes.map((n) => n.path));
+  const deleted = onDisk ? [...known.keys()].filter((p) => !onDisk.has(p)) : [];
+  const knownFiles = new Map(
+    (db.query("SELECT path, size, mtime FROM files").all() as { path: string; size: number; mtime: number }[]).map((r) => [r.path, r]),
+  );
+  const filesOnDisk = new Set(listing.attachments.map((a) => a.path));
+  const attachments = listing.attachments.filter((a) => {
+    const k = knownFiles.get(a.path);
+    return !k || k.size !== a.size || k.mtime !== a.mtimeMs;
+  });
+  const goneFiles = [...knownFiles.keys()].filter((p) => !filesOnDisk.has(p));
+  return { todo, deleted, attachments, goneFiles };
+}
