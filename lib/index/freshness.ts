@@ -1,8 +1,8 @@
 import type { Database } from "bun:sqlite";
-import { lstatSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getMeta, lettuceDir } from "../store/index-db";
-import { IGNORED_DIRS } from "../vault/paths";
+import { visitVaultFiles } from "../vault/scan";
 
 // Is the index exactly the disk? The question a CLI search asks before it reads
 // the index without a `serve` keeping it current. The answer is exact: it makes
@@ -107,29 +107,10 @@ function writeCache(file: string, gen: string, fp: Fingerprint): void {
   }
 }
 
-/** The fingerprint of the vault's files as fullScan would list them (lib/vault/scan.ts's rules). */
+/** The fingerprint of the vault's files as fullScan lists them (the scan's own walk and rules). */
 export function diskFingerprint(root: string): Fingerprint {
   const s = new Summer();
-  const walk = (absDir: string, relDir: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(absDir, { withFileTypes: true });
-    } catch {
-      return; // vanished or unreadable: its files are missing from the sums, as from fullScan's listing
-    }
-    for (const d of entries) {
-      const name = d.name;
-      // isIgnoredPath for one name, without splitting it.
-      if ((name.charCodeAt(0) === 46 && name.length > 1) || IGNORED_DIRS.has(name)) continue;
-      const rel = relDir ? relDir + "/" + name : name;
-      if (d.isDirectory()) walk(absDir + "/" + name, rel);
-      else if (d.isFile()) {
-        const st = lstatSync(absDir + "/" + name, { throwIfNoEntry: false });
-        if (st?.isFile()) s.add(rel, st.size, st.mtimeMs);
-      }
-    }
-  };
-  walk(root, "");
+  visitVaultFiles(root, (rel, st) => s.add(rel, st.size, st.mtimeMs));
   return s;
 }
 

@@ -31,8 +31,27 @@ function entryOf(rel: string, st: Stats): FileEntry {
  */
 export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): VaultListing {
   const out: VaultListing = { notes: [], attachments: [], folders: [] };
-  for (const _ of walk(root, out, "", !!opts.foldersOnly));
+  const visit = listInto(out);
+  for (const _ of walk(root, "", opts.foldersOnly ? { folder: visit.folder, file: null } : visit));
   return out;
+}
+
+/** Every note and attachment the scan would list, handed over as it is stat'ed (no listing built). */
+export function visitVaultFiles(root: string, file: (rel: string, st: Stats) => void): void {
+  for (const _ of walk(root, "", { folder: () => {}, file }));
+}
+
+interface Visitor {
+  folder(rel: string): void;
+  /** null: no file is stat'ed (folders only). */
+  file: ((rel: string, st: Stats) => void) | null;
+}
+
+function listInto(out: VaultListing): Visitor {
+  return {
+    folder: (rel) => void out.folders.push(rel),
+    file: (rel, st) => void (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st)),
+  };
 }
 
 /**
@@ -43,7 +62,7 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
 export async function scanVaultYielding(root: string, every = 512): Promise<VaultListing> {
   const out: VaultListing = { notes: [], attachments: [], folders: [] };
   let files = 0;
-  for (const n of walk(root, out, "", false)) {
+  for (const n of walk(root, "", listInto(out))) {
     files += n;
     if (files >= every) {
       files = 0;
@@ -53,8 +72,8 @@ export async function scanVaultYielding(root: string, every = 512): Promise<Vaul
   return out;
 }
 
-/** Walks one folder and, depth first, those under it; yields how many files it added since the last yield. */
-function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boolean): Generator<number> {
+/** Walks one folder and, depth first, those under it; yields how many files it handed over since the last yield. */
+function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> {
   let entries;
   try {
     entries = readdirSync(dirRel ? join(root, dirRel) : root, { withFileTypes: true });
@@ -69,11 +88,11 @@ function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boo
     if (isIgnoredPath(d.name)) continue;
     if (d.isDirectory()) {
       // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
-      out.folders.push(rel);
+      visit.folder(rel);
       yield files;
       files = 0;
-      yield* walk(root, out, rel, foldersOnly);
-    } else if (d.isFile() && !foldersOnly) {
+      yield* walk(root, rel, visit);
+    } else if (d.isFile() && visit.file) {
       let st: Stats;
       try {
         st = lstatSync(dirAbs + sep + d.name);
@@ -81,7 +100,7 @@ function* walk(root: string, out: VaultListing, dirRel: string, foldersOnly: boo
         continue;
       }
       if (!st.isFile()) continue; // replaced by a link or a folder since readdir
-      (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st));
+      visit.file(rel, st);
       // A flat folder of 30k notes must not be one unbroken stretch either.
       if (++files >= 128) {
         yield files;
