@@ -3,84 +3,65 @@
 // similarity (lib/semantic/calibrate.ts) the spec's default 0.9 means
 // "near-duplicate". Slices of Obsidian Help (with a near-copy we plant) and of
 // the SRD wiki (whose (Alt) folders repeat some pages), through the real server.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { normalize } from "../lib/providers/types";
 import { dot } from "../lib/semantic/neighbors";
 import { allNoteVectors } from "../lib/semantic/store";
 import { describeWithCorpus, DND_SRD, OBSIDIAN_HELP } from "./helpers/corpora";
-import { serveEmbedded, useBuiltinModel, wordOverlap } from "./helpers/builtin-model";
-import type { TestServer } from "./helpers/server";
+import { useEmbeddedVault, wordOverlap } from "./helpers/builtin-model";
 
 describeWithCorpus("obsidian-help", "find_duplicates on Obsidian Help: a planted near-copy, and no false pairs", () => {
-  let restoreEnv = () => {};
-  let root: string;
-  let s: TestServer;
   const FOLDERS = ["Bases", "Obsidian Web Clipper", "User interface"];
 
-  beforeAll(async () => {
-    restoreEnv = useBuiltinModel();
-    root = mkdtempSync(join(tmpdir(), "lettuce-dups-oh-"));
+  const v = useEmbeddedVault("lettuce-dups-oh-", (root) => {
     for (const f of FOLDERS) cpSync(join(OBSIDIAN_HELP, f), join(root, f), { recursive: true, filter: (p) => !/\.(png|jpe?g|svg|gif)$/i.test(p) });
     // The near-copy: Tabs with one sentence changed.
     const tabs = readFileSync(join(root, "User interface/Tabs.md"), "utf8");
     const firstSentence = tabs.split("\n").find((l) => /^[A-Z].{30,}\.$/.test(l))!;
     writeFileSync(join(root, "User interface/Tabs (old copy).md"), tabs.replace(firstSentence, "This page was copied here a while ago and never cleaned up."));
-    s = await serveEmbedded(root);
-  }, 900_000);
-
-  afterAll(async () => {
-    await s?.close();
-    rmSync(root, { recursive: true, force: true });
-    restoreEnv();
   });
 
   test("the planted copy is the pair found at the default threshold; raw cosines would have reported unrelated pages", async () => {
-    const pairs = await s.call("find_duplicates", {});
+    const pairs = await v.s.call("find_duplicates", {});
     const key = (p: { pathA: string; pathB: string }) => [p.pathA, p.pathB].sort().join(" ~ ");
     expect(pairs.map(key)).toContain("User interface/Tabs (old copy).md ~ User interface/Tabs.md");
     // Every pair reported shares most of its words (a fact of the files, not of the model).
     for (const p of pairs) {
       expect(p.similarity).toBeGreaterThanOrEqual(0.9);
-      expect(wordOverlap(readFileSync(join(root, p.pathA), "utf8"), readFileSync(join(root, p.pathB), "utf8"))).toBeGreaterThan(0.7);
+      expect(wordOverlap(readFileSync(join(v.root, p.pathA), "utf8"), readFileSync(join(v.root, p.pathB), "utf8"))).toBeGreaterThan(0.7);
     }
     // The issue's false pair: their raw note vectors are over 0.9 alike, and they share few words.
-    const ids = new Map((s.vault.indexDb.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.path, r.id]));
-    const vec = new Map([...allNoteVectors(s.vault.indexDb)].map((r) => [r.noteId, normalize(r.vector)]));
+    const ids = new Map((v.s.vault.indexDb.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.path, r.id]));
+    const vec = new Map([...allNoteVectors(v.s.vault.indexDb)].map((r) => [r.noteId, normalize(r.vector)]));
     const raw = dot(vec.get(ids.get("Obsidian Web Clipper/Filters.md")!)!, vec.get(ids.get("Bases/Functions.md")!)!);
     expect(raw).toBeGreaterThan(0.9);
-    expect(wordOverlap(readFileSync(join(root, "Obsidian Web Clipper/Filters.md"), "utf8"), readFileSync(join(root, "Bases/Functions.md"), "utf8"))).toBeLessThan(0.5);
+    expect(wordOverlap(readFileSync(join(v.root, "Obsidian Web Clipper/Filters.md"), "utf8"), readFileSync(join(v.root, "Bases/Functions.md"), "utf8"))).toBeLessThan(0.5);
     expect(pairs.map(key)).not.toContain("Bases/Functions.md ~ Obsidian Web Clipper/Filters.md");
   }, 600_000);
 
   test("the whole 0-1 range is accepted (issue 14, 12e); out of range is a protocol error", async () => {
-    const all = await s.call("find_duplicates", { threshold: 0, limit: 5000 });
-    const n = (s.vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    const all = await v.s.call("find_duplicates", { threshold: 0, limit: 5000 });
+    const n = (v.s.vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
     // Every pair at or above 0 (calibrated similarities can be negative), far more than at 0.9.
     expect(all.length).toBeGreaterThan(n);
     expect(all.length).toBeLessThanOrEqual((n * (n - 1)) / 2);
-    const strict = await s.call("find_duplicates", { threshold: 1 });
+    const strict = await v.s.call("find_duplicates", { threshold: 1 });
     for (const p of strict) expect(p.similarity).toBe(1);
-    const low = await s.call("topic_map", { threshold: 0.1 });
+    const low = await v.s.call("topic_map", { threshold: 0.1 });
     expect(low.clusters.length).toBeGreaterThan(0);
     for (const bad of [-0.1, 1.01]) {
-      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "find_duplicates", arguments: { threshold: bad } } });
+      const res = await v.s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "find_duplicates", arguments: { threshold: bad } } });
       expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32602);
     }
   }, 600_000);
 });
 
 describeWithCorpus("dnd-srd-wiki", "find_duplicates on the SRD wiki: the (Alt) folders' twin pages", () => {
-  let restoreEnv = () => {};
-  let root: string;
-  let s: TestServer;
   const TWINS = ["Treasure/# Magic Items.md", "Treasure/## Artifacts.md", "Treasure/## Sentient Magic.md"];
 
-  beforeAll(async () => {
-    restoreEnv = useBuiltinModel();
-    root = mkdtempSync(join(tmpdir(), "lettuce-dups-srd-"));
+  const v = useEmbeddedVault("lettuce-dups-srd-", (root) => {
     const copy = (rel: string) => {
       mkdirSync(dirname(join(root, rel)), { recursive: true });
       cpSync(join(DND_SRD, rel), join(root, rel));
@@ -92,17 +73,10 @@ describeWithCorpus("dnd-srd-wiki", "find_duplicates on the SRD wiki: the (Alt) f
     for (const f of readdirSync(join(DND_SRD, "Races"))) copy(`Races/${f}`);
     for (const f of ["Selling Treasure", "Trade Goods", "Coinage", "Transportation"]) copy(`Equipment/${f}.md`);
     for (const f of ["Objects", "Diseases", "Conditions", "Poisons"]) copy(`Gamemastering/${f}.md`);
-    s = await serveEmbedded(root);
-  }, 900_000);
-
-  afterAll(async () => {
-    await s?.close();
-    rmSync(root, { recursive: true, force: true });
-    restoreEnv();
   });
 
   test("each twin pair is found, and nothing else", async () => {
-    const pairs = await s.call("find_duplicates", {});
+    const pairs = await v.s.call("find_duplicates", {});
     const key = (a: string, b: string) => [a, b].sort().join(" ~ ");
     const got = new Set(pairs.map((p: { pathA: string; pathB: string }) => key(p.pathA, p.pathB)));
     for (const t of TWINS) expect(got.has(key(t, t.replace("Treasure/", "Treasure (Alt)/")))).toBe(true);

@@ -6,16 +6,14 @@
 // keyword ranking alone puts in the top 5 for a question in the page's words,
 // and prepare_context (which fuses retrieve()'s vector ranking by the same
 // rules) keeps the page its keywords find first.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
 import { keywordRank } from "../lib/semantic/keyword";
 import { features, QueryTerms } from "../lib/semantic/rerank";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
-import { serveEmbedded, useBuiltinModel } from "./helpers/builtin-model";
-import type { TestServer } from "./helpers/server";
+import { useEmbeddedVault } from "./helpers/builtin-model";
 
 const scored = (ids: number[]): Scored => new Map(ids.map((id, i) => [id, { score: 100 - i }]));
 const GATE = { agreement: { vectorTop: 5, keywordTop: 10, without: 0 }, outside: { depth: 3, weight: 0.5 } };
@@ -96,36 +94,23 @@ describe("the rules", () => {
 });
 
 describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on questions in the page's words (built-in model)", () => {
-  let restoreEnv = () => {};
-  let root: string;
-  let s: TestServer;
-
-  beforeAll(async () => {
-    restoreEnv = useBuiltinModel();
-    root = mkdtempSync(join(tmpdir(), "lettuce-fusion-srd-"));
+  const v = useEmbeddedVault("lettuce-fusion-srd-", (root) => {
     // Stat blocks and spells: where the built-in model's vectors are poorest.
     for (const dir of ["Monsters", "Spells"]) {
       mkdirSync(join(root, dir));
       const files = readdirSync(join(DND_SRD, dir)).filter((f) => f.endsWith(".md")).sort().slice(0, 30);
       for (const f of files) cpSync(join(DND_SRD, dir, f), join(root, dir, f));
     }
-    s = await serveEmbedded(root);
-  }, 900_000);
-
-  afterAll(async () => {
-    await s?.close();
-    rmSync(root, { recursive: true, force: true });
-    restoreEnv();
   });
 
   test("each note's own title, asked as a question: wherever the keyword ranking has the note in its top 5, hybrid does too", async () => {
-    const notes = s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
+    const notes = v.s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
     expect(notes.length).toBe(60);
     let keywordHits = 0;
     for (const n of notes) {
       const question = `what is ${n.title.replace(/\(.*?\)/g, "").trim()}`;
-      const keyword = keywordRank(s.vault.indexDb, question, 5).map((h) => h.noteId);
-      const hybrid = (await s.call("semantic_search", { query: question, hybrid: true, limit: 5 })).items.map((i: { path: string }) => i.path);
+      const keyword = keywordRank(v.s.vault.indexDb, question, 5).map((h) => h.noteId);
+      const hybrid = (await v.s.call("semantic_search", { query: question, hybrid: true, limit: 5 })).items.map((i: { path: string }) => i.path);
       if (keyword.includes(n.id)) {
         keywordHits++;
         expect({ question, hybrid }).toEqual({ question, hybrid: expect.arrayContaining([n.path]) });
@@ -136,13 +121,13 @@ describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on
   }, 600_000);
 
   test("prepare_context fuses the vector ranking by the same rules: a page its keyword ranking finds first stays in the pack", async () => {
-    const notes = s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
+    const notes = v.s.vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY path").all() as { id: number; path: string; title: string }[];
     let checked = 0;
     for (const n of notes.filter((_, i) => i % 3 === 0)) {
       const task = `look up the rules for ${n.title.replace(/\(.*?\)/g, "").trim()}`;
-      const pack = await s.call("prepare_context", { task, maxConcepts: 6 });
+      const pack = await v.s.call("prepare_context", { task, maxConcepts: 6 });
       expect(pack.ranking).toBe("keyword+vector");
-      if (keywordRank(s.vault.indexDb, task, 1)[0]?.noteId !== n.id) continue;
+      if (keywordRank(v.s.vault.indexDb, task, 1)[0]?.noteId !== n.id) continue;
       checked++;
       expect({ task, ids: pack.concepts.map((c: { id: string }) => c.id) }).toEqual({ task, ids: expect.arrayContaining([n.path]) });
     }

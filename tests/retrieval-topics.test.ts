@@ -3,37 +3,22 @@
 // find_duplicates' 0.9 still means near-duplicate (lib/semantic/topics.ts,
 // topicCut). A slice of Obsidian Help whose folders are topics (the importers,
 // Publish, Sync), through the real server.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeWithCorpus, OBSIDIAN_HELP } from "./helpers/corpora";
-import { serveEmbedded, useBuiltinModel, wordOverlap } from "./helpers/builtin-model";
-import type { TestServer } from "./helpers/server";
+import { useEmbeddedVault, wordOverlap } from "./helpers/builtin-model";
 
 const FOLDERS = ["Import notes", "Obsidian Publish", "Obsidian Sync"];
 
 
 describeWithCorpus("obsidian-help", "topic_map's default groups notes about the same thing (built-in model)", () => {
-  let restoreEnv = () => {};
-  let root: string;
-  let s: TestServer;
-
-  beforeAll(async () => {
-    restoreEnv = useBuiltinModel();
-    root = mkdtempSync(join(tmpdir(), "lettuce-topics-oh-"));
+  const v = useEmbeddedVault("lettuce-topics-oh-", (root) => {
     for (const f of FOLDERS) cpSync(join(OBSIDIAN_HELP, f), join(root, f), { recursive: true, filter: (p) => !/\.(png|jpe?g|svg|gif|webp)$/i.test(p) });
-    s = await serveEmbedded(root);
-  }, 900_000);
-
-  afterAll(async () => {
-    await s?.close();
-    rmSync(root, { recursive: true, force: true });
-    restoreEnv();
   });
 
   test("the default threshold finds topics, most of them within one folder; the importers come together", async () => {
-    const map = await s.call("topic_map", { max_notes: 1000, limit: 500 });
+    const map = await v.s.call("topic_map", { max_notes: 1000, limit: 500 });
     expect(map.total).toBeGreaterThanOrEqual(3);
     const folder = (p: string) => p.split("/")[0];
     let pairs = 0;
@@ -54,15 +39,15 @@ describeWithCorpus("obsidian-help", "topic_map's default groups notes about the 
   }, 120_000);
 
   test("a higher threshold groups fewer notes; 0.9 in find_duplicates still means near-duplicate", async () => {
-    const count = async (threshold: number) => (((await s.call("topic_map", { threshold, max_notes: 1000, limit: 500 })).clusters as { size: number }[]).reduce((n, c) => n + c.size, 0));
+    const count = async (threshold: number) => (((await v.s.call("topic_map", { threshold, max_notes: 1000, limit: 500 })).clusters as { size: number }[]).reduce((n, c) => n + c.size, 0));
     const loose = await count(0.8);
     const dflt = await count(0.85);
     const tight = await count(0.95);
     expect(loose).toBeGreaterThanOrEqual(dflt);
     expect(dflt).toBeGreaterThan(tight);
-    const identical = await s.call("topic_map", { threshold: 1 });
+    const identical = await v.s.call("topic_map", { threshold: 1 });
     expect(identical.total).toBe(0);
     // find_duplicates keeps its own scale: every pair it reports shares most of its words.
-    for (const p of await s.call("find_duplicates", {})) expect(wordOverlap(readFileSync(join(root, p.pathA), "utf8"), readFileSync(join(root, p.pathB), "utf8"))).toBeGreaterThan(0.7);
+    for (const p of await v.s.call("find_duplicates", {})) expect(wordOverlap(readFileSync(join(v.root, p.pathA), "utf8"), readFileSync(join(v.root, p.pathB), "utf8"))).toBeGreaterThan(0.7);
   }, 120_000);
 });

@@ -2,6 +2,10 @@
 // the environment that selects it (and no chat model), set for a describe
 // block and put back after, and a word-overlap measure computed from the
 // files, to check the model's answers against something it did not produce.
+import { afterAll, beforeAll } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SemanticService } from "../../lib/semantic/service";
 import { startTestServer, type TestServer } from "./server";
 
@@ -31,6 +35,28 @@ export async function serveEmbedded(root: string): Promise<TestServer> {
   const s = await startTestServer({ root });
   await SemanticService.for(s.vault).reconcileNow();
   return s;
+}
+
+/**
+ * For a describe block: a temp vault that `fill` builds, served with the built-in model
+ * and every note embedded up front (serveEmbedded); the server, the folder and the
+ * environment are put back after the block. Read `.s` and `.root` inside tests.
+ */
+export function useEmbeddedVault(prefix: string, fill: (root: string) => void): { readonly s: TestServer; readonly root: string } {
+  let restoreEnv = () => {};
+  const v = {} as { s: TestServer; root: string };
+  beforeAll(async () => {
+    restoreEnv = useBuiltinModel();
+    v.root = mkdtempSync(join(tmpdir(), prefix));
+    fill(v.root);
+    v.s = await serveEmbedded(v.root);
+  }, 900_000);
+  afterAll(async () => {
+    await v.s?.close();
+    if (v.root) rmSync(v.root, { recursive: true, force: true });
+    restoreEnv();
+  });
+  return v;
 }
 
 /** Share of distinct words two texts have in common (Jaccard). */
