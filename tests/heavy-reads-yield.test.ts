@@ -5,7 +5,7 @@
 // call through the real server and pings while it runs: a ping made while it
 // runs is answered before it ends (order, not time: run all at once, as it
 // was, the call let at most the one ping through that reached the server
-// before it, so at least two are asked for). Each also checks the
+// before it, so at least two are asked for, in one of up to five runs). Each also checks the
 // heavy call's answer against the files, so that slicing lost nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -53,24 +53,38 @@ async function pingsDuring<T>(heavy: () => Promise<T>): Promise<{ result: T; ans
   return { result, answeredBefore };
 }
 
+/**
+ * pingsDuring, up to five times until two pings got through: how many fit in one run depends on how
+ * fast the machine is (a quiet one finishes a 4 MB scan in ~50 ms), while a call that holds the thread
+ * lets at most one through in every run. The most any run let through, and the last run's answer.
+ */
+async function mostPingsDuring<T>(heavy: () => Promise<T>): Promise<{ result: T; answeredBefore: number }> {
+  let best = { result: undefined as T, answeredBefore: -1 };
+  for (let run = 0; run < 5 && best.answeredBefore < 2; run++) {
+    const r = await pingsDuring(heavy);
+    best = { result: r.result, answeredBefore: Math.max(best.answeredBefore, r.answeredBefore) };
+  }
+  return best;
+}
+
 test("search_workspace's substring fallback scans in slices: pings made meanwhile are answered before it ends, and it finds the fragment", async () => {
   // Warm the title cache first, so that what runs below is the body scan.
   await s.call("search_workspace", { query: "qqnothingqq" });
-  const { result, answeredBefore } = await pingsDuring(() => s.call("search_workspace", { query: "qfragmentq" }));
+  const { result, answeredBefore } = await mostPingsDuring(() => s.call("search_workspace", { query: "qfragmentq" }));
   expect(result.fallback).toBe("substring");
   expect(result.results.map((r: { id: string }) => r.id)).toContain(`Notes/Note ${NOTES - 2}.md`);
   expect(answeredBefore).toBeGreaterThanOrEqual(2);
 });
 
 test("prepare_context ranks and reads pages between turns of the event loop: pings made meanwhile are answered before it ends", async () => {
-  const { result, answeredBefore } = await pingsDuring(() => s.call("prepare_context", { task: "glacier moraine valley plugin theme graph view" }));
+  const { result, answeredBefore } = await mostPingsDuring(() => s.call("prepare_context", { task: "glacier moraine valley plugin theme graph view" }));
   expect(result.concepts.length).toBeGreaterThan(0);
   for (const c of result.concepts) expect(c.id).toMatch(/^Notes\/Note \d+\.md$/);
   expect(answeredBefore).toBeGreaterThanOrEqual(2);
 });
 
 test("get_changes_since's bootstrap page is shaped in slices: pings made meanwhile are answered before it ends, and every note is on it", async () => {
-  const { result, answeredBefore } = await pingsDuring(() => s.call("get_changes_since", { limit: 1000 }));
+  const { result, answeredBefore } = await mostPingsDuring(() => s.call("get_changes_since", { limit: 1000 }));
   const ids = new Set(result.changes.map((c: { id: string }) => c.id));
   for (let i = 0; i < NOTES; i++) expect(ids.has(`Notes/Note ${i}.md`)).toBe(true);
   expect(result.hasMore).toBe(false);
