@@ -1,5 +1,6 @@
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Dirent, type Stats } from "node:fs";
 import { join, sep } from "node:path";
+import { ENTRY_DIR, ENTRY_FILE, openStatFolder, statxAvailable, type EntryStat } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
 
 export interface FileEntry {
@@ -36,21 +37,21 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
   return out;
 }
 
-/** Every note and attachment the scan would list, handed over as it is stat'ed (no listing built). */
-export function visitVaultFiles(root: string, file: (rel: string, st: Stats) => void): void {
+/** Every note and attachment the scan would list, with its size and mtime, handed over as it is stat'ed (no listing built). */
+export function visitVaultFiles(root: string, file: (rel: string, size: number, mtimeMs: number) => void): void {
   for (const _ of walk(root, "", { folder: () => {}, file }));
 }
 
 interface Visitor {
   folder(rel: string): void;
   /** null: no file is stat'ed (folders only). */
-  file: ((rel: string, st: Stats) => void) | null;
+  file: ((rel: string, size: number, mtimeMs: number, ctimeMs: number) => void) | null;
 }
 
 function listInto(out: VaultListing): Visitor {
   return {
     folder: (rel) => void out.folders.push(rel),
-    file: (rel, st) => void (isNotePath(rel) ? out.notes : out.attachments).push(entryOf(rel, st)),
+    file: (rel, size, mtimeMs, ctimeMs) => void (isNotePath(rel) ? out.notes : out.attachments).push({ path: rel, size, mtimeMs, ctimeMs }),
   };
 }
 
@@ -72,43 +73,70 @@ export async function scanVaultYielding(root: string, every = 512): Promise<Vaul
   return out;
 }
 
-/** Walks one folder and, depth first, those under it; yields how many files it handed over since the last yield. */
+/**
+ * Walks one folder and, depth first, those under it; yields how many files it handed over since the last yield.
+ * Where statx is available (lib/platform/folder-stat.ts) each entry is stat'ed relative to the open folder,
+ * about twice as fast as lstatSync by path (the system call dominates a warm scan); the rules are the same.
+ */
 function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> {
-  let entries;
+  // The folder's absolute path once: path.join per file (it normalises every time) was ~0.13 s of a 100k-note restart.
+  const dirAbs = dirRel ? join(root, dirRel) : root;
+  const byStatx = visit.file !== null && statxAvailable();
+  let names: string[];
+  let dirents: Dirent[] | null = null;
   try {
-    entries = readdirSync(dirRel ? join(root, dirRel) : root, { withFileTypes: true });
+    // With statx, names only: the stat tells each entry's type, and a Dirent per entry cost more than it saved.
+    if (byStatx) names = readdirSync(dirAbs);
+    else names = (dirents = readdirSync(dirAbs, { withFileTypes: true })).map((d) => d.name);
   } catch {
     return; // vanished or unreadable while we walked: the watcher will catch up
   }
-  let files = 0;
-  // The folder's absolute path once: path.join per file (it normalises every time) was ~0.13 s of a 100k-note restart.
-  const dirAbs = dirRel ? join(root, dirRel) : root;
-  for (const d of entries) {
-    const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
-    if (isIgnoredPath(d.name)) continue;
-    if (d.isDirectory()) {
-      // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
-      visit.folder(rel);
-      yield files;
-      files = 0;
-      yield* walk(root, rel, visit);
-    } else if (d.isFile() && visit.file) {
-      let st: Stats;
-      try {
-        st = lstatSync(dirAbs + sep + d.name);
-      } catch {
-        continue;
+  const folder = byStatx ? openStatFolder(dirAbs) : null;
+  if (byStatx && !folder) return;
+  try {
+    let files = 0;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      if (isIgnoredPath(name)) continue;
+      const rel = dirRel ? `${dirRel}/${name}` : name;
+      let isDir = false;
+      let st: EntryStat | Stats | null = null;
+      if (folder) {
+        const e = folder.stat(name);
+        if (!e) continue;
+        isDir = e.kind === ENTRY_DIR;
+        if (e.kind === ENTRY_FILE) st = e;
+      } else {
+        const d = dirents![i]!;
+        isDir = d.isDirectory();
+        if (d.isFile() && visit.file) {
+          try {
+            st = lstatSync(dirAbs + sep + name);
+          } catch {
+            continue;
+          }
+          if (!st.isFile()) continue; // replaced by a link or a folder since readdir
+        }
       }
-      if (!st.isFile()) continue; // replaced by a link or a folder since readdir
-      visit.file(rel, st);
-      // A flat folder of 30k notes must not be one unbroken stretch either.
-      if (++files >= 128) {
+      if (isDir) {
+        // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
+        visit.folder(rel);
         yield files;
         files = 0;
+        yield* walk(root, rel, visit);
+      } else if (st && visit.file) {
+        visit.file(rel, st.size, st.mtimeMs, "kind" in st ? st.ctimeMs : st.birthtimeMs || st.ctimeMs);
+        // A flat folder of 30k notes must not be one unbroken stretch either.
+        if (++files >= 128) {
+          yield files;
+          files = 0;
+        }
       }
     }
+    yield files;
+  } finally {
+    folder?.close();
   }
-  yield files;
 }
 
 /** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */
