@@ -1,7 +1,8 @@
-// Keyword → vector pseudo-relevance feedback (Rocchio on the query vector), dumped for the grid
+// Pseudo-relevance feedback on the query vector (Rocchio), dumped for the grid
 // (bench/lib/retrieval-grid.ts): for each question, the vector list of q' = normalize(q + β · mean of
-// the note vectors of the keyword list's best k), for several k and β, scored as retrieve() scores
-// (best passage + 0.25 × note vector), over that list's best 100 and the keyword list's best 100.
+// the note vectors of the keyword list's best k, keys "k<k>b<β>", or of the vector list's own best k,
+// keys "v<k>b<β>"), for several k and β, scored as retrieve() scores (best passage + 0.25 × note
+// vector), over that list's best 100 and the keyword list's best 100.
 //   bun bench/lib/retrieval-dump-prf.ts oh|srd|docs|scifact [train]   → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].prf.json
 import { builtinEmbedder } from "../../lib/providers/select";
 import { normalize } from "../../lib/providers/types";
@@ -61,8 +62,12 @@ set.queries.forEach((q, qi) => {
   const nq = dots(nvFlat, notes.length, qv);
   const rel = notes.map((n, i) => (q.relevant.has(set.docOf(n.path)) ? i : -1)).filter((i) => i >= 0);
   const v: Record<string, [number, number][]> = {};
-  for (const k of KS) {
-    const top = kw.slice(0, k);
+  // The vector list's own best notes (best passage + 0.25 × note vector), for vector-side feedback ("v" keys).
+  const best0 = new Float32Array(notes.length).fill(-2);
+  for (let p = 0; p < owner.length; p++) if (sq[p]! > best0[owner[p]!]!) best0[owner[p]!] = sq[p]!;
+  const vtop = [...best0.keys()].filter((i) => best0[i]! > -2).sort((a, c) => best0[c]! + 0.25 * nq[c]! - (best0[a]! + 0.25 * nq[a]!));
+  for (const [src, k] of [...KS.map((k) => ["k", k] as const), ...KS.map((k) => ["v", k] as const)]) {
+    const top = src === "k" ? kw.slice(0, k) : vtop.slice(0, k);
     if (!top.length) continue;
     const m = new Float32Array(dim);
     for (const t of top) for (let i = 0; i < dim; i++) m[i]! += nvFlat[t * dim + i]! / top.length;
@@ -84,7 +89,7 @@ set.queries.forEach((q, qi) => {
       const vs = (i: number) => best[i]! + 0.25 * ((nq[i]! + b * nm[i]!) / norm);
       const all = [...best.keys()].filter((i) => best[i]! > -2).sort((a, c) => vs(c) - vs(a));
       const cand = [...new Set([...all.slice(0, 100), ...kw, ...rel])].filter((i) => best[i]! > -2).sort((a, c) => vs(c) - vs(a));
-      v[`k${k}b${b}`] = cand.map((i) => [i, r4(vs(i))]);
+      v[`${src}${k}b${b}`] = cand.map((i) => [i, r4(vs(i))]);
     }
   }
   out.push({ id: q.id, v });

@@ -1,6 +1,6 @@
-// The grid (./retrieval-grid.ts) with keyword → vector Rocchio feedback: each question's vector list
-// replaced by the one dumped by ./retrieval-dump-prf.ts for a given k (keyword hits averaged) and β.
-//   bun bench/lib/retrieval-grid-prf.ts [tune|report]
+// The grid (./retrieval-grid.ts) with Rocchio feedback on the query vector: each question's vector list
+// replaced by the one dumped by ./retrieval-dump-prf.ts for a given source, k and β.
+//   bun bench/lib/retrieval-grid-prf.ts [tune|report] [k|v]   (k: from the keyword list's best; v: from the vector list's own)
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BENCH_CACHE } from "./retrieval-data";
@@ -32,10 +32,10 @@ if (import.meta.main) {
   };
   show("default", fs, DEFAULT);
   show("no vectors", fs, { ...DEFAULT, wv: 0, wvWeak: 0, slot: 0 });
+  const src = process.argv[3] ?? "k";
   for (const k of [1, 3, 5, 10])
     for (const b of [0.25, 0.5, 1, 2]) {
-      const xs = withPrf(fs, `k${k}b${b}`);
-      show(`rocchio k${k} b${b}`, xs, DEFAULT);
-      show(`rocchio k${k} b${b} no margin`, xs, { ...DEFAULT, margin: 0 });
+      const xs = withPrf(fs, `${src}${k}b${b}`);
+      show(`rocchio ${src}${k} b${b}`, xs, DEFAULT);
     }
 }

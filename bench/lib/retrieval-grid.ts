@@ -131,6 +131,12 @@ export interface P {
   cvxScore?: (f: F, i: number) => number | undefined;
   /** Second-stage weights where the vector list is flat (default: the same). */
   flatRerank?: { rt: number; rh: number; rp: number };
+  /** A third ranked list (e.g. title vectors), fused by RRF at weight wExtra where keyword confidence is below extraBelow. */
+  extra?: (f: F) => number[] | undefined;
+  wExtra?: number;
+  extraBelow?: number;
+  /** The extra list's first note kept at this place (index) under the same condition (0: off). */
+  extraSlot?: number;
 }
 // What ships (lib/semantic/fusion.ts, the built-in model's row).
 export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named", flatCvx: 0.5 };
@@ -185,6 +191,8 @@ export function rank(f: F, p: P): number[] {
     const inside = new Set(f.kw.slice(0, p.outM || Infinity));
     add(f.vec, (id) => (p.outM && !inside.has(id) ? p.wOut : 1) * (w || 1e-9));
   }
+  const extra = p.extra && p.wExtra && conf < (p.extraBelow ?? 2) ? p.extra(f) : undefined;
+  if (extra) extra.forEach((id, r) => m.set(id, (m.get(id) ?? 0) + p.wExtra! / (p.k + r + 1)));
   const order = [...m].sort((a, b) => b[1] - a[1]).map(([i]) => i);
   const depth = cvx && p.flatNoRerank ? 0 : p.depth;
   const head = order.slice(0, depth);
@@ -201,6 +209,7 @@ export function rank(f: F, p: P): number[] {
   });
   let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(depth)];
   if (p.slot && f.kw.length && (marginOpen || !p.slotGated) && conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
+  if (extra && p.extraSlot && extra.length && !out.slice(0, p.extraSlot).includes(extra[0]!)) out = [...out.slice(0, p.extraSlot), extra[0]!, ...out.slice(p.extraSlot).filter((i) => i !== extra[0])];
   if (p.slot2 && f.kw.length && marginOpen && conf < (p.slot2Below ?? p.slotBelow) && !out.slice(0, p.slot2).includes(f.vec[1]!)) out = [...out.slice(0, p.slot2), f.vec[1]!, ...out.slice(p.slot2).filter((i) => i !== f.vec[1])];
   return out;
 }
