@@ -271,9 +271,11 @@ export function keepVectorSlot(scored: [number, number][], vectorBest: number | 
  */
 export function convexOverKeyword(keyword: Scored, vector: Scored | undefined, share: number): Map<number, number> {
   const kw = [...keyword].sort((a, b) => b[1].score - a[1].score);
+  // A loop, not Math.max(...xs): the keyword list grows with the page asked for (offset + limit).
   const scale = (xs: number[]) => {
-    const hi = Math.max(...xs);
-    const lo = Math.min(...xs);
+    let hi = -Infinity;
+    let lo = Infinity;
+    for (const x of xs) [hi, lo] = [Math.max(hi, x), Math.min(lo, x)];
     return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 1));
   };
   const k = scale(kw.map(([, v]) => v.score));
