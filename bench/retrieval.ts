@@ -3,13 +3,13 @@
 // (bench/data/, reported per kind on their fixed "report" half), BEIR SciFact
 // (test queries) and the Anthropic docs QA set, beside published baselines.
 //
-//   bun bench/retrieval.ts [--tune] [--sets oh,srd,docs,scifact] [--keyword-only]
+//   bun bench/retrieval.ts [--tune [--variants <regex>]] [--sets oh,srd,docs,scifact] [--keyword-only]
 //
 // It prints, per set: our two question sets' report and tuning halves (hit@5 per
 // kind, MRR@10, nDCG@10), the docs QA set (precision/recall/MRR at 3, MRR@10),
 // SciFact's test queries and, beside them, its train queries (what the fusion
-// was tuned on). With caches it takes ~17 minutes at load 15, most of it
-// SciFact's 1,109 queries (a few minutes on a quiet machine).
+// was tuned on). With caches it takes ~8 minutes at load 4–7 (2 minutes of
+// CPU; ~17 minutes at load 15), most of it SciFact's 1,109 queries.
 //
 // Systems: BM25 as it was (Porter, any word, title 3×), Lettuce's keyword side
 // (with the title, alias, heading and folder fields), vector only (the
@@ -38,6 +38,11 @@ const keywordOnly = process.argv.includes("--keyword-only");
 const setsArg = (() => {
   const i = process.argv.indexOf("--sets");
   return new Set((i === -1 ? "oh,srd,docs,scifact" : process.argv[i + 1]!).split(","));
+})();
+// --variants <regex>: with --tune, only the variants whose name matches (the full list takes ~40 minutes).
+const variantFilter = (() => {
+  const i = process.argv.indexOf("--variants");
+  return i === -1 ? null : new RegExp(process.argv[i + 1]!, "i");
 })();
 const DEPTH = 100;
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -85,7 +90,11 @@ const SYSTEMS: [string, System][] = [
 const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null, vectorSlot: null };
 const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null, vectorSlot: null };
 const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
-const VARIANTS: [string, System][] = [
+const ALL_VARIANTS: [string, System][] = [
+  v("fourth pass: a flat vector list closed (BM25's order, the third pass)", { flatConvex: 0 }),
+  v("flat vector list: convex share 0.25", { flatConvex: 0.25 }),
+  v("flat vector list: convex share 1", { flatConvex: 1 }),
+  v("+ keyword → vector Rocchio 0.25 (top 3 keyword hits' note vectors)", { prfVector: 0.25 }),
   v("third pass: no vector margin (the second pass's fusion, two-sided title)", { vectorMargin: null }),
   v("vector margin 0.1 at the 30th", { vectorMargin: { at: 30, below: 0.1 } }),
   v("vector margin 0.14 at the 50th", { vectorMargin: { at: 50, below: 0.14 } }),
@@ -117,6 +126,7 @@ const VARIANTS: [string, System][] = [
   ["keyword only: title 5×, alias 5×", keyword({ ...FIELDS, title: 5, aliases: 5 })],
   ["keyword only: headings 3×", keyword({ ...FIELDS, headings: 3 })],
 ];
+const VARIANTS = ALL_VARIANTS.filter(([name]) => !variantFilter || variantFilter.test(name));
 
 async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; passages: number; embedMs: number }> {
   log(`${set.name}: indexing ${set.vault}`);
@@ -153,7 +163,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"}, vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
   "",
 );
 const tuneRows = new Map<string, string[]>();
@@ -223,11 +233,13 @@ if (setsArg.has("scifact")) {
     const l = (q: Query) => lists.get(q.id) ?? [];
     return [mean(s.queries.map((q) => ndcg(l(q), q.relevant, 10))), mean(s.queries.map((q) => recall(l(q), q.relevant, 100))), mean(s.queries.map((q) => rr(l(q), q.relevant, 10)))];
   };
-  for (const [name, lists] of base) out.push(`| ${name} | ${sciCells(set, lists).map(f3).join(" | ")} |`);
+  // nDCG@10 to four places: hybrid and BM25 can tie at three.
+  const f4 = (x: number) => x.toFixed(4);
+  for (const [name, lists] of base) out.push(`| ${name} | ${sciCells(set, lists).map((x, i) => (i ? f3(x) : f4(x))).join(" | ")} |`);
   // The train queries are what the fusion was tuned on: shown beside the test figures, not instead of them.
   const train = scifact("train");
   out.push("", `${train.name}, what the fusion was tuned on:`, "", "| system | nDCG@10 | recall@100 | MRR@10 |", "|---|---:|---:|---:|");
-  for (const [name, lists] of await runAll({ ...o.ctx, set: train }, SYSTEMS)) out.push(`| ${name} | ${sciCells(train, lists).map(f3).join(" | ")} |`);
+  for (const [name, lists] of await runAll({ ...o.ctx, set: train }, SYSTEMS)) out.push(`| ${name} | ${sciCells(train, lists).map((x, i) => (i ? f3(x) : f4(x))).join(" | ")} |`);
   out.push("");
   if (tune) {
     tuneHeader.push("SciFact train nDCG@10");

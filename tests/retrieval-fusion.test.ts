@@ -60,7 +60,7 @@ describe("the rules", () => {
     }
     // The built-in model's row uses every rule; the other models' rows none (not measured with them).
     expect(rankingFor("builtin")).toMatchObject({ agreement: { vectorTop: 5, keywordTop: 10 }, vectorMargin: { at: 30, below: 0.12 }, vectorSlot: { position: 3 } });
-    expect(rankingFor("ollama", "nomic-embed-text")).toMatchObject({ agreement: null, vectorMargin: null, outside: null, vectorSlot: null });
+    expect(rankingFor("ollama", "nomic-embed-text")).toMatchObject({ agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null });
   });
 
   test("a vector list whose first note stands less than the margin above its 30th gets no weight; one that stands out keeps it", () => {

@@ -113,18 +113,46 @@ export interface P {
   /** Second stage: the vector score, scaled 0–1 over the re-scored head, at this weight. */
   rv: number;
   depth: number;
+  /**
+   * Where the vector margin finds the vector list flat: instead of closing it, re-score the keyword list
+   * by min-max BM25 + `flatCvx` × min-max vector score over its best 100 (0: off), and the second stage
+   * over it unless `flatNoRerank`.
+   */
+  flatCvx?: number;
+  flatNoRerank?: boolean;
+  /** Also re-score by the convex form (not RRF) when the keyword confidence is at least this (0: off). */
+  cvxAbove?: number;
+  /** The vectors' second note kept at place slot2 + 1 under the same conditions as the first, below this confidence (0: off). */
+  slot2?: number;
+  slot2Below?: number;
+  /** The convex form also where the agreement gate closed the vector list. */
+  cvxGate?: boolean;
+  /** The convex form's vector score per candidate, when not f.vscore (e.g. Rocchio feedback's). */
+  cvxScore?: (f: F, i: number) => number | undefined;
+  /** Second-stage weights where the vector list is flat (default: the same). */
+  flatRerank?: { rt: number; rh: number; rp: number };
+  /** A third ranked list (e.g. title vectors), fused by RRF at weight wExtra where keyword confidence is below extraBelow. */
+  extra?: (f: F) => number[] | undefined;
+  wExtra?: number;
+  extraBelow?: number;
+  /** The extra list's first note kept at this place (index) under the same condition (0: off). */
+  extraSlot?: number;
 }
 // What ships (lib/semantic/fusion.ts, the built-in model's row).
-export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named" };
+export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named", flatCvx: 0.5 };
 
 export function rank(f: F, p: P): number[] {
   const conf = p.idfConf ? f.confIdf : f.conf;
   let w = p.wvWeak + (p.wv - p.wvWeak) * conf;
   let marginOpen = true;
+  let gateClosed = false;
   if (f.kw.length) {
     if (p.aN) {
       const top = new Set(f.kw.slice(0, p.aM));
-      if (!f.vec.slice(0, p.aN).some((i) => top.has(i))) w *= p.noA;
+      if (!f.vec.slice(0, p.aN).some((i) => top.has(i))) {
+        w *= p.noA;
+        gateClosed = true;
+      }
     }
     if (p.agreeFull) {
       const top = new Set(f.kw.slice(0, 10));
@@ -145,12 +173,29 @@ export function rank(f: F, p: P): number[] {
     }
   }
   const m = new Map<number, number>();
-  const add = (l: number[], weight: (id: number) => number) => l.forEach((id, r) => m.set(id, (m.get(id) ?? 0) + weight(id) / (p.k + r + 1)));
-  add(f.kw, () => 1);
-  const inside = new Set(f.kw.slice(0, p.outM || Infinity));
-  add(f.vec, (id) => (p.outM && !inside.has(id) ? p.wOut : 1) * (w || 1e-9));
+  const cvx = (!marginOpen || (p.cvxAbove && conf >= p.cvxAbove) || (p.cvxGate && gateClosed)) && p.flatCvx ? p.flatCvx : 0;
+  if (cvx) {
+    const kw = f.q.kw.slice(0, 100);
+    const mm = (xs: number[]) => {
+      const hi = Math.max(...xs);
+      const lo = Math.min(...xs);
+      return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 1));
+    };
+    const ks = mm(kw.map(([, s]) => s));
+    const vs = mm(kw.map(([i]) => (p.cvxScore ? p.cvxScore(f, i) : f.vscore.get(i)) ?? -1));
+    kw.forEach(([i], j) => m.set(i, (ks[j]! + cvx * vs[j]!) / (1 + cvx) + 1e-9));
+    f.vec.forEach((id, r) => { if (!m.has(id)) m.set(id, 1e-12 / (r + 1)); });
+  } else {
+    const add = (l: number[], weight: (id: number) => number) => l.forEach((id, r) => m.set(id, (m.get(id) ?? 0) + weight(id) / (p.k + r + 1)));
+    add(f.kw, () => 1);
+    const inside = new Set(f.kw.slice(0, p.outM || Infinity));
+    add(f.vec, (id) => (p.outM && !inside.has(id) ? p.wOut : 1) * (w || 1e-9));
+  }
+  const extra = p.extra && p.wExtra && conf < (p.extraBelow ?? 2) ? p.extra(f) : undefined;
+  if (extra) extra.forEach((id, r) => m.set(id, (m.get(id) ?? 0) + p.wExtra! / (p.k + r + 1)));
   const order = [...m].sort((a, b) => b[1] - a[1]).map(([i]) => i);
-  const head = order.slice(0, p.depth);
+  const depth = cvx && p.flatNoRerank ? 0 : p.depth;
+  const head = order.slice(0, depth);
   const top = m.get(head[0]!) ?? 1;
   const vs = head.map((i) => f.vscore.get(i) ?? -1);
   const vmax = Math.max(...vs);
@@ -159,10 +204,13 @@ export function rank(f: F, p: P): number[] {
   const rescored = head.map((i) => {
     const x = feat(f.q, i);
     const t = p.tmode === "q" ? x[0]! : p.tmode === "named" ? (x[7] ?? 0) : p.tmode === "min" ? Math.min(x[0]!, x[8] ?? 0) : p.tmode === "gm" ? Math.sqrt(x[0]! * (x[8] ?? 0)) : (x[8] ?? 0);
-    return [i, m.get(i)! / top + p.rt * t + p.rh * x[1]! + p.rp * x[2]! + p.rip * x[5]! + p.rv * vn(i)] as const;
+    const r = cvx && p.flatRerank ? p.flatRerank : p;
+    return [i, m.get(i)! / top + r.rt * t + r.rh * x[1]! + r.rp * x[2]! + p.rip * x[5]! + p.rv * vn(i)] as const;
   });
-  let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(p.depth)];
+  let out = [...rescored.sort((a, b) => b[1] - a[1]).map(([i]) => i), ...order.slice(depth)];
   if (p.slot && f.kw.length && (marginOpen || !p.slotGated) && conf < p.slotBelow && !out.slice(0, p.slot).includes(f.vec[0]!)) out = [...out.slice(0, p.slot), f.vec[0]!, ...out.slice(p.slot).filter((i) => i !== f.vec[0])];
+  if (extra && p.extraSlot && extra.length && !out.slice(0, p.extraSlot).includes(extra[0]!)) out = [...out.slice(0, p.extraSlot), extra[0]!, ...out.slice(p.extraSlot).filter((i) => i !== extra[0])];
+  if (p.slot2 && f.kw.length && marginOpen && conf < (p.slot2Below ?? p.slotBelow) && !out.slice(0, p.slot2).includes(f.vec[1]!)) out = [...out.slice(0, p.slot2), f.vec[1]!, ...out.slice(p.slot2).filter((i) => i !== f.vec[1])];
   return out;
 }
 

@@ -106,6 +106,15 @@ export interface RankingParams {
    */
   vectorMargin: { at: number; below: number } | null;
   /**
+   * What a flat vector list (vectorMargin) still adds (0: nothing, BM25's
+   * order is left alone). Ranks exaggerate a flat list's differences, scores
+   * do not: the keyword list is re-scored by (min-max BM25 + flatConvex ×
+   * min-max vector score) / (1 + flatConvex), so the vectors break near-ties
+   * between keyword hits and never overturn a clear BM25 lead (SciFact train
+   * nDCG@10 0.703 → 0.711, over BM25's 0.708; docs/semantic.md, fourth pass).
+   */
+  flatConvex: number;
+  /**
    * Notes outside the keyword list's best `depth` get `weight` × the vector
    * list's weight (null: all the same): the vector side mostly re-orders what
    * the words found, and adds new notes more cautiously.
@@ -136,7 +145,7 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, vectorMargin: null, outside: null, vectorSlot: null };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
@@ -151,12 +160,13 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       noteVector: 0.25,
       agreement: { vectorTop: 5, keywordTop: 10, without: 0 },
       vectorMargin: { at: 30, below: 0.12 },
+      flatConvex: 0.5,
       outside: { depth: 50, weight: 0.5 },
       vectorSlot: { position: 3, belowConfidence: 0.5 },
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there BM25's order is left alone; SciFact train nDCG@10 0.666 → 0.703), at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its best notes share one with the keyword side's best, only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -251,6 +261,28 @@ export function keepVectorSlot(scored: [number, number][], vectorBest: number | 
   const entry: [number, number] = [vectorBest, before > after ? (before + after) / 2 : after];
   if (at >= 0) scored.splice(at, 1);
   scored.splice(slot.position, 0, entry);
+}
+
+/**
+ * The keyword list re-scored by its BM25 and the vector score, both min-max
+ * scaled over the list: (bm25' + share × vector') / (1 + share), every
+ * keyword hit above 0. Notes only the vector list holds follow below all of
+ * them, in its order (as a closed vector list places them). RankingParams.flatConvex.
+ */
+export function convexOverKeyword(keyword: Scored, vector: Scored | undefined, share: number): Map<number, number> {
+  const kw = [...keyword].sort((a, b) => b[1].score - a[1].score);
+  // A loop, not Math.max(...xs): the keyword list grows with the page asked for (offset + limit).
+  const scale = (xs: number[]) => {
+    let hi = -Infinity;
+    let lo = Infinity;
+    for (const x of xs) [hi, lo] = [Math.max(hi, x), Math.min(lo, x)];
+    return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 1));
+  };
+  const k = scale(kw.map(([, v]) => v.score));
+  const v = scale(kw.map(([id]) => vector?.get(id)?.score ?? -1));
+  const out = new Map<number, number>(kw.map(([id], i) => [id, (k[i]! + share * v[i]!) / (1 + share) + 1e-9]));
+  if (vector) rankedIds(vector).forEach((id, r) => out.has(id) || out.set(id, 1e-12 / (r + 1)));
+  return out;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
-import { FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence } from "./rerank";
@@ -197,7 +197,10 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     const vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
     // ... and on whether the vector list agrees with the keyword side at all (RankingParams.agreement, .outside).
     const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p);
-    scored = secondStage(db, o.query, [...fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor)], p);
+    // A flat vector list only breaks near-ties between keyword hits (RankingParams.flatConvex); with expansions' lists, it is closed.
+    const convex = w.flat && p.flatConvex > 0 && keyword.length === 1 && vector.length === 1;
+    const fused = convex ? convexOverKeyword(keyword[0]!, vector[0], p.flatConvex) : fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor);
+    scored = secondStage(db, o.query, [...fused], p);
     scored.sort((a, b) => b[1] - a[1]);
     let vectorBest: number | undefined;
     let bestScore = -Infinity;
