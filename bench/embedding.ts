@@ -63,6 +63,7 @@ interface Served {
   pid: number;
   lines: { at: number; text: string }[];
   threads: Map<number, ThreadCpu>;
+  timeline: { at: number; workers: number }[];
   t0: number;
   waitFor(re: RegExp, timeoutMs: number): Promise<string>;
   stop(): Promise<void>;
@@ -73,7 +74,19 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
   const p = track(Bun.spawn([BUN, MAIN, "serve", root, "--port", "0"], { env: { ...process.env, ...ENV, ...env }, stdout: "pipe", stderr: "inherit", stdin: "ignore" }));
   const lines: { at: number; text: string }[] = [];
   const threads = new Map<number, ThreadCpu>();
-  const sampler = setInterval(() => sampleThreads(p.pid, threads), 50);
+  // Worker CPU over time (one sample a second): where the model's cores sat idle (start-up, the tail).
+  const timeline: { at: number; workers: number }[] = [];
+  let lastMark = 0;
+  const sampler = setInterval(() => {
+    sampleThreads(p.pid, threads);
+    const now = performance.now() - t0;
+    if (now - lastMark >= 1000) {
+      lastMark = now;
+      let workers = 0;
+      for (const t of threads.values()) if (t.tid !== p.pid && t.name === "Worker") workers += t.cpuMs;
+      timeline.push({ at: now, workers });
+    }
+  }, 50);
   let buf = "";
   const waiters: (() => void)[] = [];
   void (async () => {
@@ -110,6 +123,7 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
     pid: p.pid,
     lines,
     threads,
+    timeline,
     t0,
     waitFor,
     async stop() {
@@ -180,14 +194,38 @@ async function fullBuild(src: string, label: string, workers?: string): Promise<
     if (src !== HUB) measured.build = { secs, passages };
     // Worker CPU over wall time: how many cores the model kept busy (2.0 = both, all the time).
     const busy = (cpu.workers / 1000 / secs).toFixed(2);
+    const idle = idleSpans(s.timeline, start, doneAt);
     return [
       `| ${label} | ${workers ?? "default"} | ${m[1]} | ${passages} | ${Math.round(secs)} s | ${(passages / secs).toFixed(1)} | ${fmtMs(cpu.main)} | ${fmtMs(cpu.workers)} | ${busy} | ${firstLeft ?? "–"} |`,
       ...(estimates.length ? [`|  | estimates: ${estimates.slice(0, 3).join("; ")} |`] : []),
+      `|  | model cores idle: ${idle} |`,
     ];
   } finally {
     await s.stop();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the model's two cores sat idle during a build, in core-seconds, from the per-second worker CPU:
+ * before the workers' first busy second, in the last 10 s, and in between.
+ */
+function idleSpans(timeline: { at: number; workers: number }[], start: number, end: number): string {
+  const cores = Math.min(2, availableParallelism());
+  const pts = timeline.filter((p) => p.at >= start - 1000 && p.at <= end + 1000);
+  if (pts.length < 3) return "too short to tell";
+  let first = -1;
+  const spans = { start: 0, middle: 0, tail: 0 };
+  for (let i = 1; i < pts.length; i++) {
+    const dt = (pts[i]!.at - pts[i - 1]!.at) / 1000;
+    const busy = (pts[i]!.workers - pts[i - 1]!.workers) / 1000;
+    if (first < 0 && busy > 0.5 * dt) first = pts[i]!.at;
+    const idle = Math.max(0, cores * dt - busy);
+    if (first < 0) spans.start += idle;
+    else if (pts[i]!.at > end - 10_000) spans.tail += idle;
+    else spans.middle += idle;
+  }
+  return `${spans.start.toFixed(1)} core-s until the workers' first busy second (${((first - start) / 1000).toFixed(1)} s after the pass began), ${spans.middle.toFixed(1)} between, ${spans.tail.toFixed(1)} in the last 10 s`;
 }
 
 /** `lettuce embed` on a copy (every core, no server): the floor. */
