@@ -2,6 +2,8 @@
 // a new question is embedded while the background build keeps the passage workers busy,
 // by a thread that is not niced, and its vector is the one a passage worker gives for
 // the same text. The real built-in model, through the real server, on a small vault.
+// Also: the model graph with its bias adds folded into the products (builtin-kernels.ts)
+// gives the shipped graph's vectors.
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -104,4 +106,31 @@ test("the query worker's vectors are the passage workers' for the same texts (wi
     }
     expect(roles.every((u) => u)).toBe(true);
   });
+}, 300_000);
+
+test("bias adds folded into the products give the graph-as-shipped's vectors within 1e-5", async () => {
+  const texts = [
+    "owls hunt at night",
+    "A glacier moves slowly downhill, carving valleys of ice over thousands of years, and leaves moraines of till where it melts back.",
+    "[[wikilink]] `code` **bold** #tag https://example.com/a?b=c",
+  ];
+  const run = (fuse: string) =>
+    withEnv({ LETTUCE_EMBED_FUSE: fuse, LETTUCE_EMBED_PLAIN: undefined }, async () => {
+      const e = new BuiltinEmbedder(1);
+      embedders.push(e);
+      try {
+        return await e.embed(texts);
+      } finally {
+        e.close();
+      }
+    });
+  const shipped = await run("0");
+  const fused = await run("1");
+  for (let i = 0; i < texts.length; i++) {
+    let worst = 0;
+    for (let j = 0; j < 512; j++) worst = Math.max(worst, Math.abs(fused[i]![j]! - shipped[i]![j]!));
+    expect(worst).toBeLessThan(1e-5);
+    // Not the same vector by accident: the texts differ from each other by far more than that.
+    if (i > 0) expect(Math.abs(fused[i]![0]! - fused[0]![0]!) + Math.abs(fused[i]![1]! - fused[0]![1]!)).toBeGreaterThan(1e-4);
+  }
 }, 300_000);

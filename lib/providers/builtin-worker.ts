@@ -52,6 +52,11 @@ async function loadModel(): Promise<EmbeddingsModel> {
   // LETTUCE_EMBED_PLAIN=1 runs the library's own kernels and tokenizer (tests compare the two).
   if (!plain) installFastKernels(core as unknown as KernelRegistry);
   const json = JSON.parse(readFileSync(MODEL_FILES.modelJson, "utf8"));
+  // Bias adds folded into the products before them (builtin-kernels.ts; LETTUCE_EMBED_FUSE=0 leaves the graph as shipped).
+  if (!plain && process.env.LETTUCE_EMBED_FUSE !== "0") {
+    const { fuseBiasAdds } = await import("./builtin-kernels");
+    fuseBiasAdds(json.modelTopology.node);
+  }
   const artifacts = await tf.io.getModelArtifactsForJSON(json, async (manifest) => {
     const specs: unknown[] = [];
     const parts: Uint8Array[] = [];

@@ -166,7 +166,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       if (!this.start("bulk")) break;
     }
     const free = (s: Slot) => s.ready && !s.job;
-    for (const slot of [...this.slots.filter((s) => s.role === "query"), ...this.slots.filter((s) => s.role === "bulk")]) {
+    for (const slot of [...(ownQueries ? this.slots.filter((s) => s.role === "query") : []), ...this.slots.filter((s) => s.role === "bulk")]) {
       if (!this.urgent.length) break;
       if (free(slot)) this.send(slot, this.urgent.shift()!, true);
     }
