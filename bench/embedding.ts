@@ -63,6 +63,7 @@ interface Served {
   pid: number;
   lines: { at: number; text: string }[];
   threads: Map<number, ThreadCpu>;
+  timeline: { at: number; workers: number }[];
   t0: number;
   waitFor(re: RegExp, timeoutMs: number): Promise<string>;
   stop(): Promise<void>;
@@ -73,7 +74,19 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
   const p = track(Bun.spawn([BUN, MAIN, "serve", root, "--port", "0"], { env: { ...process.env, ...ENV, ...env }, stdout: "pipe", stderr: "inherit", stdin: "ignore" }));
   const lines: { at: number; text: string }[] = [];
   const threads = new Map<number, ThreadCpu>();
-  const sampler = setInterval(() => sampleThreads(p.pid, threads), 50);
+  // Worker CPU over time (one sample a second): where the model's cores sat idle (start-up, the tail).
+  const timeline: { at: number; workers: number }[] = [];
+  let lastMark = 0;
+  const sampler = setInterval(() => {
+    sampleThreads(p.pid, threads);
+    const now = performance.now() - t0;
+    if (now - lastMark >= 1000) {
+      lastMark = now;
+      let workers = 0;
+      for (const t of threads.values()) if (t.tid !== p.pid && t.name === "Worker") workers += t.cpuMs;
+      timeline.push({ at: now, workers });
+    }
+  }, 50);
   let buf = "";
   const waiters: (() => void)[] = [];
   void (async () => {
@@ -110,6 +123,7 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
     pid: p.pid,
     lines,
     threads,
+    timeline,
     t0,
     waitFor,
     async stop() {
@@ -180,14 +194,38 @@ async function fullBuild(src: string, label: string, workers?: string): Promise<
     if (src !== HUB) measured.build = { secs, passages };
     // Worker CPU over wall time: how many cores the model kept busy (2.0 = both, all the time).
     const busy = (cpu.workers / 1000 / secs).toFixed(2);
+    const idle = idleSpans(s.timeline, start, doneAt);
     return [
       `| ${label} | ${workers ?? "default"} | ${m[1]} | ${passages} | ${Math.round(secs)} s | ${(passages / secs).toFixed(1)} | ${fmtMs(cpu.main)} | ${fmtMs(cpu.workers)} | ${busy} | ${firstLeft ?? "–"} |`,
       ...(estimates.length ? [`|  | estimates: ${estimates.slice(0, 3).join("; ")} |`] : []),
+      `|  | model cores idle: ${idle} |`,
     ];
   } finally {
     await s.stop();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the model's two cores sat idle during a build, in core-seconds, from the per-second worker CPU:
+ * before the workers' first busy second, in the last 10 s, and in between.
+ */
+function idleSpans(timeline: { at: number; workers: number }[], start: number, end: number): string {
+  const cores = Math.min(2, availableParallelism());
+  const pts = timeline.filter((p) => p.at >= start - 1000 && p.at <= end + 1000);
+  if (pts.length < 3) return "too short to tell";
+  let first = -1;
+  const spans = { start: 0, middle: 0, tail: 0 };
+  for (let i = 1; i < pts.length; i++) {
+    const dt = (pts[i]!.at - pts[i - 1]!.at) / 1000;
+    const busy = (pts[i]!.workers - pts[i - 1]!.workers) / 1000;
+    if (first < 0 && busy > 0.5 * dt) first = pts[i]!.at;
+    const idle = Math.max(0, cores * dt - busy);
+    if (first < 0) spans.start += idle;
+    else if (pts[i]!.at > end - 10_000) spans.tail += idle;
+    else spans.middle += idle;
+  }
+  return `${spans.start.toFixed(1)} core-s until the workers' first busy second (${((first - start) / 1000).toFixed(1)} s after the pass began), ${spans.middle.toFixed(1)} between, ${spans.tail.toFixed(1)} in the last 10 s`;
 }
 
 /** `lettuce embed` on a copy (every core, no server): the floor. */
@@ -264,25 +302,49 @@ async function modelCost(): Promise<string[]> {
   const rows: string[] = [
     `### The built-in model's cost, worker CPU per text (${passages.length} obsidian-hub passages of ${avg(passages)} characters on average; ${titles.length} note titles of ${avg(titles)})`,
     "",
-    "| tokenizer and kernels | passages per CPU-second | titles per CPU-second |",
+    "| tokenizer, kernels, chunks | passages per CPU-second | titles per CPU-second |",
     "|---|---:|---:|",
   ];
-  for (const plain of ["1", "0"]) {
-    process.env.LETTUCE_EMBED_PLAIN = plain;
-    const e = new BuiltinEmbedder(1);
+  // Each setting has its own embedder (a worker reads its settings when it starts); the rounds take
+  // turns on the same passages, so machine load hits them alike. CPU of the whole process: the
+  // runtime's JIT, GC and allocator threads work for the model worker too (~10% of its own time).
+  const settings = [
+    { label: "the library's (before)", env: { LETTUCE_EMBED_PLAIN: "1", LETTUCE_EMBED_CHUNK: "8", LETTUCE_EMBED_FUSE: "0" }, batch: 64 },
+    { label: "ours, wave 3 (chunks of 8 from batches of 64, graph as shipped)", env: { LETTUCE_EMBED_PLAIN: "0", LETTUCE_EMBED_CHUNK: "8", LETTUCE_EMBED_FUSE: "0" }, batch: 64 },
+    { label: "ours now (chunks of 16 from batches of 128, bias adds folded)", env: { LETTUCE_EMBED_PLAIN: "0", LETTUCE_EMBED_CHUNK: "16", LETTUCE_EMBED_FUSE: "1" }, batch: 128 },
+  ];
+  const embedders = settings.map((x) => {
+    Object.assign(process.env, x.env);
+    return new BuiltinEmbedder(1);
+  });
+  const rates = settings.map(() => ({ p: [] as number[], t: [] as number[] }));
+  for (const [k, e] of embedders.entries()) {
+    Object.assign(process.env, settings[k]!.env);
     await e.embed(["warm up"], { purpose: "query" });
-    await e.embed(passages.slice(0, 8));
-    const rate = async (xs: string[]) => {
-      const c0 = process.cpuUsage();
-      await e.embed(xs);
-      const c = process.cpuUsage(c0);
-      return xs.length / ((c.user + c.system) / 1e6);
-    };
-    const p = await rate(passages);
-    const t = await rate(titles);
-    e.close();
-    rows.push(`| ${plain === "1" ? "the library's (before)" : "ours (builtin-tokenizer.ts, builtin-kernels.ts)"} | ${p.toFixed(1)} | ${t.toFixed(1)} |`);
+    await e.embed(passages.slice(0, 16));
   }
+  const rounds = Number(arg("--rounds") ?? 2);
+  for (let r = 0; r < rounds; r++) {
+    for (const [k, e] of embedders.entries()) {
+      Object.assign(process.env, settings[k]!.env); // the chunk size is read per call
+      const rate = async (xs: string[], batch: number) => {
+        const c0 = process.cpuUsage();
+        for (let i = 0; i < xs.length; i += batch) await e.embed(xs.slice(i, i + batch));
+        const c = process.cpuUsage(c0);
+        return xs.length / ((c.user + c.system) / 1e6);
+      };
+      rates[k]!.p.push(await rate(passages, settings[k]!.batch));
+      rates[k]!.t.push(await rate(titles, settings[k]!.batch));
+    }
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const [k, e] of embedders.entries()) {
+    e.close();
+    rows.push(`| ${settings[k]!.label} | ${mean(rates[k]!.p).toFixed(1)} | ${mean(rates[k]!.t).toFixed(1)} |`);
+  }
+  rows.push("", `Passages are taken in batches of 64 or 128 as a reconcile pass sends them; ${rounds} rounds, the settings taking turns; process CPU.`);
+  delete process.env.LETTUCE_EMBED_CHUNK;
+  delete process.env.LETTUCE_EMBED_FUSE;
   delete process.env.LETTUCE_EMBED_PLAIN;
   return [...rows, ""];
 }

@@ -31,6 +31,7 @@ import { VaultContext } from "../lib/vault-context";
 import { startModelServer } from "../tests/helpers/model-server";
 import { BENCH_CACHE } from "./lib/retrieval-data";
 import { fmtMs, loadavg, percentile, rng } from "./lib/stats";
+import { sampleThreads, type ThreadCpu } from "./lib/child";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -135,15 +136,27 @@ try {
   const vec = await time((q) => semanticSearch(svc, { query: q, limit: 10 }));
   const hyb = await time((q) => semanticSearch(svc, { query: q, hybrid: true, limit: 10 }));
   // Not cached: every query's vector is computed by the built-in model (512-d, as the stored vectors
-  // are; what it means does not matter to the cost), in its worker, as it is for a user's new question.
+  // are; what it means does not matter to the cost), in its query worker (normal priority), as it is
+  // for a user's new question. Then the same with queries sent to a nice-10 passage worker
+  // (LETTUCE_EMBED_QUERY_WORKER=0, as before the query worker), for comparison in the same run.
   const builtin = new BuiltinEmbedder();
   await builtin.embed(["warm up"], { purpose: "query" });
   const cachedVector = svc.queryVector.bind(svc);
   svc.queryVector = async (_p, text, signal) => (await builtin.embed([text], { purpose: "query", signal }))[0]!;
   const fresh = (q: string, i: number) => `${q} ${i}`;
   const vecCold = await time((q, i) => semanticSearch(svc, { query: fresh(q, i), limit: 10 }));
-  const hybCold = await time((q, i) => semanticSearch(svc, { query: fresh(q, i), hybrid: true, limit: 10 }));
-  const embedOnly = await time((q, i) => builtin.embed([fresh(q, i)], { purpose: "query" }));
+  const traced = await traceCalls(builtin, () => time((q, i) => semanticSearch(svc, { query: fresh(q, i), hybrid: true, limit: 10 })));
+  const hybCold = traced.ms;
+  const embedOnly = await time((q, i) => builtin.embed([`${fresh(q, i)} alone`], { purpose: "query" }));
+  const savedQw = process.env.LETTUCE_EMBED_QUERY_WORKER;
+  process.env.LETTUCE_EMBED_QUERY_WORKER = "0";
+  const shared = new BuiltinEmbedder(1);
+  await shared.embed(["warm up"], { purpose: "query" });
+  svc.queryVector = async (_p, text, signal) => (await shared.embed([text], { purpose: "query", signal }))[0]!;
+  const tracedShared = await traceCalls(shared, () => time((q, i) => semanticSearch(svc, { query: `${fresh(q, i)} shared`, hybrid: true, limit: 10 })));
+  if (savedQw === undefined) delete process.env.LETTUCE_EMBED_QUERY_WORKER;
+  else process.env.LETTUCE_EMBED_QUERY_WORKER = savedQw;
+  shared.close();
   svc.queryVector = cachedVector;
   builtin.close();
   const rel = await time((_q, i) => relatedNotes(svc, notes[(i * 37) % notes.length]!, 5));
@@ -163,13 +176,50 @@ try {
   out.push(`| built-in model: one query embedding alone | ${fmtMs(percentile(embedOnly, 50))} | ${fmtMs(percentile(embedOnly, 99))} |`);
   out.push(`| semantic_search, vector, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(vecCold, 50))} | ${fmtMs(percentile(vecCold, 99))} |`);
   out.push(`| semantic_search, hybrid, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(hybCold, 50))} | ${fmtMs(percentile(hybCold, 99))} |`);
+  out.push(`| the same, query embedded by a nice-10 passage worker (LETTUCE_EMBED_QUERY_WORKER=0, as before) | ${fmtMs(percentile(tracedShared.ms, 50))} | ${fmtMs(percentile(tracedShared.ms, 99))} |`);
   out.push(`| related_notes, top 5 | ${fmtMs(percentile(rel, 50))} | ${fmtMs(percentile(rel, 99))} |`);
   out.push(`| find_duplicates (threshold 0.9; ${dups.length} pairs) | ${fmtMs(dupMs)} | |`);
   out.push(`| topic_map (threshold 0.85; ${topics.clusters.length} clusters) | ${fmtMs(topicMs)} | |`);
+  out.push("", "Where an uncached hybrid call's time goes (medians per call; CPU from /proc/self/task, the worker's from its own schedstat):", "");
+  out.push("| query embedded by | call p50 | model in the worker: wall / CPU / waiting for a core | post → vector back | main-thread CPU | model-worker CPU | other threads' CPU (JIT, GC, allocator) |", "|---|---:|---:|---:|---:|---:|---:|");
+  for (const [label, t] of [["query worker (normal priority)", traced], ["passage worker (nice 10)", tracedShared]] as const) out.push(`| ${label} | ${fmtMs(percentile(t.ms, 50))} | ${t.summary} |`);
   out.push("", `Goal: hybrid semantic_search p50 ≤ 20 ms at 10k notes with the query embedding not cached: ${percentile(hybCold, 50) <= 20 ? "met" : "NOT met"} (${fmtMs(percentile(hybCold, 50))}).`);
 } finally {
   vault.close();
   await fake?.stop();
+}
+
+/**
+ * Run `calls` (a timed loop of tool calls that each embed one query) and say where the time went:
+ * the model's wall, CPU and run-queue wait in its worker (reported per job), the hop around it,
+ * and the CPU of this process's threads per call: the main thread, the model workers, the rest.
+ */
+async function traceCalls(e: BuiltinEmbedder, calls: () => Promise<number[]>): Promise<{ ms: number[]; summary: string }> {
+  const jobs: { wall: number; cpu: number; wait: number; hop: number }[] = [];
+  e.onJob = (j) => {
+    if (j.urgent && j.stats) jobs.push({ wall: j.stats.wallMs, cpu: j.stats.cpuMs, wait: j.stats.waitMs, hop: j.doneAt - j.sentAt });
+  };
+  const before = new Map<number, ThreadCpu>();
+  sampleThreads(process.pid, before);
+  const ms = await calls();
+  const after = new Map<number, ThreadCpu>();
+  sampleThreads(process.pid, after);
+  e.onJob = undefined;
+  let main = 0;
+  let model = 0;
+  let other = 0;
+  for (const [tid, t] of after) {
+    const d = t.cpuMs - (before.get(tid)?.cpuMs ?? 0);
+    if (tid === process.pid) main += d;
+    else if (t.name === "Worker") model += d;
+    else other += d;
+  }
+  const n = ms.length;
+  const med = (xs: number[]) => fmtMs(percentile(xs, 50));
+  return {
+    ms,
+    summary: `${med(jobs.map((j) => j.wall))} / ${med(jobs.map((j) => j.cpu))} / ${med(jobs.map((j) => j.wait))} | ${med(jobs.map((j) => j.hop))} | ${fmtMs(main / n)} | ${fmtMs(model / n)} | ${fmtMs(other / n)}`,
+  };
 }
 
 // 3. The pair search on real vectors: SciFact's 5,183 abstracts embedded by the built-in

@@ -181,7 +181,7 @@ test("an Ollama that stops answering: capabilities.embeddings false, and the too
 
 test("the next batch is sent to the model while one is written: a passage shared by notes in consecutive batches is embedded once, and every note gets it", async () => {
   // 200 notes of one passage each, all the same text and title (same name, different folders): batches
-  // of 64 notes, the second sent while the first is still at the model.
+  // of 128 notes, the second sent while the first is still at the model.
   const root = tempDir();
   dirs.push(root);
   const COPIES = 200;

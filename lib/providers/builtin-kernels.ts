@@ -152,3 +152,73 @@ export function installFastKernels(tf: KernelRegistry): void {
   swap("Add", addBias);
   swap("BatchMatMul", batchMatMul);
 }
+
+/** A node of the model's graph as model.json holds it (TensorFlow's GraphDef in JSON). */
+interface GraphNode {
+  name: string;
+  op: string;
+  input?: string[];
+  attr?: Record<string, unknown>;
+}
+
+const bytes = (s: string) => [...s].map((c) => c.charCodeAt(0));
+
+/**
+ * Fold each bias add (and the ReLU after it) into the product before it, in the model's graph,
+ * before it is loaded: Conv2D → BiasAdd becomes one _FusedConv2D, MatMul → [Reshape →] BiasAdd
+ * [→ Relu] one _FusedMatMul, which XNNPACK runs with the bias (and clamp) inside the product
+ * instead of two more passes over a [tokens, 1536] tensor (and, for a single query, two more
+ * kernel dispatches each). A Reshape between them keeps the last axis, so adding the bias per
+ * row before it is the same sum. Returns how many nodes were folded away.
+ */
+export function fuseBiasAdds(nodes: GraphNode[]): number {
+  const base = (ref: string) => ref.replace(/^\^/, "").replace(/:\d+$/, "");
+  const consumers = new Map<string, GraphNode[]>();
+  for (const n of nodes) for (const i of n.input ?? []) (consumers.get(base(i)) ?? consumers.set(base(i), []).get(base(i))!).push(n);
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const only = (n: GraphNode): GraphNode | null => {
+    const c = consumers.get(n.name) ?? [];
+    return c.length === 1 ? c[0]! : null;
+  };
+  const drop = new Set<string>();
+  const rename = new Map<string, string>();
+  for (const n of nodes) {
+    if (n.op !== "Conv2D" && n.op !== "MatMul") continue;
+    let next = only(n);
+    // MatMul → Reshape → BiasAdd (a Tensordot): the reshape keeps the last axis.
+    const reshape = n.op === "MatMul" && next?.op === "Reshape" && base(next.input?.[0] ?? "") === n.name ? next : null;
+    if (reshape) next = only(reshape);
+    if (!next || next.op !== "BiasAdd" || base(next.input?.[0] ?? "") !== (reshape ?? n).name || (next.input?.length ?? 0) !== 2) continue;
+    const bias = next.input![1]!;
+    if (!byName.has(base(bias))) continue;
+    const fused = ["BiasAdd"];
+    let last = next;
+    const relu = only(next);
+    if (relu?.op === "Relu" && (relu.input?.length ?? 0) === 1) {
+      fused.push("Relu");
+      last = relu;
+    }
+    n.op = n.op === "Conv2D" ? "_FusedConv2D" : "_FusedMatMul";
+    n.input = [n.input![0]!, n.input![1]!, bias];
+    n.attr = { ...n.attr, fused_ops: { list: { s: fused.map(bytes) } }, num_args: { i: "1" } };
+    // What read the bias add (or the ReLU) now reads the product (or the reshape of it).
+    const target = (reshape ?? n).name;
+    drop.add(next.name);
+    rename.set(next.name, target);
+    if (last !== next) {
+      drop.add(last.name);
+      rename.set(last.name, target);
+    }
+  }
+  if (!drop.size) return 0;
+  const kept = nodes.filter((n) => !drop.has(n.name));
+  for (const n of kept) {
+    n.input = n.input?.map((i) => {
+      const ctl = i.startsWith("^") ? "^" : "";
+      const to = rename.get(base(i));
+      return to ? `${ctl}${to}` : i;
+    });
+  }
+  nodes.splice(0, nodes.length, ...kept);
+  return drop.size;
+}

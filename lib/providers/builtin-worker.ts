@@ -26,15 +26,16 @@ interface Tf {
 }
 declare const self: Worker;
 
-// Embedding is background work: the request thread gets a core first (docs/semantic.md, "Background embedding").
-lowerThreadPriority();
+// Passage embedding is background work: the request thread gets a core first (docs/semantic.md,
+// "Background embedding"). The query worker embeds for a request in flight: it keeps normal priority.
+if (process.env.LETTUCE_EMBED_ROLE !== "query") lowerThreadPriority();
 const plain = process.env.LETTUCE_EMBED_PLAIN === "1";
 
 export type WorkerRequest = { id: number; texts: string[] };
 export type WorkerReply =
   | { type: "ready"; dim: number }
   | { type: "fatal"; error: string }
-  | { type: "result"; id: number; dim: number; vectors: Float32Array }
+  | { type: "result"; id: number; dim: number; vectors: Float32Array; stats: JobStats | null }
   | { type: "error"; id: number; error: string };
 
 async function loadModel(): Promise<EmbeddingsModel> {
@@ -51,6 +52,11 @@ async function loadModel(): Promise<EmbeddingsModel> {
   // LETTUCE_EMBED_PLAIN=1 runs the library's own kernels and tokenizer (tests compare the two).
   if (!plain) installFastKernels(core as unknown as KernelRegistry);
   const json = JSON.parse(readFileSync(MODEL_FILES.modelJson, "utf8"));
+  // Bias adds folded into the products before them (builtin-kernels.ts; LETTUCE_EMBED_FUSE=0 leaves the graph as shipped).
+  if (!plain && process.env.LETTUCE_EMBED_FUSE !== "0") {
+    const { fuseBiasAdds } = await import("./builtin-kernels");
+    fuseBiasAdds(json.modelTopology.node);
+  }
   const artifacts = await tf.io.getModelArtifactsForJSON(json, async (manifest) => {
     const specs: unknown[] = [];
     const parts: Uint8Array[] = [];
@@ -79,6 +85,23 @@ async function loadModel(): Promise<EmbeddingsModel> {
   return embedder;
 }
 
+/** What one job cost this thread: CPU, time spent runnable but waiting for a core (its nice value at work), wall. */
+export interface JobStats {
+  cpuMs: number;
+  waitMs: number;
+  wallMs: number;
+}
+
+// Linux: the thread's CPU time and run-queue wait, in ns (two small reads a job; null elsewhere).
+function schedstat(): [number, number] | null {
+  try {
+    const f = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ");
+    return [Number(f[0]), Number(f[1])];
+  } catch {
+    return null;
+  }
+}
+
 const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(m, transfer);
 
 const ready = loadModel().then(
@@ -98,12 +121,16 @@ self.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
   const model = await ready;
   if (!model) return;
   try {
+    const s0 = schedstat();
+    const t0 = performance.now();
     // The model reads only its first 128 tokens; longer input just costs tokenizing time.
     const out = await model.embed(texts.map((t) => t.slice(0, 2000)));
+    const s1 = s0 && schedstat();
+    const stats = s0 && s1 ? { cpuMs: (s1[0] - s0[0]) / 1e6, waitMs: (s1[1] - s0[1]) / 1e6, wallMs: performance.now() - t0 } : null;
     const dim = out[0]?.length ?? 0;
     const flat = new Float32Array(out.length * dim);
     out.forEach((v, i) => flat.set(v, i * dim));
-    post({ type: "result", id, dim, vectors: flat }, [flat.buffer]);
+    post({ type: "result", id, dim, vectors: flat, stats }, [flat.buffer]);
   } catch (e) {
     post({ type: "error", id, error: (e as Error)?.message ?? String(e) });
   }

@@ -1,18 +1,19 @@
 import { availableParallelism } from "node:os";
 import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
 import { workerEntry } from "../platform/embedded";
-import type { WorkerReply } from "./builtin-worker";
+import type { JobStats, WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
-// Bulk work goes to the workers in small chunks so that a query's embedding
-// (put at the front of the queue) waits for at most one chunk. Chunks of 16 were
-// tried (~5% less CPU per passage on a sample sorted by length as a whole) but a
-// hub build with them took more worker CPU (702 s against 607 s with 8, not on the
-// same machine load): chunks are cut from length-sorted batches of ~64 passages,
-// and 16 of them span wider lengths, so more padding. LETTUCE_EMBED_CHUNK sets it.
+// Bulk work goes to the workers in chunks of 16 passages, cut from the length-sorted batches of
+// 128 that a reconcile pass sends (the model pads a chunk to its longest). Measured on obsidian-hub
+// passages, interleaved, in CPU of the whole process (the runtime's JIT, GC and allocator threads
+// cost another ~10% of the model worker's own time, and most of that goes with the number of model
+// calls): 27.9 passages per CPU-second against 26.5 with chunks of 8 from batches of 64 (+5%);
+// chunks of 32, or batches of 256, gained nothing more. A query no longer waits behind a chunk: it
+// has its own worker (below). LETTUCE_EMBED_CHUNK sets another size.
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
-  return set > 0 ? Math.floor(set) : 8;
+  return set > 0 ? Math.floor(set) : 16;
 }
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
@@ -35,11 +36,22 @@ export function defaultWorkers(): number {
   return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : cores;
 }
 
-function spawnWorker(): Worker {
+/**
+ * Queries get a worker of their own (LETTUCE_EMBED_QUERY_WORKER=0: they share the passage workers).
+ * It runs at normal priority: a query's embedding is part of a request, and a nice-10 thread on a busy
+ * 2-core machine waits behind every normal-priority thread, the runtime's JIT and GC threads included
+ * (measured: run-queue wait 1–3× the model's own time per query). Raising a thread's priority back needs
+ * CAP_SYS_NICE, so the worker starts that way and never takes passage work. It costs ~130 MB while it
+ * lives (it stops with the others after IDLE_MS); a server answering queries with no backlog runs this
+ * one worker only, as before.
+ */
+const queryWorker = () => process.env.LETTUCE_EMBED_QUERY_WORKER !== "0";
+
+function spawnWorker(role: "bulk" | "query"): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own;
   // compile.sh embeds the worker under its source path.
   // The environment as it is now (a worker otherwise sees the process's environment at start-up).
-  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env } } as WorkerOptions);
+  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env, LETTUCE_EMBED_ROLE: role } } as WorkerOptions);
 }
 
 interface Job {
@@ -53,8 +65,11 @@ interface Slot {
   ready: boolean;
   job: Job | null;
   jobId: number;
+  sentAt: number;
   /** The job in hand is a query's. */
   urgent: boolean;
+  /** A query worker (normal priority, queries only) or a passage worker (nice 10, either). */
+  role: "bulk" | "query";
 }
 
 /**
@@ -79,6 +94,8 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private waitingForQuiet = false;
   private readonly fixedThreads: number | null;
+  /** Called with each finished job's cost in its worker (benches trace where a query's time goes). */
+  onJob?: (job: { texts: number; urgent: boolean; stats: JobStats | null; sentAt: number; doneAt: number }) => void;
 
   /** `threads` fixes the number of workers; without it, see defaultWorkers(). */
   constructor(threads?: number) {
@@ -119,7 +136,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   /** Start the workers now (loading the model takes seconds), so that they are ready when passage work comes. */
   warm(): void {
     if (this.broken) return;
-    while (this.slots.length < this.threads) this.start();
+    while (this.slots.filter((s) => s.role === "bulk").length < this.threads) if (!this.start("bulk")) return;
     this.pump();
   }
 
@@ -137,24 +154,28 @@ export class BuiltinEmbedder implements EmbeddingProvider {
         this.pump();
       });
     }
-    // Passage work runs on at most `threads` workers at once; queries may use any idle one.
-    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - this.slots.filter((s) => s.job && !s.urgent).length);
-    const waiting = this.urgent.length + Math.min(bulkRoom, this.bulk.length);
+    // Passage work runs on at most `threads` passage workers at once. A query goes to the query worker,
+    // or to any idle passage worker that is ready (while the query worker loads, or when it is busy).
+    const bulkSlots = this.slots.filter((s) => s.role === "bulk");
+    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - bulkSlots.filter((s) => s.job && !s.urgent).length);
+    const ownQueries = queryWorker();
+    if (ownQueries && this.urgent.length && !this.slots.some((s) => s.role === "query")) this.start("query");
+    const waiting = (ownQueries ? 0 : this.urgent.length) + Math.min(bulkRoom, this.bulk.length);
     // Workers started while the limit was higher stay (idle ones serve queries) until IDLE_MS.
-    while (this.slots.length < this.threads && this.slots.length < waiting + this.busyCount()) this.start();
+    while (this.slots.filter((s) => s.role === "bulk").length < this.threads && this.slots.filter((s) => s.role === "bulk").length < waiting + this.busyCount("bulk")) {
+      if (!this.start("bulk")) break;
+    }
+    const free = (s: Slot) => s.ready && !s.job;
+    for (const slot of [...(ownQueries ? this.slots.filter((s) => s.role === "query") : []), ...this.slots.filter((s) => s.role === "bulk")]) {
+      if (!this.urgent.length) break;
+      if (free(slot)) this.send(slot, this.urgent.shift()!, true);
+    }
     let room = bulkRoom;
     for (const slot of this.slots) {
-      if (!slot.ready || slot.job) continue;
-      let job = this.urgent.shift();
-      if (job) slot.urgent = true;
-      else if (room > 0 && (job = this.bulk.shift())) {
-        slot.urgent = false;
-        room--;
-      }
-      if (!job) break;
-      slot.job = job;
-      slot.jobId = this.nextId++;
-      slot.worker.postMessage({ id: slot.jobId, texts: job.texts });
+      if (room <= 0 || !this.bulk.length) break;
+      if (slot.role !== "bulk" || !free(slot)) continue;
+      this.send(slot, this.bulk.shift()!, false);
+      room--;
     }
     // A worker with work in hand (or still loading for work) keeps the process alive; an idle one does not.
     for (const s of this.slots) {
@@ -167,19 +188,27 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     }
   }
 
-  private busyCount(): number {
-    return this.slots.filter((s) => s.job).length;
+  private busyCount(role?: Slot["role"]): number {
+    return this.slots.filter((s) => s.job && (!role || s.role === role)).length;
   }
 
-  private start(): void {
+  private send(slot: Slot, job: Job, urgent: boolean): void {
+    slot.job = job;
+    slot.urgent = urgent;
+    slot.jobId = this.nextId++;
+    slot.sentAt = performance.now();
+    slot.worker.postMessage({ id: slot.jobId, texts: job.texts });
+  }
+
+  private start(role: Slot["role"]): boolean {
     let worker: Worker;
     try {
-      worker = spawnWorker();
+      worker = spawnWorker(role);
     } catch (e) {
       this.fail(`The built-in embedding model could not start a worker: ${(e as Error).message}`);
-      return;
+      return false;
     }
-    const slot: Slot = { worker, ready: false, job: null, jobId: 0, urgent: false };
+    const slot: Slot = { worker, ready: false, job: null, jobId: 0, sentAt: 0, urgent: false, role };
     this.slots.push(slot);
     worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const m = ev.data;
@@ -194,6 +223,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
         slot.job = null;
         if (m.type === "error") job.reject(new ProviderError("provider-error", `The built-in embedding model failed: ${m.error}`));
         else {
+          this.onJob?.({ texts: job.texts.length, urgent: slot.urgent, stats: m.stats, sentAt: slot.sentAt, doneAt: performance.now() });
           const out: Float32Array[] = [];
           for (let i = 0; i < job.texts.length; i++) out.push(m.vectors.slice(i * m.dim, (i + 1) * m.dim));
           job.resolve(out);
@@ -209,6 +239,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       if (++this.crashes >= MAX_CRASHES) this.fail(`The built-in embedding model keeps crashing: ${e.message}`);
       else this.pump();
     };
+    return true;
   }
 
   private fail(message: string): void {

@@ -57,8 +57,9 @@ const COUNT_STEP = 64;
 // A pass over this many notes or more starts every model worker at once.
 const WARM_NOTES = 32;
 
-// Passages per provider round trip: big enough to keep workers busy, small enough for steady progress.
-const BATCH_PASSAGES = 64;
+// Passages per provider round trip: big enough to keep workers busy (and, sorted by length, to cut
+// the built-in model's chunks of 16 with little padding), small enough for steady progress.
+const BATCH_PASSAGES = 128;
 
 /** Wait until this connection has no open transaction (the indexer holds one across awaits during a scan). */
 export async function whenIdle(db: Database): Promise<void> {
