@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { workerEntry } from "../platform/embedded";
-import { readAndParse, unpackResult, type ParseRequest, type ParseResult } from "./parse-job";
+import { readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 
 // Below this many files a worker's start-up costs more than it saves...
@@ -86,10 +86,10 @@ export async function parseAll(
       } else if (pending === 0) resolve();
     };
     for (const w of workers) {
-      w.onmessage = (ev: MessageEvent<{ results: ParseResult[] }>) => {
+      w.onmessage = (ev: MessageEvent<PackedBatch>) => {
         pending--;
         try {
-          onBatch(ev.data.results.map(unpackResult));
+          onBatch(unpackBatch(ev.data));
         } catch (e) {
           reject(e);
           return;

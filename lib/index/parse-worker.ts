@@ -4,7 +4,7 @@
 // full-text writer thread (a MessagePort from FtsSink.port()), so that bodies
 // never pass through the main thread.
 import { coldTrace } from "./cold-trace";
-import { ftsRowOf, packResult, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
+import { ftsRowOf, packBatch, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
 import { LinkResolver, type ResolverSnapshot } from "./resolver";
 
 declare const self: Worker;
@@ -38,6 +38,6 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     // Before the results go to the main thread, which counts the rows sent for FtsSink.finish.
     if (rows.length) fts.postMessage({ rows }, transfer);
   }
-  self.postMessage({ id: m.id, results: results.map(packResult) });
+  self.postMessage({ id: m.id, ...packBatch(results) });
   coldTrace(`batch ${m.id}`, "parse");
 };
