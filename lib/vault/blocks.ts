@@ -1,7 +1,14 @@
 // Where a note body's blocks are (headings, code, lists, quotes) and its code
 // masked out, so that the parser never sees tags or links inside code. Kept
 // apart from parse.ts: this is the part tuned for the cold-index budget.
-import { Lexer, type Token } from "marked";
+import type { Lexer as LexerClass, Token } from "marked";
+
+// marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
+// cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
+let lexer: typeof LexerClass | null = null;
+function markedLexer(): typeof LexerClass {
+  return (lexer ??= (require("marked") as typeof import("marked")).Lexer);
+}
 
 const INLINE_CODE = /(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g;
 const FENCE = /^[ \t>]*(```+|~~~+)/;
@@ -43,7 +50,8 @@ export interface Block {
 // setext underlines (the last two checked below).
 const NEEDS_LEXER = /^(?:[ \t>]*(?:```|~~~)| {4}|\t| {1,3}#)/;
 // marked's own rule for the start of an HTML block; other lines starting with '<' (inline HTML) are prose.
-const HTML_BLOCK = (Lexer as unknown as { rules: { block: { gfm: { html: RegExp } } } }).rules.block.gfm.html;
+let htmlBlock: RegExp | null = null;
+const HTML_BLOCK = () => (htmlBlock ??= (markedLexer() as unknown as { rules: { block: { gfm: { html: RegExp } } } }).rules.block.gfm.html);
 const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 const ATX_LINE = /^#{1,6}(?=[ \t]|$)/;
 const COMMENT_START = /^ {0,3}<!--/;
@@ -108,7 +116,7 @@ function simpleBlocks(lines: string[]): Block[] | null {
     }
     if (NEEDS_LEXER.test(line)) return null;
     if (c === 60 /* < */ || (c === 32 && line.trimStart().startsWith("<"))) {
-      if (HTML_BLOCK.test(line + "\n")) return null;
+      if (HTML_BLOCK().test(line + "\n")) return null;
     }
     if (UNDERLINE.test(line) && i > 0 && lines[i - 1]!.trim() !== "") return null;
   }
@@ -121,7 +129,7 @@ export function blocks(lines: string[]): Block[] {
   if (simple) return simple;
   let tokens: Token[];
   try {
-    tokens = new Lexer({ gfm: true }).blockTokens(skeleton(lines), []) as Token[];
+    tokens = new (markedLexer())({ gfm: true }).blockTokens(skeleton(lines), []) as Token[];
   } catch {
     return [];
   }
