@@ -78,9 +78,13 @@ export function readAndParse(root: string, req: ParseRequest, resolver?: LinkRes
   return keepBytes ? { entry, hash, parsed, resolved, bytes: buf, text } : { entry, hash, parsed, resolved };
 }
 
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
 /** A batch of parse results as a parse worker posts it to the main thread (see packBatch). */
 export interface PackedBatch {
-  packed: string;
+  /** The batch as JSON in UTF-8, in a buffer of its own (transferred, not copied). */
+  packed: Uint8Array;
   /** Each note's body, or null where it went to the full-text writer already (or there is none). */
   bodies: (string | null)[];
 }
@@ -90,7 +94,9 @@ export interface PackedBatch {
  * string per note (the previous form) spelt every link's eight keys out: 33 MB
  * of JSON for a 37 MB vault of 10k notes, ~0.3 s to write and ~0.5 s to clone.
  * A batch is now one JSON string of arrays (links and headings flattened, no
- * keys), about a third the size; bodies travel beside it as they are.
+ * keys), about a third the size, and it crosses as UTF-8 bytes in a transferred
+ * buffer: cloning the fresh JSON string cost 0.1-0.3 s per cold index, encoding
+ * it a tenth of that. Bodies travel beside it as they are.
  */
 export function packBatch(results: ParseResult[]): PackedBatch {
   const items: unknown[] = [];
@@ -112,11 +118,11 @@ export function packBatch(results: ParseResult[]): PackedBatch {
     // A body already with the full-text writer is not sent again.
     bodies.push(r.ftsSent ? null : p.body);
   }
-  return { packed: JSON.stringify(items), bodies };
+  return { packed: utf8.encode(JSON.stringify(items)), bodies };
 }
 
 export function unpackBatch(b: PackedBatch): ParseResult[] {
-  const items = JSON.parse(b.packed) as unknown[][];
+  const items = JSON.parse(fromUtf8.decode(b.packed)) as unknown[][];
   return items.map((it, i) => {
     const [path, size, mtimeMs, ctimeMs] = it[1] as [string, number, number, number];
     const entry: FileEntry = { path, size, mtimeMs, ctimeMs };

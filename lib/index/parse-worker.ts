@@ -38,6 +38,7 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     // Before the results go to the main thread, which counts the rows sent for FtsSink.finish.
     if (rows.length) fts.postMessage({ rows }, transfer);
   }
-  self.postMessage({ id: m.id, ...packBatch(results) });
+  const out = packBatch(results);
+  self.postMessage({ id: m.id, ...out }, [out.packed.buffer as ArrayBuffer]);
   coldTrace(`batch ${m.id}`, "parse");
 };
