@@ -153,13 +153,17 @@ export class NoteRows {
  */
 export function linkCounts(path: string, p: ParsedNote, resolved: (string | null)[]): { unresolved: number; outNotes: number } {
   let outNotes = 0;
-  const missing = new Set<string>();
-  p.links.forEach((l, i) => {
+  // One set per kind rather than a joined "kind\0target" key: no string built per unresolved link.
+  let wiki: Set<string> | null = null;
+  let md: Set<string> | null = null;
+  const links = p.links;
+  for (let i = 0; i < links.length; i++) {
     const r = resolved[i] ?? null;
-    if (r === null) missing.add(`${l.kind}\0${l.target}`);
+    const l = links[i]!;
+    if (r === null) (l.kind === "wikilink" ? (wiki ??= new Set()) : (md ??= new Set())).add(l.target);
     else if (r !== path && endsWithMd(r)) outNotes++;
-  });
-  return { unresolved: missing.size, outNotes };
+  }
+  return { unresolved: (wiki?.size ?? 0) + (md?.size ?? 0), outNotes };
 }
 
 /** isNotePath without its case-insensitive regex: called for every resolved link of a cold index (~180k at 10k notes). */

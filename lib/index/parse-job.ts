@@ -98,7 +98,7 @@ export interface PackedBatch {
  * buffer: cloning the fresh JSON string cost 0.1-0.3 s per cold index, encoding
  * it a tenth of that. Bodies travel beside it as they are.
  */
-export function packBatch(results: ParseResult[]): PackedBatch {
+export function packBatch(results: ParseResult[], idOf?: Map<string, number>): PackedBatch {
   const items: unknown[] = [];
   const bodies: (string | null)[] = [];
   for (const r of results) {
@@ -114,14 +114,18 @@ export function packBatch(results: ParseResult[]): PackedBatch {
     for (const l of p.links) links.push(l.target, l.targetKey, l.display, l.kind === "wikilink" ? 0 : 1, l.heading, l.block, l.embed ? 1 : 0, l.line);
     const headings: unknown[] = [];
     for (const h of p.headings) headings.push(h.level, h.title, h.id, h.line);
-    items.push([2, entry, r.hash, r.ftsSent ? 1 : 0, p.title, p.frontmatter, p.frontmatterError, p.tags, p.aliases, links, headings, p.directives, p.mentions, r.resolved ?? null]);
+    // On a bulk load every note's id is known: a link resolved to a note travels as that id (a
+    // third of the batch's bytes were resolved paths, spelt out again for every link).
+    const resolved = r.resolved && idOf ? r.resolved.map((t) => (t === null ? null : (idOf.get(t) ?? t))) : r.resolved;
+    items.push([2, entry, r.hash, r.ftsSent ? 1 : 0, p.title, p.frontmatter, p.frontmatterError, p.tags, p.aliases, links, headings, p.directives, p.mentions, resolved ?? null]);
     // A body already with the full-text writer is not sent again.
     bodies.push(r.ftsSent ? null : p.body);
   }
   return { packed: utf8.encode(JSON.stringify(items)), bodies };
 }
 
-export function unpackBatch(b: PackedBatch): ParseResult[] {
+/** `idPaths[id - 1]`: the path of the note with that id (packBatch's idOf the other way round). */
+export function unpackBatch(b: PackedBatch, idPaths?: string[]): ParseResult[] {
   const items = JSON.parse(fromUtf8.decode(b.packed)) as unknown[][];
   return items.map((it, i) => {
     const [path, size, mtimeMs, ctimeMs] = it[1] as [string, number, number, number];
@@ -130,8 +134,9 @@ export function unpackBatch(b: PackedBatch): ParseResult[] {
     if (it[0] === 1) return { entry, hash: it[2] as string, parsed: null };
     const [, , hash, ftsSent, title, frontmatter, frontmatterError, tags, aliases, lf, hf, directives, mentions, resolved] = it as [
       number, unknown, string, number, string, Record<string, unknown>, string | null, string[], string[], unknown[], unknown[],
-      ParsedNote["directives"], ParsedNote["mentions"], (string | null)[] | null,
+      ParsedNote["directives"], ParsedNote["mentions"], (string | number | null)[] | null,
     ];
+    if (resolved && idPaths) for (let k = 0; k < resolved.length; k++) if (typeof resolved[k] === "number") resolved[k] = idPaths[(resolved[k] as number) - 1]!;
     const links: ParsedNote["links"] = [];
     for (let k = 0; k < lf.length; k += 8) {
       links.push({
@@ -148,6 +153,6 @@ export function unpackBatch(b: PackedBatch): ParseResult[] {
     const headings: ParsedNote["headings"] = [];
     for (let k = 0; k < hf.length; k += 4) headings.push({ level: hf[k] as number, title: hf[k + 1] as string, id: hf[k + 2] as string, line: hf[k + 3] as number });
     const parsed: ParsedNote = { title, frontmatter, frontmatterError, tags, aliases, links, headings, directives, mentions, body: b.bodies[i] ?? "" };
-    return { entry, hash, parsed, resolved: resolved ?? undefined, ftsSent: ftsSent === 1 };
+    return { entry, hash, parsed, resolved: (resolved as (string | null)[] | null) ?? undefined, ftsSent: ftsSent === 1 };
   });
 }

@@ -68,9 +68,16 @@ export async function parseAll(
   for (const w of early.slice(nWorkers)) w.terminate();
   if (workers.length < nWorkers) workers.push(...spawnParseWorkers(nWorkers - workers.length));
   if (!workers.length) return inline();
+  // A bulk load numbered every note (ftsId) before parsing: links resolved to a note come back as its id.
+  let idPaths: string[] | undefined = ftsPort ? [] : undefined;
+  for (const r of requests) {
+    if (!idPaths) break;
+    if (r.ftsId === undefined) idPaths = undefined;
+    else idPaths[r.ftsId - 1] = r.entry.path;
+  }
   for (const w of workers) {
     const port = ftsPort?.();
-    if (port) w.postMessage({ snapshot, ftsPort: port }, [port]);
+    if (port) w.postMessage({ snapshot, ftsPort: port, idPaths }, [port]);
     else w.postMessage({ snapshot });
   }
   let next = 0;
@@ -89,7 +96,7 @@ export async function parseAll(
       w.onmessage = (ev: MessageEvent<PackedBatch>) => {
         pending--;
         try {
-          onBatch(unpackBatch(ev.data));
+          onBatch(unpackBatch(ev.data, idPaths));
         } catch (e) {
           reject(e);
           return;
