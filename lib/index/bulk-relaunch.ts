@@ -37,6 +37,12 @@ export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
     return null; // cannot start a process here: index in this one
   }
   // A signal sent to this process alone (not its group) reaches the indexer too.
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(sig, () => child.kill(sig));
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    try {
+      process.on(sig, () => child.kill(sig));
+    } catch {
+      /* a signal this platform cannot listen for */
+    }
+  }
   return child.exited;
 }
