@@ -11,6 +11,11 @@ if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)
 
 // No top-level await: compile.sh builds with --bytecode, which needs a module without it.
 async function main(): Promise<number> {
+  // A first `lettuce index` of a vault runs in a child with a bulk-load allocator setting (see the module).
+  if (argv[0] === "index") {
+    const child = (await import("./lib/index/bulk-relaunch")).relaunchForColdIndex(argv);
+    if (child) return child;
+  }
   // Before any database is opened: LETTUCE_SQLITE_LIB must be in place first (macOS).
   const { configureSqlite } = await import("./lib/store/sqlite-lib");
   configureSqlite();

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { runLettuce } from "./helpers/cli";
 import { withEnv } from "./helpers/env";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
@@ -111,5 +113,56 @@ describe("cold bulk load: full-text rows straight from the parse workers", () =>
     // A word in a frontmatter-only field (title) is searchable too; a word of the raw frontmatter text is not body.
     const byAlias = await bulk.call("search", { query: "al0", limit: 5 }, "read");
     expect(byAlias.items.map((h: { path: string }) => h.path)).toContain("f0/n0.md");
+  });
+});
+
+// A first `lettuce index` of a vault relaunches itself with mimalloc's purging
+// turned off (lib/index/bulk-relaunch.ts). mimalloc's verbose mode prints the
+// options each process starts with, which shows which process ran with what.
+describe("a first `lettuce index` runs in a child with the bulk-load allocator setting", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const vaultOf = (n: number) => {
+    const dir = tempDir("lettuce-relaunch-");
+    dirs.push(dir);
+    for (let i = 0; i < n; i++) writeFileSync(join(dir, `n${i}.md`), `# Note ${i}\nword${i} [[n${(i + 1) % n}]]\n`);
+    return dir;
+  };
+  const purgeDelays = (stderr: string) => [...stderr.matchAll(/option 'purge_delay': (-?\d+)/g)].map((m) => Number(m[1]));
+
+  test("cold: the indexing process has purge_delay -1, and the result and exit code come through", async () => {
+    const dir = vaultOf(40);
+    const cold = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1" }, timeoutMs: 60_000 });
+    expect(cold.code).toBe(0);
+    expect(JSON.parse(cold.stdout.trim().split("\n").pop()!)).toMatchObject({ notes: 40, changed: 40 });
+    const delays = purgeDelays(cold.stderr);
+    expect(delays).toContain(-1); // the child
+    expect(delays.filter((d) => d !== -1).length).toBe(1); // the parent, with the default
+    const db = new Database(join(dir, ".lettuce", "index.db"), { readonly: true });
+    try {
+      expect((db.query("SELECT count(*) AS n FROM links WHERE resolved IS NOT NULL").get() as { n: number }).n).toBe(40);
+    } finally {
+      db.close();
+    }
+    // The index exists now: an update runs in the one process, with the default.
+    const warm = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1" } });
+    expect(warm.code).toBe(0);
+    expect(JSON.parse(warm.stdout.trim().split("\n").pop()!)).toMatchObject({ notes: 40, changed: 0 });
+    expect(purgeDelays(warm.stderr)).not.toContain(-1);
+    expect(purgeDelays(warm.stderr).length).toBe(1);
+  });
+
+  test("a failure in the child is the command's failure: its exit code and one message", async () => {
+    const dir = vaultOf(1);
+    const file = join(dir, "n0.md");
+    const r = await runLettuce(["index", file, "--json"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.match(/lettuce index:/g)?.length).toBe(1);
+    // A usage mistake is answered by the command itself, without a relaunch.
+    const u = await runLettuce(["index", dir, dir], { env: { MIMALLOC_VERBOSE: "1" } });
+    expect(u.code).toBe(2);
+    expect(purgeDelays(u.stderr)).not.toContain(-1);
   });
 });

@@ -22,6 +22,8 @@ export interface ThreadCpu {
   tid: number;
   name: string;
   cpuMs: number;
+  /** A process's main thread (the child's own, or that of a process it started: `lettuce index` may relaunch itself). */
+  main?: boolean;
 }
 
 // Children still running, so that an interrupted benchmark leaves no server behind.
@@ -40,12 +42,22 @@ export function killChildren(): void {
 // /proc/<pid>/stat counts in clock ticks; 100 a second on every Linux build that matters here.
 const TICK_MS = 10;
 
-export function sampleThreads(pid: number, into: Map<number, ThreadCpu>): void {
+export function sampleThreads(pid: number, into: Map<number, ThreadCpu>, depth = 0): void {
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
     return;
+  }
+  // Processes this one started (a cold `lettuce index` relaunches itself, see lib/index/bulk-relaunch.ts).
+  if (depth < 2) {
+    for (const t of tids) {
+      try {
+        for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(" ")) if (c.trim()) sampleThreads(Number(c), into, depth + 1);
+      } catch {
+        /* no children file (older kernels) or the thread ended */
+      }
+    }
   }
   for (const t of tids) {
     try {
@@ -55,7 +67,7 @@ export function sampleThreads(pid: number, into: Map<number, ThreadCpu>): void {
       const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state): utime is field 14, stime 15
       const cpuMs = (Number(f[11]) + Number(f[12])) * TICK_MS;
       const prev = into.get(Number(t));
-      if (!prev || prev.cpuMs < cpuMs) into.set(Number(t), { tid: Number(t), name, cpuMs });
+      if (!prev || prev.cpuMs < cpuMs) into.set(Number(t), { tid: Number(t), name, cpuMs, main: Number(t) === pid });
     } catch {
       /* the thread ended between readdir and read */
     }
@@ -87,7 +99,7 @@ export async function runChild(cmd: string[], opts: { cwd?: string; env?: Record
 export function threadSplit(run: ChildRun): { main: number; workers: number; other: number } {
   const out = { main: 0, workers: 0, other: 0 };
   for (const t of run.threads) {
-    if (t.tid === run.pid) out.main += t.cpuMs;
+    if (t.tid === run.pid || t.main) out.main += t.cpuMs;
     else if (t.name === "Worker") out.workers += t.cpuMs;
     else out.other += t.cpuMs;
   }

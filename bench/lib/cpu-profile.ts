@@ -41,7 +41,9 @@ function tableAfter(md: string, heading: string): ProfileRow[] {
 export async function profileCommand(args: string[], repo: string): Promise<{ duration: string; hot: ProfileRow[]; libTree: ProfileRow[] }> {
   const dir = mkdtempSync(join(tmpdir(), "lettuce-bench-prof-"));
   try {
-    await runChild([BUN, "--cpu-prof-md", `--cpu-prof-dir=${dir}`, ...args]);
+    // The profiled process must be the one that works: a cold `lettuce index` would otherwise relaunch
+    // itself (lib/index/bulk-relaunch.ts) and the profile show a parent waiting. Same allocator setting.
+    await runChild([BUN, "--cpu-prof-md", `--cpu-prof-dir=${dir}`, ...args], { env: { LETTUCE_NO_RELAUNCH: "1", MIMALLOC_PURGE_DELAY: "-1" } });
     const file = readdirSync(dir).find((f) => f.endsWith(".md"));
     if (!file) throw new Error("the profiler wrote no report");
     const md = readFileSync(join(dir, file), "utf8");

@@ -9,7 +9,7 @@ import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
-import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
+import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
 import { diffListing, filesUnder, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
 import type { LinkResolver } from "./resolver";
 
@@ -33,6 +33,13 @@ export interface IndexChange {
 const bulkThreshold = () => Number(process.env.LETTUCE_BULK_THRESHOLD) || 2000;
 // Commit at least this often during a long scan so that a crash keeps most of the work.
 const COMMIT_EVERY = 2000;
+
+/** A cold scan's full-text writer and parse workers, started before the work is ready for them. */
+interface EarlyStart {
+  sink: FtsSink;
+  workers: Worker[];
+  discard(): void;
+}
 
 export class Indexer {
   private _resolver: LinkResolver | null = null;
@@ -93,12 +100,14 @@ export class Indexer {
       const listing = await scanVaultYielding(this.root);
       coldTrace("scan done");
       const known = knownNotes(this.db);
+      const early = this.startEarly(known, listing.notes.length);
       const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
       this.status.total = todo.length;
       onProgress?.(this.status);
       // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
       const unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
-      const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress);
+      if (unchanged) early?.discard();
+      const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress, early);
       // An unchanged vault whose index was complete before: current in memory, and the file is not
       // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
       this.markCurrent(unchanged && this.status.indexedAt !== null);
@@ -161,6 +170,25 @@ export class Indexer {
     });
   }
 
+  /**
+   * A cold scan of a big vault: start the full-text writer and the parse workers as soon as the
+   * listing is in, so that their start-up (module loading, opening fts.db) overlaps the main
+   * thread's preparation (the listing diff, the resolver, dropping indexes) instead of following it.
+   */
+  private startEarly(known: Map<string, KnownNote>, notes: number): EarlyStart | undefined {
+    if (known.size || notes < bulkThreshold() || this.db.query("SELECT 1 FROM notes LIMIT 1").get() !== null) return undefined;
+    const sink = new FtsSink(this.root);
+    const workers = spawnParseWorkers(parseWorkerCount(notes));
+    return {
+      sink,
+      workers,
+      discard() {
+        for (const w of workers) w.terminate();
+        void sink.abort();
+      },
+    };
+  }
+
   private markCurrent(inMemoryOnly = false): void {
     const now = new Date().toISOString();
     if (!inMemoryOnly) setMeta(this.db, "indexedAt", now);
@@ -174,6 +202,7 @@ export class Indexer {
     goneFiles: string[],
     known: Map<string, KnownNote>,
     onProgress?: (s: IndexStatus) => void,
+    early?: EarlyStart,
   ): Promise<IndexChange> {
     const db = this.db;
     // Load the resolver now, from the index as it is before this pass writes anything.
@@ -188,8 +217,12 @@ export class Indexer {
     // A big cold scan writes the full-text rows from a second thread into fts.db; so does a
     // batch with a huge note (tokenising 50 MB takes seconds: not on the request thread).
     const huge = !bulk && todo.some((e) => e.size >= BIG_NOTE_BYTES);
-    this.ftsSink = bulk ? new FtsSink(this.root) : huge ? new FtsSink(this.root, { incremental: true }) : null;
+    if (early && !bulk) early.discard();
+    this.ftsSink = bulk ? (early?.sink ?? new FtsSink(this.root)) : huge ? new FtsSink(this.root, { incremental: true }) : null;
+    // parseAll owns (and terminates) the early workers from here on; until it runs, a failure terminates them.
+    let earlyWorkers = bulk ? (early?.workers ?? []) : [];
     let committed = false;
+    let ftsDone: Promise<void> | undefined;
     db.exec("BEGIN");
     try {
       if (bulk) for (const name of Object.keys(BULK_LOAD_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
@@ -225,6 +258,11 @@ export class Indexer {
       const requestIds = new Map<string, number>();
       if (bulk) requests.forEach((r, i) => requestIds.set(r.entry.path, (r.ftsId = i + 1)));
       const sink = this.ftsSink;
+      const takeEarly = () => {
+        const w = earlyWorkers;
+        earlyWorkers = [];
+        return w;
+      };
       let sinceCommit = 0;
       coldTrace("parse start");
       await parseAll(this.root, requests, this.resolver, (results) => {
@@ -243,21 +281,27 @@ export class Indexer {
           sinceCommit = 0;
         }
         onProgress?.(this.status);
-      }, bulk && sink ? () => sink.port() : undefined);
+      }, bulk && sink ? () => sink.port() : undefined, takeEarly());
       coldTrace("parse+insert done");
+      // Every full-text row is written by now: the writer thread commits fts.db while this
+      // thread rebuilds indexes, re-resolves and commits index.db (the two commits overlap:
+      // ~0.1-0.3 s off a cold index's wall time). A crash (or a failure) between the two
+      // commits leaves the generations apart, and the next open rebuilds.
+      const gen = this.stampGeneration();
+      ftsDone = this.ftsSink?.finish(gen);
+      ftsDone?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
       this.reresolve(affectedKeys, coldStart ? batchPaths : new Set());
-      const gen = this.stampGeneration();
       coldTrace("reresolved");
       db.exec("COMMIT");
       committed = true;
       coldTrace("committed");
-      // fts.db commits on its own thread meanwhile. A crash (or a failure) between
-      // the two commits leaves the generations apart, and the next open rebuilds.
-      await this.ftsSink?.finish(gen);
+      await ftsDone;
       coldTrace("fts finished");
     } catch (e) {
+      for (const w of earlyWorkers) w.terminate();
+      await ftsDone?.catch(() => undefined);
       await this.ftsSink?.abort();
       if (!committed) db.exec("ROLLBACK");
       // Memory may now disagree with the database: rebuild the resolver from what was committed.

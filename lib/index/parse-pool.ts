@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { workerEntry } from "../platform/embedded";
-import { readAndParse, unpackResult, type ParseRequest, type ParseResult } from "./parse-job";
+import { readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 
 // Below this many files a worker's start-up costs more than it saves...
@@ -18,9 +18,35 @@ function spawnWorker(): Worker {
   return new Worker(workerEntry("lib/index/parse-worker.ts", import.meta.url, "./parse-worker.ts"));
 }
 
+/** How many parse workers a batch of `count` files gets (0: parsed inline). */
+export function parseWorkerCount(count: number, hasBig = false): number {
+  if (count <= INLINE_LIMIT) return hasBig ? 1 : 0;
+  // The main thread is busy inserting for the whole scan, so leave it its core.
+  // A few files with a big one among them need one worker only.
+  return Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
+}
+
+/**
+ * Start parse workers before their work is known: a cold scan spawns them as soon as the
+ * listing is in, so that their start-up (~0.1 s of module loading each) overlaps the main
+ * thread's own preparation instead of following it. Hand them to parseAll.
+ */
+export function spawnParseWorkers(n: number): Worker[] {
+  const workers: Worker[] = [];
+  try {
+    for (let i = 0; i < n; i++) workers.push(spawnWorker());
+  } catch {
+    // No worker support (should not happen under Bun): parseAll parses inline instead.
+    for (const w of workers) w.terminate();
+    return [];
+  }
+  return workers;
+}
+
 /**
  * Parse files in parallel, handing each finished batch to `onBatch` in the
  * calling thread as soon as it arrives (the caller inserts while workers parse).
+ * `early`: workers from spawnParseWorkers, used (and terminated) instead of new ones.
  */
 export async function parseAll(
   root: string,
@@ -29,28 +55,29 @@ export async function parseAll(
   onBatch: (results: ParseResult[]) => void,
   /** A cold bulk load: a port to the full-text writer for each parse worker (requests carry ftsId). */
   ftsPort?: () => MessagePort,
+  early: Worker[] = [],
 ): Promise<void> {
   const inline = () => {
+    for (const w of early) w.terminate();
     for (let i = 0; i < requests.length; i += BATCH) onBatch(requests.slice(i, i + BATCH).map((r) => readAndParse(root, r, resolver)));
   };
-  const big = requests.some((r) => r.entry.size >= BIG_NOTE_BYTES);
-  if (requests.length <= INLINE_LIMIT && !big) return inline();
-  // The main thread is busy inserting for the whole scan, so leave it its core.
-  // A few files with a big one among them need one worker only.
-  const nWorkers =
-    requests.length <= INLINE_LIMIT ? 1 : Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
+  const nWorkers = parseWorkerCount(requests.length, requests.some((r) => r.entry.size >= BIG_NOTE_BYTES));
+  if (nWorkers === 0) return inline();
   const snapshot = resolver.snapshot();
-  const workers: Worker[] = [];
-  try {
-    for (let i = 0; i < nWorkers; i++) workers.push(spawnWorker());
-  } catch {
-    // No worker support (should not happen under Bun): parse inline instead.
-    for (const w of workers) w.terminate();
-    return inline();
+  const workers = early.slice(0, nWorkers);
+  for (const w of early.slice(nWorkers)) w.terminate();
+  if (workers.length < nWorkers) workers.push(...spawnParseWorkers(nWorkers - workers.length));
+  if (!workers.length) return inline();
+  // A bulk load numbered every note (ftsId) before parsing: links resolved to a note come back as its id.
+  let idPaths: string[] | undefined = ftsPort ? [] : undefined;
+  for (const r of requests) {
+    if (!idPaths) break;
+    if (r.ftsId === undefined) idPaths = undefined;
+    else idPaths[r.ftsId - 1] = r.entry.path;
   }
   for (const w of workers) {
     const port = ftsPort?.();
-    if (port) w.postMessage({ snapshot, ftsPort: port }, [port]);
+    if (port) w.postMessage({ snapshot, ftsPort: port, idPaths }, [port]);
     else w.postMessage({ snapshot });
   }
   let next = 0;
@@ -66,10 +93,10 @@ export async function parseAll(
       } else if (pending === 0) resolve();
     };
     for (const w of workers) {
-      w.onmessage = (ev: MessageEvent<{ results: ParseResult[] }>) => {
+      w.onmessage = (ev: MessageEvent<PackedBatch>) => {
         pending--;
         try {
-          onBatch(ev.data.results.map(unpackResult));
+          onBatch(unpackBatch(ev.data, idPaths));
         } catch (e) {
           reject(e);
           return;

@@ -4,15 +4,17 @@
 // full-text writer thread (a MessagePort from FtsSink.port()), so that bodies
 // never pass through the main thread.
 import { coldTrace } from "./cold-trace";
-import { ftsRowOf, packResult, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
+import { ftsRowOf, packBatch, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
 import { LinkResolver, type ResolverSnapshot } from "./resolver";
 
 declare const self: Worker;
 
 let resolver: LinkResolver | undefined;
 let fts: MessagePort | undefined;
+// A bulk load's note ids by path (see packBatch).
+let idOf: Map<string, number> | undefined;
 
-type Msg = { snapshot: ResolverSnapshot; ftsPort?: MessagePort } | { id: number; root: string; batch: ParseRequest[] };
+type Msg = { snapshot: ResolverSnapshot; ftsPort?: MessagePort; idPaths?: string[] } | { id: number; root: string; batch: ParseRequest[] };
 
 self.onmessage = (ev: MessageEvent<Msg>) => {
   const m = ev.data;
@@ -20,6 +22,7 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     coldTrace("snapshot in", "parse");
     resolver = LinkResolver.fromSnapshot(m.snapshot);
     fts = m.ftsPort;
+    if (m.idPaths) idOf = new Map(m.idPaths.map((p, i) => [p, i + 1]));
     coldTrace("snapshot loaded", "parse");
     return;
   }
@@ -38,6 +41,7 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     // Before the results go to the main thread, which counts the rows sent for FtsSink.finish.
     if (rows.length) fts.postMessage({ rows }, transfer);
   }
-  self.postMessage({ id: m.id, results: results.map(packResult) });
+  const out = packBatch(results, idOf);
+  self.postMessage({ id: m.id, ...out }, [out.packed.buffer as ArrayBuffer]);
   coldTrace(`batch ${m.id}`, "parse");
 };
