@@ -5,38 +5,21 @@
 // vector), over that list's best 100 and the keyword list's best 100.
 //   bun bench/lib/retrieval-dump-prf.ts oh|srd|docs|scifact [train]   → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].prf.json
 import { builtinEmbedder } from "../../lib/providers/select";
-import { normalize } from "../../lib/providers/types";
 import { KEYWORD_WEIGHTS, keywordRank } from "../../lib/semantic/keyword";
-import { SemanticService } from "../../lib/semantic/service";
-import { allNoteVectors, allPassageVectors } from "../../lib/semantic/store";
-import { VaultContext } from "../../lib/vault-context";
-import { anthropicDocs, BENCH_CACHE, obsidianHelp, scifact, srdWiki, type RetrievalSet } from "./retrieval-data";
+import { allNoteVectors } from "../../lib/semantic/store";
+import { BENCH_CACHE } from "./retrieval-data";
+import { openSetVault, passageMatrix, setFromArgs, unit } from "./retrieval-dump-setup";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
-const which = process.argv[2]!;
-const split = process.argv[3] === "train" ? "train" : "test";
-const set: RetrievalSet = which === "oh" ? obsidianHelp() : which === "srd" ? srdWiki() : which === "docs" ? anthropicDocs() : scifact(split);
+const { which, split, set } = setFromArgs();
 const KS = [1, 3, 5, 10];
 const BETAS = [0.25, 0.5, 1, 2];
-const vault = VaultContext.open(set.vault);
-await vault.indexer.fullScan();
-const svc = SemanticService.for(vault);
-await svc.reconcileNow();
-await svc.syncKeywords();
+const vault = await openSetVault(set);
 const db = vault.indexDb;
 const notes = db.query("SELECT id, path FROM notes ORDER BY id").all() as { id: number; path: string }[];
 const idx = new Map(notes.map((n, i) => [n.id, i]));
-const N = (v: Float32Array) => normalize(Float32Array.from(v));
-const pv: { note: number; v: Float32Array }[] = [];
-for (const p of allPassageVectors(db)) if (idx.has(p.noteId)) pv.push({ note: idx.get(p.noteId)!, v: N(p.vector) });
-const dim = pv[0]!.v.length;
-const flat = new Float32Array(pv.length * dim);
-const owner = new Int32Array(pv.length);
-pv.forEach((p, i) => {
-  flat.set(p.v, i * dim);
-  owner[i] = p.note;
-});
+const N = unit;
+const { flat, owner, dim } = passageMatrix(db, idx);
 const nvFlat = new Float32Array(notes.length * dim);
 for (const r of allNoteVectors(db)) if (idx.has(r.noteId)) nvFlat.set(N(r.vector), idx.get(r.noteId)! * dim);
 const dots = (m: Float32Array, rows: number, q: Float32Array) => {

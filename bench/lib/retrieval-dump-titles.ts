@@ -5,16 +5,12 @@
 //   bun bench/lib/retrieval-dump-titles.ts oh|srd|docs|scifact [train]   → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].titles.json
 import { builtinEmbedder } from "../../lib/providers/select";
 import { normalize } from "../../lib/providers/types";
-import { VaultContext } from "../../lib/vault-context";
-import { anthropicDocs, BENCH_CACHE, obsidianHelp, scifact, srdWiki, type RetrievalSet } from "./retrieval-data";
+import { BENCH_CACHE } from "./retrieval-data";
+import { openSetVault, setFromArgs } from "./retrieval-dump-setup";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
-const which = process.argv[2]!;
-const split = process.argv[3] === "train" ? "train" : "test";
-const set: RetrievalSet = which === "oh" ? obsidianHelp() : which === "srd" ? srdWiki() : which === "docs" ? anthropicDocs() : scifact(split);
-const vault = VaultContext.open(set.vault);
-await vault.indexer.fullScan();
+const { which, split, set } = setFromArgs();
+const vault = await openSetVault(set, false);
 const notes = vault.indexDb.query("SELECT id, title, aliases FROM notes ORDER BY id").all() as { id: number; title: string; aliases: string }[];
 const text = (n: { title: string; aliases: string }) => {
   let a: string[] = [];

@@ -10,40 +10,22 @@
 // stemmed keyword table.
 //   bun bench/lib/retrieval-dump.ts oh|srd|docs|scifact [train]   → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].json
 import { builtinEmbedder } from "../../lib/providers/select";
-import { normalize } from "../../lib/providers/types";
 import { KEYWORD_WEIGHTS, keywordRank } from "../../lib/semantic/keyword";
 import { features, QueryTerms } from "../../lib/semantic/rerank";
 import { rerankDocs } from "../../lib/semantic/candidates";
-import { SemanticService } from "../../lib/semantic/service";
-import { allNoteVectors, allPassageVectors } from "../../lib/semantic/store";
-import { VaultContext } from "../../lib/vault-context";
-import { anthropicDocs, BENCH_CACHE, obsidianHelp, scifact, srdWiki, type RetrievalSet } from "./retrieval-data";
+import { allNoteVectors } from "../../lib/semantic/store";
+import { BENCH_CACHE } from "./retrieval-data";
+import { openSetVault, passageMatrix, setFromArgs, unit } from "./retrieval-dump-setup";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
-const which = process.argv[2]!;
-const split = process.argv[3] === "train" ? "train" : "test";
-const set: RetrievalSet = which === "oh" ? obsidianHelp() : which === "srd" ? srdWiki() : which === "docs" ? anthropicDocs() : scifact(split);
-const vault = VaultContext.open(set.vault);
-await vault.indexer.fullScan();
-const svc = SemanticService.for(vault);
-await svc.reconcileNow();
-await svc.syncKeywords();
+const { which, split, set } = setFromArgs();
+const vault = await openSetVault(set);
 const db = vault.indexDb;
 const notes = db.query("SELECT id, path, title FROM notes ORDER BY id").all() as { id: number; path: string; title: string }[];
 const idx = new Map(notes.map((n, i) => [n.id, i]));
 const emb = builtinEmbedder();
-const N = (v: Float32Array) => normalize(Float32Array.from(v));
-// Passage vectors in one flat array, owner per row.
-const pvList: { note: number; v: Float32Array }[] = [];
-for (const p of allPassageVectors(db)) if (idx.has(p.noteId)) pvList.push({ note: idx.get(p.noteId)!, v: N(p.vector) });
-const dim = pvList[0]!.v.length;
-const flat = new Float32Array(pvList.length * dim);
-const owner = new Int32Array(pvList.length);
-pvList.forEach((p, i) => {
-  flat.set(p.v, i * dim);
-  owner[i] = p.note;
-});
+const N = unit;
+const { flat, owner, dim } = passageMatrix(db, idx);
 const nv: (Float32Array | null)[] = notes.map(() => null);
 for (const r of allNoteVectors(db)) if (idx.has(r.noteId)) nv[idx.get(r.noteId)!] = N(r.vector);
 const dot = (a: Float32Array, b: Float32Array) => {
@@ -64,7 +46,7 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const t0 = performance.now();
 const qvs: Float32Array[] = [];
 for (let i = 0; i < set.queries.length; i += 64) qvs.push(...(await emb.embed(set.queries.slice(i, i + 64).map((q) => q.text), { purpose: "query" })).map(N));
-console.error(`${set.queries.length} queries embedded in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${pvList.length} passages`);
+console.error(`${set.queries.length} queries embedded in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${owner.length} passages`);
 const out: unknown[] = [];
 const best = new Float64Array(nDocs);
 const second = new Float64Array(nDocs);
