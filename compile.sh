@@ -126,9 +126,11 @@ build() {
   done
   # --bytecode: the binary starts without parsing its bundle (`lettuce --version` ~40 ms faster). It makes
   # import.meta.url the source path at build time: lib/platform/embedded.ts goes by Bun.main instead.
+  # --splitting (ESM only): the modules a command imports lazily sit in chunks of their own, loaded when
+  # imported, so a start loads only what its command needs (`--version` 66 -> 42 ms, min of 15, loaded).
   # Bun's output (and its download progress for a new target runtime) is shown only when the build fails.
   local log="$stage/build.log"
-  "$BUN" build --compile --bytecode ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
+  "$BUN" build --compile --format=esm --splitting --bytecode ${cross:+--target=bun-$target} --minify --sourcemap=none "${DEFINES[@]}" \
     "${ENTRIES[@]}" "$stage/$(basename "$vec")" ${assets[@]+"${assets[@]}"} --outfile "$out" >"$log" 2>&1 || {
     cat "$log" >&2
     rm -rf "$stage"
