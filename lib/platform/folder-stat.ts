@@ -5,13 +5,14 @@
 // from the root for each, and a Stats object built) against ~37 ms this way
 // (one path component per call, two numbers read from a reused buffer),
 // measured side by side under the same load. Elsewhere (macOS, Windows, musl,
-// a kernel or sandbox that refuses statx) `openStatFolder()` is null and
-// callers use lstatSync: the same answers, more slowly.
+// a kernel or sandbox that refuses statx) the folder's entries are lstat'ed by
+// path: the same answers, more slowly.
 //
 // scan.ts's walk uses it for every listing (the server's start-up scan, `lettuce
 // index`, the CLI's freshness check), so one walk decides what a listing holds.
 import { dlopen, FFIType, ptr } from "bun:ffi";
-import { closeSync, constants, openSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync } from "node:fs";
+import { sep } from "node:path";
 
 export const ENTRY_FILE = 1;
 export const ENTRY_DIR = 2;
@@ -47,15 +48,15 @@ const S_IFMT = 0o170000;
 type StatAt = (dirfd: number, name: string) => EntryStat | null;
 let loaded: StatAt | null | undefined;
 
-/** Whether openStatFolder can be used here; when not, callers use lstatSync. */
+/** Whether entries are stat'ed by statx here (else by lstatSync). */
 export function statxAvailable(): boolean {
   if (loaded === undefined) loaded = load();
   return loaded !== null;
 }
 
-/** Open a folder to stat its entries; null when statx is not available or the folder cannot be opened. */
+/** Open a folder to stat its entries by name; null when the folder cannot be opened (vanished, or now a symlink). */
 export function openStatFolder(dirAbs: string): StatFolder | null {
-  if (!statxAvailable()) return null;
+  if (!statxAvailable()) return lstatFolder(dirAbs);
   let fd: number;
   try {
     // O_NOFOLLOW: a folder swapped for a symlink since it was listed is not entered.
@@ -65,6 +66,28 @@ export function openStatFolder(dirAbs: string): StatFolder | null {
   }
   const statAt = loaded!;
   return { stat: (name) => statAt(fd, name), close: () => closeSync(fd) };
+}
+
+/** The portable way: lstat each entry by its full path. */
+function lstatFolder(dirAbs: string): StatFolder {
+  const out: EntryStat = { kind: ENTRY_OTHER, size: 0, mtimeMs: 0, ctimeMs: 0 };
+  return {
+    stat(name) {
+      let st;
+      try {
+        st = lstatSync(dirAbs + sep + name, { throwIfNoEntry: false });
+      } catch {
+        return null;
+      }
+      if (!st) return null;
+      out.kind = st.isFile() ? ENTRY_FILE : st.isDirectory() ? ENTRY_DIR : ENTRY_OTHER;
+      out.size = st.size;
+      out.mtimeMs = st.mtimeMs;
+      out.ctimeMs = st.birthtimeMs || st.ctimeMs;
+      return out;
+    },
+    close() {},
+  };
 }
 
 function load(): StatAt | null {

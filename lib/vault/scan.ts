@@ -1,6 +1,6 @@
-import { lstatSync, readdirSync, type Dirent, type Stats } from "node:fs";
-import { join, sep } from "node:path";
-import { ENTRY_DIR, ENTRY_FILE, openStatFolder, statxAvailable, type EntryStat } from "../platform/folder-stat";
+import { readdirSync, type Dirent, type Stats } from "node:fs";
+import { join } from "node:path";
+import { ENTRY_FILE, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
 
 export interface FileEntry {
@@ -75,57 +75,35 @@ export async function scanVaultYielding(root: string, every = 512): Promise<Vaul
 
 /**
  * Walks one folder and, depth first, those under it; yields how many files it handed over since the last yield.
- * Where statx is available (lib/platform/folder-stat.ts) each entry is stat'ed relative to the open folder,
- * about twice as fast as lstatSync by path (the system call dominates a warm scan); the rules are the same.
+ * Files are stat'ed through lib/platform/folder-stat.ts: by statx relative to the open folder where it can
+ * (about twice as fast as lstatSync by path: the system call dominates a warm scan), else by lstat.
  */
 function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> {
   // The folder's absolute path once: path.join per file (it normalises every time) was ~0.13 s of a 100k-note restart.
   const dirAbs = dirRel ? join(root, dirRel) : root;
-  const byStatx = visit.file !== null && statxAvailable();
-  let names: string[];
-  let dirents: Dirent[] | null = null;
+  let entries: Dirent[];
   try {
-    // With statx, names only: the stat tells each entry's type, and a Dirent per entry cost more than it saved.
-    if (byStatx) names = readdirSync(dirAbs);
-    else names = (dirents = readdirSync(dirAbs, { withFileTypes: true })).map((d) => d.name);
+    entries = readdirSync(dirAbs, { withFileTypes: true });
   } catch {
     return; // vanished or unreadable while we walked: the watcher will catch up
   }
-  const folder = byStatx ? openStatFolder(dirAbs) : null;
-  if (byStatx && !folder) return;
+  const folder = visit.file ? openStatFolder(dirAbs) : null;
+  if (visit.file && !folder) return;
   try {
     let files = 0;
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i]!;
-      if (isIgnoredPath(name)) continue;
-      const rel = dirRel ? `${dirRel}/${name}` : name;
-      let isDir = false;
-      let st: EntryStat | Stats | null = null;
-      if (folder) {
-        const e = folder.stat(name);
-        if (!e) continue;
-        isDir = e.kind === ENTRY_DIR;
-        if (e.kind === ENTRY_FILE) st = e;
-      } else {
-        const d = dirents![i]!;
-        isDir = d.isDirectory();
-        if (d.isFile() && visit.file) {
-          try {
-            st = lstatSync(dirAbs + sep + name);
-          } catch {
-            continue;
-          }
-          if (!st.isFile()) continue; // replaced by a link or a folder since readdir
-        }
-      }
-      if (isDir) {
+    for (const d of entries) {
+      if (isIgnoredPath(d.name)) continue;
+      const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
+      if (d.isDirectory()) {
         // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
         visit.folder(rel);
         yield files;
         files = 0;
         yield* walk(root, rel, visit);
-      } else if (st && visit.file) {
-        visit.file(rel, st.size, st.mtimeMs, "kind" in st ? st.ctimeMs : st.birthtimeMs || st.ctimeMs);
+      } else if (d.isFile() && folder && visit.file) {
+        const st = folder.stat(d.name);
+        if (st?.kind !== ENTRY_FILE) continue; // gone, or replaced by a link or a folder since readdir
+        visit.file(rel, st.size, st.mtimeMs, st.ctimeMs);
         // A flat folder of 30k notes must not be one unbroken stretch either.
         if (++files >= 128) {
           yield files;
