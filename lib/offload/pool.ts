@@ -5,7 +5,7 @@
 // caller's budget is abandoned: its worker is retired (a running SQLite
 // statement cannot be stopped, but its answer is no longer waited for) and a
 // fresh one takes the next job.
-import { workerEntry } from "../platform/embedded";
+import { keepAlive, workerEntry } from "../platform/embedded";
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { WikiHealth } from "../hygiene/health";
@@ -52,18 +52,6 @@ interface Slot {
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own; compile.sh embeds the worker under its source path.
   return new Worker(workerEntry("lib/offload/worker.ts", import.meta.url, "./worker.ts"));
-}
-
-/**
- * Idle workers must not keep a CLI process alive, so they are unref'd; but while one runs a job it is ref'd
- * again. Bun's event loop, waiting with nothing ref'd but an unref'd worker's reply to come, spins: measured,
- * the main thread burnt as much CPU as the worker's job (a 4 ms search cost 4.3 ms of main-thread CPU, and
- * twice the wall time on two busy cores; ref'd, 0.14 ms).
- */
-function busy(worker: Worker, yes: boolean): void {
-  const w = worker as unknown as { ref?: () => void; unref?: () => void };
-  if (yes) w.ref?.();
-  else w.unref?.();
 }
 
 function cancelled(): ToolError {
@@ -127,7 +115,7 @@ export class ReadPool {
     if (this.planSlot === slot) this.planSlot = null;
     slot.current = null;
     // Unref'd first: a worker still inside a long statement finishes it before it ends, and must not hold the process.
-    busy(slot.worker, false);
+    keepAlive(slot.worker, false);
     slot.worker.terminate();
   }
 
@@ -185,7 +173,7 @@ export class ReadPool {
       }
       this.queue.splice(i, 1);
       slot.current = p;
-      busy(slot.worker, true);
+      keepAlive(slot.worker, true);
       this.ranOn.set(p.job.kind, slot.worker.threadId);
       const msg: WorkerRequest = { id: p.id, root: this.root, job: p.job, lowPriority: slot.niced };
       slot.worker.postMessage(msg);
@@ -194,13 +182,13 @@ export class ReadPool {
 
   private addSlot(): Slot {
     const worker = spawnWorker();
-    busy(worker, false);
+    keepAlive(worker, false);
     const slot: Slot = { worker, current: null, niced: false };
     worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const p = slot.current;
       if (!p || p.id !== ev.data.id) return;
       slot.current = null;
-      busy(worker, false);
+      keepAlive(worker, false);
       this.settle(p);
       const r = ev.data;
       if (r.ok) p.resolve(r.value);

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
-import { workerEntry } from "../platform/embedded";
+import { keepAlive, workerEntry } from "../platform/embedded";
 import type { JobStats, WorkerReply } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
@@ -136,7 +136,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   /** Start the workers now (loading the model takes seconds), so that they are ready when passage work comes. */
   warm(): void {
     if (this.broken) return;
-    while (this.slots.filter((s) => s.role === "bulk").length < this.threads) if (!this.start("bulk")) return;
+    while (this.withRole("bulk").length < this.threads) if (!this.start("bulk")) return;
     this.pump();
   }
 
@@ -156,17 +156,16 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     }
     // Passage work runs on at most `threads` passage workers at once. A query goes to the query worker,
     // or to any idle passage worker that is ready (while the query worker loads, or when it is busy).
-    const bulkSlots = this.slots.filter((s) => s.role === "bulk");
-    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - bulkSlots.filter((s) => s.job && !s.urgent).length);
+    const bulkRoom = holdBulk ? 0 : Math.max(0, this.threads - this.withRole("bulk").filter((s) => s.job && !s.urgent).length);
     const ownQueries = queryWorker();
     if (ownQueries && this.urgent.length && !this.slots.some((s) => s.role === "query")) this.start("query");
     const waiting = (ownQueries ? 0 : this.urgent.length) + Math.min(bulkRoom, this.bulk.length);
     // Workers started while the limit was higher stay (idle ones serve queries) until IDLE_MS.
-    while (this.slots.filter((s) => s.role === "bulk").length < this.threads && this.slots.filter((s) => s.role === "bulk").length < waiting + this.busyCount("bulk")) {
+    for (let n = this.withRole("bulk").length; n < this.threads && n < waiting + this.busyCount("bulk"); n++) {
       if (!this.start("bulk")) break;
     }
     const free = (s: Slot) => s.ready && !s.job;
-    for (const slot of [...(ownQueries ? this.slots.filter((s) => s.role === "query") : []), ...this.slots.filter((s) => s.role === "bulk")]) {
+    for (const slot of [...(ownQueries ? this.withRole("query") : []), ...this.withRole("bulk")]) {
       if (!this.urgent.length) break;
       if (free(slot)) this.send(slot, this.urgent.shift()!, true);
     }
@@ -178,14 +177,15 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       room--;
     }
     // A worker with work in hand (or still loading for work) keeps the process alive; an idle one does not.
-    for (const s of this.slots) {
-      if (s.job || !s.ready) s.worker.ref();
-      else s.worker.unref();
-    }
+    for (const s of this.slots) keepAlive(s.worker, !!s.job || !s.ready);
     if (this.busyCount() === 0 && this.urgent.length + this.bulk.length === 0 && this.slots.length) {
       this.idleTimer = setTimeout(() => this.stopWorkers(), IDLE_MS);
       this.idleTimer.unref?.();
     }
+  }
+
+  private withRole(role: Slot["role"]): Slot[] {
+    return this.slots.filter((s) => s.role === role);
   }
 
   private busyCount(role?: Slot["role"]): number {
