@@ -275,7 +275,10 @@ export function convexOverKeyword(keyword: Scored, vector: Scored | undefined, s
   const scale = (xs: number[]) => {
     let hi = -Infinity;
     let lo = Infinity;
-    for (const x of xs) [hi, lo] = [Math.max(hi, x), Math.min(lo, x)];
+    for (const x of xs) {
+      hi = Math.max(hi, x);
+      lo = Math.min(lo, x);
+    }
     return xs.map((x) => (hi > lo ? (x - lo) / (hi - lo) : 1));
   };
   const k = scale(kw.map(([, v]) => v.score));
