@@ -2,17 +2,15 @@
 // phase on stderr: a clock time (ms, mod 1e6: compare lines across threads) and this thread's CPU
 // time (Linux: /proc/thread-self/schedstat, in ns; elsewhere process CPU).
 // A benchmarking aid (bench/index-bench.ts reads no part of it); off, it costs one env read.
-import { readFileSync } from "node:fs";
+import { threadTimes } from "../platform/thread-time";
 
 const on = process.env.LETTUCE_COLD_TRACE === "1";
 
 function threadCpuMs(): number {
-  try {
-    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
-  } catch {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  }
+  const t = threadTimes();
+  if (t) return t.cpuMs;
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 export function coldTrace(label: string, thread = "main"): void {

@@ -8,6 +8,7 @@
 import type { EmbeddingsModel } from "@energetic-ai/embeddings";
 import { readFileSync } from "node:fs";
 import { lowerThreadPriority } from "../offload/priority";
+import { threadTimes } from "../platform/thread-time";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
 import type { KernelRegistry } from "./builtin-kernels";
 
@@ -31,7 +32,8 @@ declare const self: Worker;
 if (process.env.LETTUCE_EMBED_ROLE !== "query") lowerThreadPriority();
 const plain = process.env.LETTUCE_EMBED_PLAIN === "1";
 
-export type WorkerRequest = { id: number; texts: string[] };
+/** `stats`: measure the job (two reads of /proc per job; only when someone listens, see BuiltinEmbedder.onJob). */
+export type WorkerRequest = { id: number; texts: string[]; stats?: boolean };
 export type WorkerReply =
   | { type: "ready"; dim: number }
   | { type: "fatal"; error: string }
@@ -41,7 +43,7 @@ export type WorkerReply =
 async function loadModel(): Promise<EmbeddingsModel> {
   const core = await import("@energetic-ai/core");
   const { EmbeddingsModel: Model } = await import("@energetic-ai/embeddings");
-  const { installFastKernels } = await import("./builtin-kernels");
+  const { fuseBiasAdds, installFastKernels } = await import("./builtin-kernels");
   const { PieceTokenizer } = await import("./builtin-tokenizer");
   const tf = core as unknown as Tf;
   tf.setWasmPaths(WASM_FILES);
@@ -53,10 +55,7 @@ async function loadModel(): Promise<EmbeddingsModel> {
   if (!plain) installFastKernels(core as unknown as KernelRegistry);
   const json = JSON.parse(readFileSync(MODEL_FILES.modelJson, "utf8"));
   // Bias adds folded into the products before them (builtin-kernels.ts; LETTUCE_EMBED_FUSE=0 leaves the graph as shipped).
-  if (!plain && process.env.LETTUCE_EMBED_FUSE !== "0") {
-    const { fuseBiasAdds } = await import("./builtin-kernels");
-    fuseBiasAdds(json.modelTopology.node);
-  }
+  if (!plain && process.env.LETTUCE_EMBED_FUSE !== "0") fuseBiasAdds(json.modelTopology.node);
   const artifacts = await tf.io.getModelArtifactsForJSON(json, async (manifest) => {
     const specs: unknown[] = [];
     const parts: Uint8Array[] = [];
@@ -92,16 +91,6 @@ export interface JobStats {
   wallMs: number;
 }
 
-// Linux: the thread's CPU time and run-queue wait, in ns (two small reads a job; null elsewhere).
-function schedstat(): [number, number] | null {
-  try {
-    const f = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ");
-    return [Number(f[0]), Number(f[1])];
-  } catch {
-    return null;
-  }
-}
-
 const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(m, transfer);
 
 const ready = loadModel().then(
@@ -121,12 +110,12 @@ self.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
   const model = await ready;
   if (!model) return;
   try {
-    const s0 = schedstat();
+    const s0 = ev.data.stats ? threadTimes() : null;
     const t0 = performance.now();
     // The model reads only its first 128 tokens; longer input just costs tokenizing time.
     const out = await model.embed(texts.map((t) => t.slice(0, 2000)));
-    const s1 = s0 && schedstat();
-    const stats = s0 && s1 ? { cpuMs: (s1[0] - s0[0]) / 1e6, waitMs: (s1[1] - s0[1]) / 1e6, wallMs: performance.now() - t0 } : null;
+    const s1 = s0 && threadTimes();
+    const stats = s0 && s1 ? { cpuMs: s1.cpuMs - s0.cpuMs, waitMs: s1.waitMs - s0.waitMs, wallMs: performance.now() - t0 } : null;
     const dim = out[0]?.length ?? 0;
     const flat = new Float32Array(out.length * dim);
     out.forEach((v, i) => flat.set(v, i * dim));

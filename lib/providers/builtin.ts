@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
 import { keepAlive, workerEntry } from "../platform/embedded";
-import type { JobStats, WorkerReply } from "./builtin-worker";
+import type { JobStats, WorkerReply, WorkerRequest } from "./builtin-worker";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
 // Bulk work goes to the workers in chunks of 16 passages, cut from the length-sorted batches of
@@ -197,7 +197,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     slot.urgent = urgent;
     slot.jobId = this.nextId++;
     slot.sentAt = performance.now();
-    slot.worker.postMessage({ id: slot.jobId, texts: job.texts });
+    slot.worker.postMessage({ id: slot.jobId, texts: job.texts, stats: this.onJob !== undefined } satisfies WorkerRequest);
   }
 
   private start(role: Slot["role"]): boolean {
