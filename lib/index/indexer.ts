@@ -176,7 +176,7 @@ export class Indexer {
    * thread's preparation (the listing diff, the resolver, dropping indexes) instead of following it.
    */
   private startEarly(known: Map<string, KnownNote>, notes: number): EarlyStart | undefined {
-    if (known.size || notes < bulkThreshold() || this.db.query("SELECT 1 FROM notes LIMIT 1").get() !== null) return undefined;
+    if (notes < bulkThreshold() || !this.isColdStart(known)) return undefined;
     const sink = new FtsSink(this.root);
     const workers = spawnParseWorkers(parseWorkerCount(notes));
     return {
@@ -187,6 +187,11 @@ export class Indexer {
         void sink.abort();
       },
     };
+  }
+
+  /** Nothing indexed yet (`known` may be a subset of the rows: the table decides). */
+  private isColdStart(known: Map<string, KnownNote>): boolean {
+    return known.size === 0 && this.db.query("SELECT 1 FROM notes LIMIT 1").get() === null;
   }
 
   private markCurrent(inMemoryOnly = false): void {
@@ -208,7 +213,7 @@ export class Indexer {
     // Load the resolver now, from the index as it is before this pass writes anything.
     void this.resolver;
     // update() passes only the rows it needs, so an empty map alone does not mean an empty index.
-    const coldStart = known.size === 0 && this.db.query("SELECT 1 FROM notes LIMIT 1").get() === null;
+    const coldStart = this.isColdStart(known);
     const affectedKeys = new Set<string>();
     const batchPaths = new Set(todo.map((e) => e.path));
     const changed: string[] = [];
