@@ -83,6 +83,14 @@ test("a new question during a background build is embedded by a worker at normal
   });
 }, 600_000);
 
+/** The largest difference between two vectors' components (their lengths must agree). */
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let j = 0; j < a.length; j++) worst = Math.max(worst, Math.abs(a[j]! - b[j]!));
+  return worst;
+}
+
 test("the query worker's vectors are the passage workers' for the same texts (within 1e-5), in the caller's order", async () => {
   const texts = [
     "owls hunt at night",
@@ -100,9 +108,7 @@ test("the query worker's vectors are the passage workers' for the same texts (wi
     for (let i = 0; i < texts.length; i++) {
       const [q] = await e.embed([texts[i]!], { purpose: "query" });
       expect(q!.length).toBe(512);
-      let worst = 0;
-      for (let j = 0; j < 512; j++) worst = Math.max(worst, Math.abs(q![j]! - bulk[i]![j]!));
-      expect(worst).toBeLessThan(1e-5);
+      expect(maxAbsDiff(q!, bulk[i]!)).toBeLessThan(1e-5);
     }
     expect(roles.every((u) => u)).toBe(true);
   });
@@ -127,9 +133,7 @@ test("bias adds folded into the products give the graph-as-shipped's vectors wit
   const shipped = await run("0");
   const fused = await run("1");
   for (let i = 0; i < texts.length; i++) {
-    let worst = 0;
-    for (let j = 0; j < 512; j++) worst = Math.max(worst, Math.abs(fused[i]![j]! - shipped[i]![j]!));
-    expect(worst).toBeLessThan(1e-5);
+    expect(maxAbsDiff(fused[i]!, shipped[i]!)).toBeLessThan(1e-5);
     // Not the same vector by accident: the texts differ from each other by far more than that.
     if (i > 0) expect(Math.abs(fused[i]![0]! - fused[0]![0]!) + Math.abs(fused[i]![1]! - fused[0]![1]!)).toBeGreaterThan(1e-4);
   }
