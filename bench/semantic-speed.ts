@@ -30,7 +30,8 @@ import { splitFrontmatter } from "../lib/vault/parse";
 import { VaultContext } from "../lib/vault-context";
 import { startModelServer } from "../tests/helpers/model-server";
 import { BENCH_CACHE } from "./lib/retrieval-data";
-import { fmtMs, loadavg, percentile, rng } from "./lib/stats";
+import { fmtMs, loadavg, percentile } from "./lib/stats";
+import { titleAndPhraseQueries } from "./lib/queries";
 import { sampleThreads, type ThreadCpu } from "./lib/child";
 
 const arg = (name: string) => {
@@ -111,16 +112,7 @@ try {
   const loadMs = performance.now() - t0;
   await svc.syncKeywords();
   const notes = vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY id").all() as { id: number; path: string; title: string }[];
-  const rand = rng(7);
-  // Queries: note titles without their number, and runs of words from note bodies.
-  const queries = Array.from({ length: 200 }, (_, i) => {
-    const n = notes[Math.floor(rand() * notes.length)]!;
-    if (i % 2 === 0) return n.title.replace(/\s*\d+$/, "");
-    const body = vault.indexDb.query("SELECT body FROM fts WHERE rowid = ?").get(n.id) as { body: string };
-    const words = body.body.match(/[a-z]+/g) ?? ["search"];
-    const at = Math.floor(rand() * Math.max(1, words.length - 6));
-    return words.slice(at, at + 2 + Math.floor(rand() * 5)).join(" ");
-  });
+  const queries = titleAndPhraseQueries(vault.indexDb, notes);
   const provider = await svc.embedder();
   for (const q of queries) await svc.queryVector(provider, q); // "with query embedding cached"
   const time = async (fn: (q: string, i: number) => Promise<unknown>) => {

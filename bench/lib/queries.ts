@@ -60,3 +60,19 @@ export function makeQueries(db: Database, n: number, seed = 7): BenchQuery[] {
   db.exec("DROP TABLE IF EXISTS temp.bench_vocab");
   return out;
 }
+
+/**
+ * Queries for the semantic benches: note titles without their number, and runs of 2–6 words
+ * from note bodies (`notes` in id order, as the benches list them).
+ */
+export function titleAndPhraseQueries(db: Database, notes: { id: number; title: string }[], n = 200, seed = 7): string[] {
+  const rand = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const note = notes[Math.floor(rand() * notes.length)]!;
+    if (i % 2 === 0) return note.title.replace(/\s*\d+$/, "");
+    const body = db.query("SELECT body FROM fts WHERE rowid = ?").get(note.id) as { body: string };
+    const words = body.body.match(/[a-z]+/g) ?? ["search"];
+    const at = Math.floor(rand() * Math.max(1, words.length - 6));
+    return words.slice(at, at + 2 + Math.floor(rand() * 5)).join(" ");
+  });
+}

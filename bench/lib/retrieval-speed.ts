@@ -14,7 +14,8 @@ import { SemanticService } from "../../lib/semantic/service";
 import { VaultContext } from "../../lib/vault-context";
 import { startModelServer } from "../../tests/helpers/model-server";
 import { BENCH_CACHE } from "./retrieval-data";
-import { loadavg, percentile, rng } from "./stats";
+import { loadavg, percentile } from "./stats";
+import { titleAndPhraseQueries } from "./queries";
 
 const i = process.argv.indexOf("--notes");
 const N = i === -1 ? 10_000 : Number(process.argv[i + 1]);
@@ -33,15 +34,7 @@ try {
   if (r.embedded > 1000) console.error(`(embedded ${r.embedded} passages: the vault had changed)`);
   await svc.syncKeywords();
   const notes = vault.indexDb.query("SELECT id, title FROM notes ORDER BY id").all() as { id: number; title: string }[];
-  const rand = rng(7);
-  const queries = Array.from({ length: 200 }, (_, k) => {
-    const n = notes[Math.floor(rand() * notes.length)]!;
-    if (k % 2 === 0) return n.title.replace(/\s*\d+$/, "");
-    const body = vault.indexDb.query("SELECT body FROM fts WHERE rowid = ?").get(n.id) as { body: string };
-    const words = body.body.match(/[a-z]+/g) ?? ["search"];
-    const at = Math.floor(rand() * Math.max(1, words.length - 6));
-    return words.slice(at, at + 2 + Math.floor(rand() * 5)).join(" ");
-  });
+  const queries = titleAndPhraseQueries(vault.indexDb, notes);
   const provider = await svc.embedder();
   for (const q of queries) await svc.queryVector(provider, q);
   const rows: [string, Partial<RankingParams>][] = [
