@@ -3,9 +3,11 @@
 // ~16 ms per 10k 512-d vectors and ~53 ms per 50k, more than the whole query
 // budget. This keeps each vector as int8 (a quarter of the memory of float32,
 // cosine error ~0.5%) plus a 1-bit sign code; past EXACT_LIMIT vectors a
-// Hamming pass over the codes (~2 ms per 50k) picks candidates that the int8
-// dot product then ranks.
+// Hamming pass over the codes picks candidates that the int8 dot product then
+// ranks. Both loops run in WebAssembly SIMD (./vector-kernels.ts), over vectors
+// held in its memory: ~1.3 ms a search at 103k 512-d vectors, 5.8 ms in JavaScript.
 import { normalize } from "../providers/types";
+import { align16, KernelMemory } from "./vector-kernels";
 
 const EXACT_LIMIT = 16_384;
 const MIN_CANDIDATES = 2_000;
@@ -14,12 +16,6 @@ export interface Neighbour {
   id: number;
   owner: number;
   score: number;
-}
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** Keeps the k best (highest score) items seen; a binary min-heap on score. */
@@ -149,12 +145,17 @@ export class VectorIndex {
   private cap = 0;
   private ids = new Int32Array(0);
   private owners = new Int32Array(0);
-  private q = new Int8Array(0);
   private scales = new Float32Array(0);
-  private codes = new Uint32Array(0);
   private slots = new IdSlots();
   private readonly scratch: Float32Array;
   private readonly words: number;
+  // The int8 vectors and the sign codes live in the kernels' memory, laid out as:
+  // [query int8 | query code | histogram | codes: cap × words u32 | vectors: cap × dim int8 | per-search scratch].
+  private readonly mem = new KernelMemory();
+  private readonly qqOff = 0;
+  private readonly qcOff: number;
+  private readonly histOff: number;
+  private readonly codesOff: number;
 
   /** `center`: subtracted before taking signs, so that the 1-bit codes split the data evenly. */
   constructor(
@@ -163,10 +164,24 @@ export class VectorIndex {
   ) {
     this.words = Math.ceil(dim / 32);
     this.scratch = new Float32Array(dim);
+    this.qcOff = align16(dim);
+    this.histOff = this.qcOff + align16(this.words * 4);
+    this.codesOff = this.histOff + align16((dim + 1) * 4);
+    this.mem.ensure(this.vecsOff(0));
   }
 
   get size(): number {
     return this.n;
+  }
+
+  /** Where the int8 vectors start when there is room for `cap` of them. */
+  private vecsOff(cap: number): number {
+    return this.codesOff + align16(cap * this.words * 4);
+  }
+
+  /** Where per-search scratch starts. */
+  private get tailOff(): number {
+    return this.vecsOff(this.cap) + align16(this.cap * this.dim);
   }
 
   /** The mean of some vectors: a good `center` for a new index over them. */
@@ -193,27 +208,31 @@ export class VectorIndex {
 
   private grow(min = 0): void {
     const cap = Math.max(1024, min, this.cap * 2);
-    const g = <T extends Int32Array | Int8Array | Float32Array | Uint32Array>(old: T, make: (n: number) => T, per: number): T => {
-      const a = make(cap * per);
+    const g = <T extends Int32Array | Float32Array>(old: T, make: (n: number) => T): T => {
+      const a = make(cap);
       a.set(old as never);
       return a;
     };
-    this.ids = g(this.ids, (n) => new Int32Array(n), 1);
-    this.owners = g(this.owners, (n) => new Int32Array(n), 1);
-    this.q = g(this.q, (n) => new Int8Array(n), this.dim);
-    this.scales = g(this.scales, (n) => new Float32Array(n), 1);
-    this.codes = g(this.codes, (n) => new Uint32Array(n), this.words);
+    this.ids = g(this.ids, (n) => new Int32Array(n));
+    this.owners = g(this.owners, (n) => new Int32Array(n));
+    this.scales = g(this.scales, (n) => new Float32Array(n));
+    // The codes grow in place; the vectors after them move up (copyWithin is a memmove).
+    const [from, to] = [this.vecsOff(this.cap), this.vecsOff(cap)];
+    this.mem.ensure(to + align16(cap * this.dim));
+    this.mem.u8.copyWithin(to, from, from + this.n * this.dim);
     this.cap = cap;
   }
 
-  private encode(v: Float32Array, q: Int8Array, qOff: number, codes: Uint32Array, cOff: number): number {
+  private encode(v: Float32Array, qOff: number, cOff: number): number {
+    const { i8: q, u32: codes } = this.mem;
+    const c = cOff >> 2;
     let max = 0;
     for (let i = 0; i < this.dim; i++) max = Math.max(max, Math.abs(v[i]!));
     const s = max > 0 ? 127 / max : 0;
-    for (let w = 0; w < this.words; w++) codes[cOff + w] = 0;
+    for (let w = 0; w < this.words; w++) codes[c + w] = 0;
     for (let i = 0; i < this.dim; i++) {
       q[qOff + i] = Math.round(v[i]! * s);
-      if (v[i]! > this.center[i]!) codes[cOff + (i >> 5)]! |= 1 << (i & 31);
+      if (v[i]! > this.center[i]!) codes[c + (i >> 5)]! |= 1 << (i & 31);
     }
     return max > 0 ? max / 127 : 0;
   }
@@ -233,7 +252,7 @@ export class VectorIndex {
     }
     this.ids[slot] = id;
     this.owners[slot] = owner;
-    this.scales[slot] = this.encode(v, this.q, slot * this.dim, this.codes, slot * this.words);
+    this.scales[slot] = this.encode(v, this.vecsOff(this.cap) + slot * this.dim, this.codesOff + slot * this.words * 4);
   }
 
   remove(id: number): void {
@@ -245,8 +264,9 @@ export class VectorIndex {
       this.ids[slot] = this.ids[last]!;
       this.owners[slot] = this.owners[last]!;
       this.scales[slot] = this.scales[last]!;
-      this.q.copyWithin(slot * this.dim, last * this.dim, (last + 1) * this.dim);
-      this.codes.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
+      const [v, c, d, w] = [this.vecsOff(this.cap), this.codesOff, this.dim, this.words * 4];
+      this.mem.u8.copyWithin(v + slot * d, v + last * d, v + (last + 1) * d);
+      this.mem.u8.copyWithin(c + slot * w, c + last * w, c + (last + 1) * w);
       this.slots.set(this.ids[slot]!, slot);
     }
   }
@@ -255,79 +275,68 @@ export class VectorIndex {
     return this.slots.has(id);
   }
 
-  private dot(slot: number, qq: Int8Array): number {
-    const o = slot * this.dim;
-    const q = this.q;
-    const n = this.dim - (this.dim % 4);
-    // Four running sums: about twice as fast as one under Bun's JIT.
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let i = 0;
-    for (; i < n; i += 4) {
-      s0 += q[o + i]! * qq[i]!;
-      s1 += q[o + i + 1]! * qq[i + 1]!;
-      s2 += q[o + i + 2]! * qq[i + 2]!;
-      s3 += q[o + i + 3]! * qq[i + 3]!;
-    }
-    for (; i < this.dim; i++) s0 += q[o + i]! * qq[i]!;
-    return s0 + s1 + s2 + s3;
+  /** Encode a query as the stored vectors are, into the query slots of the memory; returns its scale. */
+  private encodeQuery(query: Float32Array): number {
+    this.scratch.set(query);
+    return this.encode(normalize(this.scratch), this.qqOff, this.qcOff);
   }
 
-  /** A query encoded as the stored vectors are: int8 values, their scale, and the sign code. */
-  private encodeQuery(query: Float32Array): { qq: Int8Array; qs: number; qc: Uint32Array } {
-    const qq = new Int8Array(this.dim);
-    const qc = new Uint32Array(this.words);
-    const qs = this.encode(normalize(Float32Array.from(query)), qq, 0, qc, 0);
-    return { qq, qs, qc };
+  /** Dot products of the query with `count` slots (listed at `slotsOff`, or 0..count-1 for -1), at the returned offset. */
+  private dots(slotsOff: number, count: number, outOff: number): Int32Array {
+    this.mem.dots(this.vecsOff(this.cap), this.dim, this.qqOff, slotsOff, count, outOff);
+    return this.mem.i32.subarray(outOff >> 2, (outOff >> 2) + count);
   }
 
   /** The k vectors most similar (cosine) to `query`, best first. */
   search(query: Float32Array, k: number): Neighbour[] {
     if (this.n === 0 || k <= 0) return [];
-    const { qq, qs, qc } = this.encodeQuery(query);
+    const qs = this.encodeQuery(query);
     const top = new TopK(Math.min(k, this.n));
-    const score = (slot: number) => this.dot(slot, qq) * this.scales[slot]! * qs;
+    const tail = this.tailOff;
     if (this.n <= EXACT_LIMIT) {
-      for (let s = 0; s < this.n; s++) top.push(s, score(s));
+      this.mem.ensure(tail + this.n * 4);
+      const d = this.dots(-1, this.n, tail);
+      for (let s = 0; s < this.n; s++) top.push(s, d[s]! * this.scales[s]! * qs);
     } else {
-      for (const s of this.candidates(qc, Math.max(k * 8, MIN_CANDIDATES))) top.push(s, score(s));
+      const slotsOff = tail + align16(this.n * 2);
+      const outOff = slotsOff + align16(this.n * 4);
+      this.mem.ensure(outOff + this.n * 4);
+      const count = this.candidates(Math.max(k * 8, MIN_CANDIDATES), tail, slotsOff);
+      const d = this.dots(slotsOff, count, outOff);
+      const slots = this.mem.i32.subarray(slotsOff >> 2, (slotsOff >> 2) + count);
+      for (let j = 0; j < count; j++) top.push(slots[j]!, d[j]! * this.scales[slots[j]!]! * qs);
     }
     return top.sorted().map(({ item, score }) => ({ id: this.ids[item]!, owner: this.owners[item]!, score }));
   }
 
   /** Cosine similarity of `query` to each of these ids (ids not in the index are left out). */
   scoreIds(ids: number[], query: Float32Array): Map<number, number> {
-    const { qq, qs } = this.encodeQuery(query);
-    const out = new Map<number, number>();
+    const qs = this.encodeQuery(query);
+    const tail = this.tailOff;
+    const outOff = tail + align16(ids.length * 4);
+    this.mem.ensure(outOff + ids.length * 4);
+    const found: number[] = [];
+    const slots = this.mem.i32.subarray(tail >> 2);
     for (const id of ids) {
       const slot = this.slots.get(id);
-      if (slot !== undefined) out.set(id, this.dot(slot, qq) * this.scales[slot]! * qs);
+      if (slot !== undefined) slots[found.push(id) - 1] = slot;
     }
+    const d = this.dots(tail, found.length, outOff);
+    const out = new Map<number, number>();
+    found.forEach((id, j) => out.set(id, d[j]! * this.scales[slots[j]!]! * qs));
     return out;
   }
 
-  /** Slots of the `want` vectors nearest in Hamming distance, by one counting pass. */
-  private candidates(qc: Uint32Array, want: number): number[] {
-    const dist = new Uint16Array(this.n);
-    const hist = new Uint32Array(this.dim + 1);
-    const codes = this.codes;
-    const W = this.words;
-    for (let s = 0; s < this.n; s++) {
-      let d = 0;
-      const o = s * W;
-      for (let w = 0; w < W; w++) d += popcount(codes[o + w]! ^ qc[w]!);
-      dist[s] = d;
-      hist[d]!++;
-    }
+  /** Writes at `slotsOff` the slots of the `want` vectors nearest in Hamming distance (ties at the cut kept); returns how many. */
+  private candidates(want: number, distOff: number, slotsOff: number): number {
+    const hist = this.mem.i32.subarray(this.histOff >> 2, (this.histOff >> 2) + this.dim + 1);
+    hist.fill(0);
+    this.mem.hamming(this.codesOff, this.words, this.n, this.qcOff, distOff, this.histOff);
     let cutoff = 0;
     for (let acc = 0; cutoff <= this.dim; cutoff++) {
       acc += hist[cutoff]!;
       if (acc >= want) break;
     }
-    const out: number[] = [];
-    for (let s = 0; s < this.n; s++) if (dist[s]! <= cutoff) out.push(s);
-    return out;
+    return this.mem.within(distOff, this.n, cutoff, slotsOff);
   }
 }
