@@ -7,18 +7,24 @@ import { PRF_DEPTH, type RankingParams, type Scored } from "./fusion";
 import { rerank, type RerankDoc } from "./rerank";
 import { inList, noteVector } from "./store";
 
-/** Re-score the fused top candidates (RankingParams.rerankDepth) with the model-free features of ./rerank.ts; the rest keep their order below them. */
-export function secondStage(db: Database, query: string, fused: [number, number][], p: RankingParams): [number, number][] {
+/**
+ * Re-score the fused top candidates (RankingParams.rerankDepth) with the model-free features of ./rerank.ts;
+ * the rest keep their order below them. `known`: candidates' texts already read (only the others are read here).
+ */
+export function secondStage(db: Database, query: string, fused: [number, number][], p: RankingParams, known?: Map<number, RerankDoc>): [number, number][] {
   if (p.rerankDepth <= 0 || !fused.length) return fused;
   fused.sort((a, b) => b[1] - a[1]);
   const head = fused.slice(0, p.rerankDepth);
+  const docs = new Map(known);
+  for (const [id, d] of rerankDocs(
+    db,
+    head.map(([id]) => id).filter((id) => !docs.has(id)),
+  ))
+    docs.set(id, d);
   const scores = rerank(
     query,
     head.map(([noteId, score]) => ({ noteId, score })),
-    rerankDocs(
-      db,
-      head.map(([id]) => id),
-    ),
+    docs,
     p.rerank,
   );
   // The tail stays below the re-scored head, in its fused order.

@@ -13,7 +13,7 @@ import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
 import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
-import { keywordConfidence } from "./rerank";
+import { keywordConfidence, type RerankDoc } from "./rerank";
 import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
 import type { EmbeddingProvider } from "../providers/types";
@@ -75,11 +75,16 @@ export function vectorRank(passages: VectorIndex, query: Float32Array, depth: nu
   return notesFromPassages(passages.search(query, depth * 4)).slice(0, depth);
 }
 
+/** The passage ids of these notes (read while the query embeds: bestPassages needs only the vector on top). */
+export function passagesOf(db: Database, noteIds: number[]): { id: number; noteId: number }[] {
+  if (!noteIds.length) return [];
+  return db.query(`SELECT id, note_id AS noteId FROM passages WHERE ${inList("note_id")}`).all(JSON.stringify(noteIds)) as { id: number; noteId: number }[];
+}
+
 /** The best passage of each note for a query, with its cosine and its second-best's (for notes the vector side did not rank). */
-export function bestPassages(db: Database, passages: VectorIndex, noteIds: number[], query: Float32Array): Map<number, { passageId: number; score: number; second: number }> {
+export function bestPassages(rows: { id: number; noteId: number }[], passages: VectorIndex, query: Float32Array): Map<number, { passageId: number; score: number; second: number }> {
   const out = new Map<number, { passageId: number; score: number; second: number }>();
-  if (!noteIds.length) return out;
-  const rows = db.query(`SELECT id, note_id AS noteId FROM passages WHERE ${inList("note_id")}`).all(JSON.stringify(noteIds)) as { id: number; noteId: number }[];
+  if (!rows.length) return out;
   const scores = passages.scoreIds(
     rows.map((r) => r.id),
     query,
@@ -160,6 +165,22 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     await svc.syncKeywords();
     for (const text of keywordTexts) keyword.push(new Map(keywordRank(db, text, depth).map((h) => [h.noteId, { score: h.score }])));
   }
+  // What needs only the keyword side is read while the query embeds: how sure the keyword side is,
+  // the passages of its hits (scored once the vector is here) and its best notes' texts for the second stage.
+  let confidence = 1;
+  let keywordPassages: { id: number; noteId: number }[] = [];
+  const docs = new Map<number, RerankDoc>();
+  if (mode === "hybrid" && keyword[0]?.size) {
+    const byScore = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
+    for (const [id, d] of rerankDocs(db, byScore.slice(0, Math.max(p.rerankDepth, CONFIDENCE_DEPTH)))) docs.set(id, d);
+    if (p.vectorWeightWeak !== p.vectorWeight || p.vectorSlot) {
+      confidence = keywordConfidence(
+        o.query,
+        byScore.slice(0, CONFIDENCE_DEPTH).flatMap((id) => docs.get(id) ?? []),
+      );
+    }
+    keywordPassages = passagesOf(db, [...new Set(keyword.flatMap((m) => [...m.keys()]))]);
+  }
   let queryVector = await pending;
   const idx = svc.indexes();
   const vector: Scored[] = [];
@@ -175,7 +196,8 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     if (mode === "hybrid" && vector[0]) {
       const missing = [...new Set(keyword.flatMap((m) => [...m.keys()]))].filter((id) => !vector[0]!.has(id));
       const noteCos = p.noteVector ? idx.notes.scoreIds(missing, queryVector) : null;
-      for (const [id, b] of bestPassages(db, idx.passages, missing, queryVector)) vector[0].set(id, { score: vectorScore(b.score, b.second, noteCos?.get(id), p), passageId: b.passageId });
+      const rows = keywordPassages.filter((r) => !vector[0]!.has(r.noteId));
+      for (const [id, b] of bestPassages(rows, idx.passages, queryVector)) vector[0].set(id, { score: vectorScore(b.score, b.second, noteCos?.get(id), p), passageId: b.passageId });
     }
   }
   const keywordWeights: number[] = [];
@@ -189,18 +211,13 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   let scored: [number, number][];
   if (mode === "hybrid") {
     // How much the vector list counts depends on how well the keyword side did (see RankingParams.vectorWeightWeak).
-    let confidence = 1;
-    if (keyword[0]?.size && (p.vectorWeightWeak !== p.vectorWeight || p.vectorSlot)) {
-      const top = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).slice(0, CONFIDENCE_DEPTH).map(([id]) => id);
-      confidence = keywordConfidence(o.query, [...rerankDocs(db, top).values()]);
-    }
     const vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
     // ... and on whether the vector list agrees with the keyword side at all (RankingParams.agreement, .outside).
     const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p);
     // A flat vector list only breaks near-ties between keyword hits (RankingParams.flatConvex); with expansions' lists, it is closed.
     const convex = w.flat && p.flatConvex > 0 && keyword.length === 1 && vector.length === 1;
     const fused = convex ? convexOverKeyword(keyword[0]!, vector[0], p.flatConvex) : fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor);
-    scored = secondStage(db, o.query, [...fused], p);
+    scored = secondStage(db, o.query, [...fused], p, docs);
     scored.sort((a, b) => b[1] - a[1]);
     let vectorBest: number | undefined;
     let bestScore = -Infinity;
