@@ -77,6 +77,25 @@ test("hamming, within and dots agree with JavaScript for every width, remainders
   }
 });
 
+test("dotsF32 agrees with a JavaScript float dot product for every width, remainders included", () => {
+  const r = rng(21);
+  for (const dim of [1, 3, 4, 5, 8, 9, 12, 31, 100, 512, 769]) {
+    const n = 23;
+    const mem = new KernelMemory();
+    const slots = n * dim * 4;
+    const out = slots + align16(n * 4);
+    mem.ensure(out + n * 4);
+    const vecs = Array.from({ length: n }, () => Float32Array.from({ length: dim }, () => r() * 2 - 1));
+    vecs.forEach((v, i) => mem.f32.set(v, i * dim));
+    const order = Array.from({ length: n }, (_, i) => (i * 7) % n); // every slot once, out of order
+    mem.i32.set(order, slots >> 2);
+    mem.dotsF32(0, dim, 5 * dim * 4, slots, n, out);
+    const got = Array.from(mem.f32.subarray(out >> 2, (out >> 2) + n));
+    const want = order.map((s) => vecs[s]!.reduce((acc, x, i) => acc + x * vecs[5]![i]!, 0));
+    got.forEach((g, j) => expect(Math.abs(g - want[j]!)).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(dim))));
+  }
+});
+
 test("every vector keeps its score while the index grows its memory, moves its vectors and fills removed slots", () => {
   const r = rng(8);
   const dim = 40; // not a multiple of 16 or 32

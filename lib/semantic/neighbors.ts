@@ -9,6 +9,7 @@
 // always share their nearest centroid, so this finds almost every such pair at
 // a small fraction of the work; bench/semantic-speed.ts measures both.
 import { TopK } from "./vector-index";
+import { align16, KernelMemory } from "./vector-kernels";
 
 const EXACT_BELOW = 600;
 const MAX_DEPTH = 3;
@@ -118,54 +119,96 @@ interface Level {
 }
 
 /**
- * Call `visit(a, b)` (a < b) for every candidate pair: all pairs of a small
- * set, else the pairs sharing a bucket, each pair once (in the lowest-numbered
- * bucket the two share).
+ * The vectors, copied into the kernels' memory, and room to score one point
+ * against the rest of a bucket there (dotsF32: a pair's dot product is a few
+ * SIMD steps, cheaper than deciding whether the pair belongs to this bucket).
  */
-export function visitCandidatePairs(vectors: Float32Array[], visit: (a: number, b: number) => void): void {
+class PairScorer {
+  readonly mem = new KernelMemory();
+  readonly dim: number;
+  private readonly slotsOff: number;
+  private readonly outOff: number;
+
+  constructor(vectors: Float32Array[]) {
+    this.dim = vectors[0]!.length;
+    const n = vectors.length;
+    this.slotsOff = n * this.dim * 4;
+    this.outOff = this.slotsOff + align16(n * 4);
+    this.mem.ensure(this.outOff + n * 4);
+    vectors.forEach((v, i) => this.mem.f32.set(v, i * this.dim));
+  }
+
+  /** Calls `each(y, s)` for every y after x in `members` whose dot product with x's is at least `threshold`. */
+  scan(members: number[], threshold: number, each: (x: number, y: number, s: number) => void): void {
+    const { mem, dim } = this;
+    mem.i32.set(members, this.slotsOff >> 2);
+    const out = this.outOff >> 2;
+    for (let x = 0; x + 1 < members.length; x++) {
+      const count = members.length - x - 1;
+      mem.dotsF32(0, dim, members[x]! * dim * 4, this.slotsOff + (x + 1) * 4, count, this.outOff);
+      for (let j = 0; j < count; j++) if (mem.f32[out + j]! >= threshold) each(x, x + 1 + j, mem.f32[out + j]!);
+    }
+  }
+}
+
+/**
+ * Call `visit(a, b, s)` (a < b) for every candidate pair whose dot product s is
+ * at least `threshold`: all pairs of a small set, else the pairs sharing a
+ * bucket, each pair once (in the lowest-numbered bucket the two share).
+ */
+function visitCandidatePairs(vectors: Float32Array[], threshold: number, visit: (a: number, b: number, s: number) => void): void {
+  if (!vectors.length) return;
+  const scorer = new PairScorer(vectors);
   const all = vectors.map((_, i) => i);
   if (vectors.length < EXACT_BELOW) {
-    leafPairs(all, [], visit);
+    leafPairs(all, [], scorer, threshold, visit);
     return;
   }
   const dim = vectors[0]!.length;
   const mean = new Float32Array(dim);
   for (const v of vectors) for (let i = 0; i < dim; i++) mean[i]! += v[i]! / vectors.length;
-  const centred = vectors.map((v) => v.map((x, i) => x - mean[i]!));
-  split(centred, all, [], visit);
+  const centred = vectors.map((v) => {
+    const c = new Float32Array(dim);
+    for (let i = 0; i < dim; i++) c[i] = v[i]! - mean[i]!;
+    return c;
+  });
+  split(centred, all, [], { scorer, threshold, visit });
 }
 
-function leafPairs(members: number[], levels: Level[], visit: (a: number, b: number) => void): void {
+interface LeafVisit {
+  scorer: PairScorer;
+  threshold: number;
+  visit: (a: number, b: number, s: number) => void;
+}
+
+function leafPairs(members: number[], levels: Level[], scorer: PairScorer, threshold: number, visit: (a: number, b: number, s: number) => void): void {
   const P = PAIR_SEARCH.probes;
   const L = levels.length;
-  for (let x = 0; x < members.length; x++) {
-    for (let y = x + 1; y < members.length; y++) {
-      const a = Math.min(members[x]!, members[y]!);
-      const b = Math.max(members[x]!, members[y]!);
-      let ok = true;
-      for (let l = 0; l < L && ok; l++) {
-        // The lowest bucket a and b share at this level (homes are in ascending order).
-        const { homes, bucket } = levels[l]!;
-        let common = -1;
-        for (let i = 0; i < P && common < 0; i++) {
-          const c = homes[a * P + i]!;
-          for (let j = 0; j < P; j++) {
-            if (homes[b * P + j] === c) {
-              common = c;
-              break;
-            }
+  scorer.scan(members, threshold, (x, y, s) => {
+    const a = Math.min(members[x]!, members[y]!);
+    const b = Math.max(members[x]!, members[y]!);
+    for (let l = 0; l < L; l++) {
+      // The lowest bucket a and b share at this level (homes are in ascending order).
+      const { homes, bucket } = levels[l]!;
+      let common = -1;
+      for (let i = 0; i < P && common < 0; i++) {
+        const c = homes[a * P + i]!;
+        for (let j = 0; j < P; j++) {
+          if (homes[b * P + j] === c) {
+            common = c;
+            break;
           }
         }
-        ok = common === bucket;
       }
-      if (ok) visit(a, b);
+      if (common !== bucket) return;
     }
-  }
+    visit(a, b, s);
+  });
 }
 
-function split(points: Float32Array[], members: number[], levels: Level[], visit: (a: number, b: number) => void): void {
+function split(points: Float32Array[], members: number[], levels: Level[], leaf: LeafVisit): void {
   if (members.length <= PAIR_SEARCH.maxBucket || levels.length >= MAX_DEPTH) {
-    leafPairs(members, levels, visit);
+    leafPairs(members, levels, leaf.scorer, leaf.threshold, leaf.visit);
     return;
   }
   const P = PAIR_SEARCH.probes;
@@ -179,7 +222,7 @@ function split(points: Float32Array[], members: number[], levels: Level[], visit
     for (let k = 0; k < P; k++) if (homes[i * P + k]! >= 0) buckets[homes[i * P + k]!]!.push(i);
   }
   buckets.forEach((bucket, c) => {
-    if (bucket.length > 1) split(points, bucket, [...levels, { homes, bucket: c }], visit);
+    if (bucket.length > 1) split(points, bucket, [...levels, { homes, bucket: c }], leaf);
   });
 }
 
@@ -188,18 +231,13 @@ export function similarPairs(vectors: Float32Array[], threshold: number, limit =
   const n = vectors.length;
   const cap = Math.min(limit, 1_000_000);
   const top = new TopK(Math.max(1, cap));
-  visitCandidatePairs(vectors, (a, b) => {
-    const s = dot(vectors[a]!, vectors[b]!);
-    if (s >= threshold && s > top.floor) top.push(a * n + b, s);
+  visitCandidatePairs(vectors, threshold, (a, b, s) => {
+    if (s > top.floor) top.push(a * n + b, s);
   });
   return top.sorted().map(({ item, score }) => ({ a: Math.floor(item / n), b: item % n, similarity: score }));
 }
 
-/**
- * Groups of notes connected by pairs with cosine ≥ threshold (union-find).
- * Pairs already in one group are not compared again, so a dense cluster costs
- * little more than one comparison per member.
- */
+/** Groups of notes connected by pairs with cosine ≥ threshold (union-find). */
 export function similarGroups(vectors: Float32Array[], threshold: number): number[][] {
   const n = vectors.length;
   const parent = Int32Array.from({ length: n }, (_, i) => i);
@@ -210,10 +248,10 @@ export function similarGroups(vectors: Float32Array[], threshold: number): numbe
     }
     return x;
   };
-  visitCandidatePairs(vectors, (a, b) => {
+  visitCandidatePairs(vectors, threshold, (a, b) => {
     const ra = find(a);
     const rb = find(b);
-    if (ra !== rb && dot(vectors[a]!, vectors[b]!) >= threshold) parent[ra] = rb;
+    if (ra !== rb) parent[ra] = rb;
   });
   const groups = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
-;; Kernels of the in-memory vector index (lib/semantic/vector-index.ts), in
-;; WebAssembly SIMD: JavaScript has no 128-bit integer lanes, and these two
-;; loops are most of a vector search's time. Inputs are byte offsets into the
-;; exported memory, laid out by the index; nothing here allocates.
+;; Kernels of the in-memory vector index (lib/semantic/vector-index.ts) and of
+;; the pair search (neighbors.ts, dotsF32), in WebAssembly SIMD: JavaScript has
+;; no 128-bit lanes, and these loops are most of both searches' time. Inputs
+;; are byte offsets into the exported memory, laid out by the caller; nothing
+;; here allocates.
 (module
   (memory (export "memory") 1 65536)
 
@@ -97,6 +98,58 @@
           (else (i32.load (i32.add (local.get $slots) (i32.shl (local.get $j) (i32.const 2)))))))
         (i32.store (i32.add (local.get $out) (i32.shl (local.get $j) (i32.const 2)))
           (call $dot (i32.add (local.get $vecs) (i32.mul (local.get $s) (local.get $dim))) (local.get $qq) (local.get $dim)))
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $next))))
+
+  ;; Float dot product of dim f32 values at a and b (two running sums of four lanes).
+  (func $dotf (param $a i32) (param $b i32) (param $dim i32) (result f32)
+    (local $i i32) (local $vecEnd i32) (local $pairEnd i32) (local $acc0 v128) (local $acc1 v128) (local $sum f32)
+    (local.set $vecEnd (i32.shl (i32.and (local.get $dim) (i32.const -4)) (i32.const 2)))
+    (local.set $pairEnd (i32.shl (i32.and (local.get $dim) (i32.const -8)) (i32.const 2)))
+    (block $pdone
+      (loop $pair
+        (br_if $pdone (i32.ge_u (local.get $i) (local.get $pairEnd)))
+        (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul
+          (v128.load (i32.add (local.get $a) (local.get $i)))
+          (v128.load (i32.add (local.get $b) (local.get $i))))))
+        (local.set $acc1 (f32x4.add (local.get $acc1) (f32x4.mul
+          (v128.load offset=16 (i32.add (local.get $a) (local.get $i)))
+          (v128.load offset=16 (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 32)))
+        (br $pair)))
+    (if (i32.lt_u (local.get $i) (local.get $vecEnd))
+      (then
+        (local.set $acc0 (f32x4.add (local.get $acc0) (f32x4.mul
+          (v128.load (i32.add (local.get $a) (local.get $i)))
+          (v128.load (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))))
+    (local.set $acc0 (f32x4.add (local.get $acc0) (local.get $acc1)))
+    (local.set $sum (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $acc0)) (f32x4.extract_lane 1 (local.get $acc0)))
+      (f32.add (f32x4.extract_lane 2 (local.get $acc0)) (f32x4.extract_lane 3 (local.get $acc0)))))
+    (local.set $dim (i32.shl (local.get $dim) (i32.const 2)))
+    (block $sdone
+      (loop $scalar
+        (br_if $sdone (i32.ge_u (local.get $i) (local.get $dim)))
+        (local.set $sum (f32.add (local.get $sum) (f32.mul
+          (f32.load (i32.add (local.get $a) (local.get $i)))
+          (f32.load (i32.add (local.get $b) (local.get $i))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $scalar)))
+    (local.get $sum))
+
+  ;; out[j] (f32) = dot of the f32 vector at q with the vector in slot slots[j]
+  ;; (vectors of dim f32 from vecs): one point against the others of a bucket.
+  (func (export "dotsF32") (param $vecs i32) (param $dim i32) (param $q i32) (param $slots i32) (param $count i32) (param $out i32)
+    (local $j i32) (local $stride i32)
+    (local.set $stride (i32.shl (local.get $dim) (i32.const 2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $j) (local.get $count)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $j) (i32.const 2)))
+          (call $dotf
+            (i32.add (local.get $vecs) (i32.mul (i32.load (i32.add (local.get $slots) (i32.shl (local.get $j) (i32.const 2)))) (local.get $stride)))
+            (local.get $q) (local.get $dim)))
         (local.set $j (i32.add (local.get $j) (i32.const 1)))
         (br $next))))
 )
