@@ -34,6 +34,9 @@ import { fmtMs, loadavg, percentile } from "./lib/stats";
 import { titleAndPhraseQueries } from "./lib/queries";
 import { sampleThreads, type ThreadCpu } from "./lib/child";
 
+// A user's questions at a person's pace: how many, how far apart, how long after the first (pacedQuestions).
+const PACED = { count: 12, gapMs: 400, afterMs: 8000 };
+
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
   return i === -1 ? undefined : process.argv[i + 1];
@@ -151,6 +154,7 @@ try {
   shared.close();
   svc.queryVector = cachedVector;
   builtin.close();
+  const paced = { warm: await pacedQuestions(undefined), cold: await pacedQuestions("0") };
   const rel = await time((_q, i) => relatedNotes(svc, notes[(i * 37) % notes.length]!, 5));
   t0 = performance.now();
   const dups = await findDuplicates(svc, 0.9, 100_000);
@@ -169,6 +173,7 @@ try {
   out.push(`| semantic_search, vector, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(vecCold, 50))} | ${fmtMs(percentile(vecCold, 99))} |`);
   out.push(`| semantic_search, hybrid, top 10 (query embedded by the built-in model, not cached) | ${fmtMs(percentile(hybCold, 50))} | ${fmtMs(percentile(hybCold, 99))} |`);
   out.push(`| the same, query embedded by a nice-10 passage worker (LETTUCE_EMBED_QUERY_WORKER=0, as before) | ${fmtMs(percentile(tracedShared.ms, 50))} | ${fmtMs(percentile(tracedShared.ms, 99))} |`);
+  out.push(`| built-in model: a user's questions at a human pace (${PACED.count}, ${PACED.gapMs} ms apart, ${PACED.afterMs / 1000} s after the query worker started), the worker warmed up (LETTUCE_EMBED_WARMUP default) / not (0) | ${fmtMs(percentile(paced.warm, 50))} / ${fmtMs(percentile(paced.cold, 50))} | ${fmtMs(Math.max(...paced.warm))} / ${fmtMs(Math.max(...paced.cold))} |`);
   out.push(`| related_notes, top 5 | ${fmtMs(percentile(rel, 50))} | ${fmtMs(percentile(rel, 99))} |`);
   out.push(`| find_duplicates (threshold 0.9; ${dups.length} pairs) | ${fmtMs(dupMs)} | |`);
   out.push(`| topic_map (threshold 0.85; ${topics.clusters.length} clusters) | ${fmtMs(topicMs)} | |`);
@@ -179,6 +184,34 @@ try {
 } finally {
   vault.close();
   await fake?.stop();
+}
+
+/**
+ * How long a user's first questions take to embed: a fresh query worker started by one question,
+ * then, after a pause, questions a few hundred ms apart (a person's pace, not a loop's), each timed.
+ * `warmup`: LETTUCE_EMBED_WARMUP for the worker (undefined: the default).
+ */
+async function pacedQuestions(warmup: string | undefined): Promise<number[]> {
+  const saved = process.env.LETTUCE_EMBED_WARMUP;
+  if (warmup === undefined) delete process.env.LETTUCE_EMBED_WARMUP;
+  else process.env.LETTUCE_EMBED_WARMUP = warmup;
+  const e = new BuiltinEmbedder();
+  try {
+    await e.embed(["what is in this vault"], { purpose: "query" });
+    await Bun.sleep(PACED.afterMs);
+    const ms: number[] = [];
+    for (let i = 0; i < PACED.count; i++) {
+      const t = performance.now();
+      await e.embed([`question ${i} about the garden, the budget and the trip`], { purpose: "query" });
+      ms.push(performance.now() - t);
+      await Bun.sleep(PACED.gapMs);
+    }
+    return ms;
+  } finally {
+    e.close();
+    if (saved === undefined) delete process.env.LETTUCE_EMBED_WARMUP;
+    else process.env.LETTUCE_EMBED_WARMUP = saved;
+  }
 }
 
 /**

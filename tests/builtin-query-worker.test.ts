@@ -138,3 +138,36 @@ test("bias adds folded into the products give the graph-as-shipped's vectors wit
     if (i > 0) expect(Math.abs(fused[i]![0]! - fused[0]![0]!) + Math.abs(fused[i]![1]! - fused[0]![1]!)).toBeGreaterThan(1e-4);
   }
 }, 300_000);
+
+test("a fresh query worker warms itself with made-up texts, and a question that arrives meanwhile goes first", async () => {
+  const questions = ["where do owls hunt", "how do tides follow the moon"];
+  const plain = await withEnv({ LETTUCE_EMBED_QUERY_WORKER: undefined, LETTUCE_EMBED_WARMUP: "0" }, async () => {
+    const e = new BuiltinEmbedder(1);
+    embedders.push(e);
+    let warmed = false;
+    e.onWarmed = () => (warmed = true);
+    const out = [];
+    for (const q of questions) out.push((await e.embed([q], { purpose: "query" }))[0]!);
+    await Bun.sleep(200);
+    expect(warmed).toBe(false); // LETTUCE_EMBED_WARMUP=0: no warm-up at all
+    e.close();
+    return out;
+  });
+  await withEnv({ LETTUCE_EMBED_QUERY_WORKER: undefined, LETTUCE_EMBED_WARMUP: "100" }, async () => {
+    const e = new BuiltinEmbedder(1);
+    embedders.push(e);
+    let warmedAt = 0;
+    const warmed = new Promise<{ calls: number; ms: number }>((resolve) => (e.onWarmed = (w) => ((warmedAt = performance.now()), resolve(w))));
+    // The first question starts the query worker; its warm-up begins once the model is loaded.
+    const [first] = await e.embed([questions[0]!], { purpose: "query" });
+    // The second arrives during the warm-up (100 calls take seconds) and is answered before it ends.
+    const [second] = await e.embed([questions[1]!], { purpose: "query" });
+    const answeredAt = performance.now();
+    const w = await warmed;
+    expect(w.calls).toBe(100);
+    expect(answeredAt).toBeLessThan(warmedAt);
+    // The warm-up changes nothing in the vectors.
+    expect(maxAbsDiff(first!, plain[0]!)).toBe(0);
+    expect(maxAbsDiff(second!, plain[1]!)).toBe(0);
+  });
+}, 300_000);

@@ -96,6 +96,8 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private readonly fixedThreads: number | null;
   /** Called with each finished job's cost in its worker (benches trace where a query's time goes). */
   onJob?: (job: { texts: number; urgent: boolean; stats: JobStats | null; sentAt: number; doneAt: number }) => void;
+  /** Called when a query worker has finished warming up (builtin-worker.ts, LETTUCE_EMBED_WARMUP). */
+  onWarmed?: (w: { calls: number; ms: number }) => void;
 
   /** `threads` fixes the number of workers; without it, see defaultWorkers(). */
   constructor(threads?: number) {
@@ -215,6 +217,9 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       if (m.type === "ready") {
         slot.ready = true;
         this.crashes = 0;
+      } else if (m.type === "warmed") {
+        this.onWarmed?.({ calls: m.calls, ms: m.ms });
+        return;
       } else if (m.type === "fatal") {
         this.fail(`The built-in embedding model failed to load: ${m.error}`);
         return;
