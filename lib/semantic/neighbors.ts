@@ -161,7 +161,7 @@ function visitCandidatePairs(vectors: Float32Array[], threshold: number, visit: 
   const scorer = new PairScorer(vectors);
   const all = vectors.map((_, i) => i);
   if (vectors.length < EXACT_BELOW) {
-    leafPairs(all, [], scorer, threshold, visit);
+    leafPairs(all, [], { scorer, threshold, visit });
     return;
   }
   const dim = vectors[0]!.length;
@@ -181,7 +181,7 @@ interface LeafVisit {
   visit: (a: number, b: number, s: number) => void;
 }
 
-function leafPairs(members: number[], levels: Level[], scorer: PairScorer, threshold: number, visit: (a: number, b: number, s: number) => void): void {
+function leafPairs(members: number[], levels: Level[], { scorer, threshold, visit }: LeafVisit): void {
   const P = PAIR_SEARCH.probes;
   const L = levels.length;
   scorer.scan(members, threshold, (x, y, s) => {
@@ -208,7 +208,7 @@ function leafPairs(members: number[], levels: Level[], scorer: PairScorer, thres
 
 function split(points: Float32Array[], members: number[], levels: Level[], leaf: LeafVisit): void {
   if (members.length <= PAIR_SEARCH.maxBucket || levels.length >= MAX_DEPTH) {
-    leafPairs(members, levels, leaf.scorer, leaf.threshold, leaf.visit);
+    leafPairs(members, levels, leaf);
     return;
   }
   const P = PAIR_SEARCH.probes;
