@@ -54,62 +54,144 @@ function prng(seed: number): () => number {
 }
 
 /**
+ * The vectors, centred on their mean, in the kernels' memory, with room for a
+ * set of centroids: every dot product of the pair search (note against note,
+ * note against centroid) is a WebAssembly SIMD call over them (dotsF32).
+ * Only the centred copy is kept: a pair's own dot product is
+ * (a − m)·(b − m) + (a − m)·m + (b − m)·m + m·m, from the centred one and a
+ * number per vector.
+ */
+class PairSpace {
+  readonly mem = new KernelMemory();
+  readonly dim: number;
+  private readonly toMean: Float64Array;
+  private readonly meanNorm: number;
+  private readonly slotsOff: number;
+  private readonly outOff: number;
+  private readonly centroidsOff: number;
+  private readonly centroidSlotsOff: number;
+
+  constructor(vectors: Float32Array[], centre: boolean) {
+    const n = vectors.length;
+    const dim = (this.dim = vectors[0]!.length);
+    const mean = new Float64Array(dim);
+    if (centre) for (const v of vectors) for (let i = 0; i < dim; i++) mean[i]! += v[i]! / n;
+    const kMax = Math.max(2, Math.round(Math.sqrt(n)));
+    this.slotsOff = n * dim * 4;
+    this.outOff = this.slotsOff + align16(n * 4);
+    this.centroidsOff = this.outOff + align16(Math.max(n, kMax) * 4);
+    this.centroidSlotsOff = this.centroidsOff + kMax * dim * 4;
+    // Sized once: the views below stay valid (growing the memory would detach them).
+    this.mem.ensure(this.centroidSlotsOff + kMax * 4);
+    const f = this.mem.f32;
+    this.toMean = new Float64Array(n);
+    vectors.forEach((v, j) => {
+      let t = 0;
+      for (let i = 0; i < dim; i++) {
+        const c = v[i]! - mean[i]!;
+        f[j * dim + i] = c;
+        t += c * mean[i]!;
+      }
+      this.toMean[j] = t;
+    });
+    this.meanNorm = mean.reduce((a, x) => a + x * x, 0);
+    this.mem.i32.set(Int32Array.from({ length: kMax }, (_, c) => c), this.centroidSlotsOff >> 2);
+  }
+
+  /** Vector i, centred (a view into the memory). */
+  point(i: number): Float32Array {
+    return this.mem.f32.subarray(i * this.dim, (i + 1) * this.dim);
+  }
+
+  /** Calls `each(x, y, s)` for every y after x in `members` whose dot product s with x's is at least `threshold`. */
+  scan(members: number[], threshold: number, each: (x: number, y: number, s: number) => void): void {
+    const { mem, dim } = this;
+    mem.i32.set(members, this.slotsOff >> 2);
+    const out = this.outOff >> 2;
+    for (let x = 0; x + 1 < members.length; x++) {
+      const count = members.length - x - 1;
+      mem.dotsF32(0, dim, members[x]! * dim * 4, this.slotsOff + (x + 1) * 4, count, this.outOff);
+      const base = this.toMean[members[x]!]! + this.meanNorm;
+      for (let j = 0; j < count; j++) {
+        const s = mem.f32[out + j]! + base + this.toMean[members[x + 1 + j]!]!;
+        if (s >= threshold) each(x, x + 1 + j, s);
+      }
+    }
+  }
+
+  /** Make these the centroids that toCentroids compares with. */
+  setCentroids(centroids: Float32Array[]): void {
+    centroids.forEach((c, k) => this.mem.f32.set(c, (this.centroidsOff >> 2) + k * this.dim));
+  }
+
+  /** Dot products of centred vector i with the first k centroids (a view, valid until the next call). */
+  toCentroids(i: number, k: number): Float32Array {
+    this.mem.dotsF32(this.centroidsOff, this.dim, i * this.dim * 4, this.centroidSlotsOff, k, this.outOff);
+    return this.mem.f32.subarray(this.outOff >> 2, (this.outOff >> 2) + k);
+  }
+}
+
+/**
  * k-means (Euclidean) on a sample of `members` of the centred vectors. Centring
  * matters: sentence-embedding vectors share a large common component (two
  * random notes often have a cosine of 0.5-0.8), which leaves plain spherical
  * k-means with one giant bucket; distances, and so the pairs, are unchanged by it.
  */
-function trainCentroids(points: Float32Array[], members: number[], k: number, seed: number): Float32Array[] {
+function trainCentroids(space: PairSpace, members: number[], k: number, seed: number): Float32Array[] {
   const rand = prng(seed);
   const order = [...members];
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [order[i], order[j]] = [order[j]!, order[i]!];
   }
-  const sample = order.slice(0, Math.min(order.length, 20 * k)).map((i) => points[i]!);
-  const dim = sample[0]!.length;
-  let centroids: Float32Array[] = sample.slice(0, k).map((v) => Float32Array.from(v));
+  const sample = order.slice(0, Math.min(order.length, 20 * k));
+  const dim = space.dim;
+  let centroids: Float32Array[] = sample.slice(0, k).map((i) => Float32Array.from(space.point(i)));
   for (let it = 0; it < KMEANS_ITERATIONS; it++) {
     const norms = centroids.map((c) => dot(c, c));
     const sums = centroids.map(() => new Float32Array(dim));
     const counts = new Int32Array(centroids.length);
-    for (const v of sample) {
+    space.setCentroids(centroids);
+    for (const i of sample) {
+      const d = space.toCentroids(i, centroids.length);
       let best = 0;
       let bestScore = Infinity;
       for (let c = 0; c < centroids.length; c++) {
-        const d = norms[c]! - 2 * dot(v, centroids[c]!);
-        if (d < bestScore) {
-          bestScore = d;
+        const score = norms[c]! - 2 * d[c]!;
+        if (score < bestScore) {
+          bestScore = score;
           best = c;
         }
       }
       const sum = sums[best]!;
-      for (let i = 0; i < dim; i++) sum[i]! += v[i]!;
+      const v = space.point(i);
+      for (let x = 0; x < dim; x++) sum[x]! += v[x]!;
       counts[best]!++;
     }
     // An empty cluster keeps its old centroid.
     centroids = sums.map((s, c) => {
       if (counts[c] === 0) return centroids[c]!;
-      for (let i = 0; i < dim; i++) s[i]! /= counts[c]!;
+      for (let x = 0; x < dim; x++) s[x]! /= counts[c]!;
       return s;
     });
   }
   return centroids;
 }
 
-/** The `probes` nearest centroids of a point, in ascending centroid order, into out[at…]. */
-function nearest(v: Float32Array, centroids: Float32Array[], norms: number[], out: Int32Array, at: number): void {
+/** The `probes` nearest of the space's k centroids to point i, in ascending centroid order, into out[at…]. */
+function nearest(space: PairSpace, i: number, k: number, norms: number[], out: Int32Array, at: number): void {
   const P = PAIR_SEARCH.probes;
+  const d = space.toCentroids(i, k);
   const best: { c: number; d: number }[] = [];
-  for (let c = 0; c < centroids.length; c++) {
-    const d = norms[c]! - 2 * dot(v, centroids[c]!);
-    if (best.length < P) best.push({ c, d });
-    else if (d < best[best.length - 1]!.d) best[best.length - 1] = { c, d };
+  for (let c = 0; c < k; c++) {
+    const dist = norms[c]! - 2 * d[c]!;
+    if (best.length < P) best.push({ c, d: dist });
+    else if (dist < best[best.length - 1]!.d) best[best.length - 1] = { c, d: dist };
     else continue;
     best.sort((x, y) => x.d - y.d);
   }
   const cs = best.map((b) => b.c).sort((x, y) => x - y);
-  for (let i = 0; i < P; i++) out[at + i] = cs[i] ?? -1;
+  for (let j = 0; j < P; j++) out[at + j] = cs[j] ?? -1;
 }
 
 /** One level of bucketing on the way down: a pair belongs here only if `bucket` is the lowest one both share. */
@@ -118,37 +200,10 @@ interface Level {
   bucket: number;
 }
 
-/**
- * The vectors, copied into the kernels' memory, and room to score one point
- * against the rest of a bucket there (dotsF32: a pair's dot product is a few
- * SIMD steps, cheaper than deciding whether the pair belongs to this bucket).
- */
-class PairScorer {
-  readonly mem = new KernelMemory();
-  readonly dim: number;
-  private readonly slotsOff: number;
-  private readonly outOff: number;
-
-  constructor(vectors: Float32Array[]) {
-    this.dim = vectors[0]!.length;
-    const n = vectors.length;
-    this.slotsOff = n * this.dim * 4;
-    this.outOff = this.slotsOff + align16(n * 4);
-    this.mem.ensure(this.outOff + n * 4);
-    vectors.forEach((v, i) => this.mem.f32.set(v, i * this.dim));
-  }
-
-  /** Calls `each(y, s)` for every y after x in `members` whose dot product with x's is at least `threshold`. */
-  scan(members: number[], threshold: number, each: (x: number, y: number, s: number) => void): void {
-    const { mem, dim } = this;
-    mem.i32.set(members, this.slotsOff >> 2);
-    const out = this.outOff >> 2;
-    for (let x = 0; x + 1 < members.length; x++) {
-      const count = members.length - x - 1;
-      mem.dotsF32(0, dim, members[x]! * dim * 4, this.slotsOff + (x + 1) * 4, count, this.outOff);
-      for (let j = 0; j < count; j++) if (mem.f32[out + j]! >= threshold) each(x, x + 1 + j, mem.f32[out + j]!);
-    }
-  }
+interface LeafVisit {
+  space: PairSpace;
+  threshold: number;
+  visit: (a: number, b: number, s: number) => void;
 }
 
 /**
@@ -158,33 +213,17 @@ class PairScorer {
  */
 function visitCandidatePairs(vectors: Float32Array[], threshold: number, visit: (a: number, b: number, s: number) => void): void {
   if (!vectors.length) return;
-  const scorer = new PairScorer(vectors);
+  const small = vectors.length < EXACT_BELOW;
+  const space = new PairSpace(vectors, !small);
   const all = vectors.map((_, i) => i);
-  if (vectors.length < EXACT_BELOW) {
-    leafPairs(all, [], { scorer, threshold, visit });
-    return;
-  }
-  const dim = vectors[0]!.length;
-  const mean = new Float32Array(dim);
-  for (const v of vectors) for (let i = 0; i < dim; i++) mean[i]! += v[i]! / vectors.length;
-  const centred = vectors.map((v) => {
-    const c = new Float32Array(dim);
-    for (let i = 0; i < dim; i++) c[i] = v[i]! - mean[i]!;
-    return c;
-  });
-  split(centred, all, [], { scorer, threshold, visit });
+  if (small) leafPairs(all, [], { space, threshold, visit });
+  else split(vectors.length, all, [], { space, threshold, visit });
 }
 
-interface LeafVisit {
-  scorer: PairScorer;
-  threshold: number;
-  visit: (a: number, b: number, s: number) => void;
-}
-
-function leafPairs(members: number[], levels: Level[], { scorer, threshold, visit }: LeafVisit): void {
+function leafPairs(members: number[], levels: Level[], { space, threshold, visit }: LeafVisit): void {
   const P = PAIR_SEARCH.probes;
   const L = levels.length;
-  scorer.scan(members, threshold, (x, y, s) => {
+  space.scan(members, threshold, (x, y, s) => {
     const a = Math.min(members[x]!, members[y]!);
     const b = Math.max(members[x]!, members[y]!);
     for (let l = 0; l < L; l++) {
@@ -206,23 +245,25 @@ function leafPairs(members: number[], levels: Level[], { scorer, threshold, visi
   });
 }
 
-function split(points: Float32Array[], members: number[], levels: Level[], leaf: LeafVisit): void {
+/** `n`: how many vectors in all (homes are indexed by a vector's global number). */
+function split(n: number, members: number[], levels: Level[], leaf: LeafVisit): void {
   if (members.length <= PAIR_SEARCH.maxBucket || levels.length >= MAX_DEPTH) {
     leafPairs(members, levels, leaf);
     return;
   }
   const P = PAIR_SEARCH.probes;
-  const centroids = trainCentroids(points, members, Math.max(2, Math.round(Math.sqrt(members.length))), levels.length + 1);
+  const centroids = trainCentroids(leaf.space, members, Math.max(2, Math.round(Math.sqrt(members.length))), levels.length + 1);
   const norms = centroids.map((c) => dot(c, c));
-  // homes[i*P…]: the buckets of point i, ascending (indexed by the point's global number).
-  const homes = new Int32Array(points.length * P).fill(-1);
+  leaf.space.setCentroids(centroids);
+  // homes[i*P…]: the buckets of point i, ascending.
+  const homes = new Int32Array(n * P).fill(-1);
   const buckets: number[][] = centroids.map(() => []);
   for (const i of members) {
-    nearest(points[i]!, centroids, norms, homes, i * P);
+    nearest(leaf.space, i, centroids.length, norms, homes, i * P);
     for (let k = 0; k < P; k++) if (homes[i * P + k]! >= 0) buckets[homes[i * P + k]!]!.push(i);
   }
   buckets.forEach((bucket, c) => {
-    if (bucket.length > 1) split(points, bucket, [...levels, { homes, bucket: c }], leaf);
+    if (bucket.length > 1) split(n, bucket, [...levels, { homes, bucket: c }], leaf);
   });
 }
 
