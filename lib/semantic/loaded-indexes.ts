@@ -38,6 +38,9 @@ export class LoadedIndexes {
     const db = this.db();
     const gen = generation(db);
     if (this.passages && this.notes && gen === this.loadedGeneration) return { passages: this.passages, notes: this.notes };
+    // Let go of the old indexes before loading new ones: the loader's collections (below) can then free
+    // them (~600 MB at a million passages) instead of holding old and new at once.
+    this.drop();
     const m = embeddedModel(db);
     if (!m?.dim) return null;
     // The sign codes are taken around the mean vector, estimated from the first few thousand rows.
