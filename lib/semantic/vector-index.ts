@@ -10,6 +10,10 @@ import { normalize } from "../providers/types";
 import { align16, KernelMemory } from "./vector-kernels";
 
 const EXACT_LIMIT = 16_384;
+// Candidates the Hamming pass keeps for k wanted: 5k, at least 2,000. SciFact's 23k passages rank the
+// same with 5k, with 8k (what it was) and with every vector scored; 5k cut a 400-deep search of 103k
+// passages from ~2.8 to ~2.2 ms.
+const CANDIDATES_PER_HIT = 5;
 const MIN_CANDIDATES = 2_000;
 
 export interface Neighbour {
@@ -301,7 +305,7 @@ export class VectorIndex {
       const slotsOff = tail + align16(this.n * 2);
       const outOff = slotsOff + align16(this.n * 4);
       this.mem.ensure(outOff + this.n * 4);
-      const count = this.candidates(Math.max(k * 8, MIN_CANDIDATES), tail, slotsOff);
+      const count = this.candidates(Math.max(k * CANDIDATES_PER_HIT, MIN_CANDIDATES), tail, slotsOff);
       const d = this.dots(slotsOff, count, outOff);
       const slots = this.mem.i32.subarray(slotsOff >> 2, (slotsOff >> 2) + count);
       for (let j = 0; j < count; j++) top.push(slots[j]!, d[j]! * this.scales[slots[j]!]! * qs);
