@@ -70,6 +70,8 @@ class PairSpace {
   private readonly outOff: number;
   private readonly centroidsOff: number;
   private readonly centroidSlotsOff: number;
+  /** Where toCentroids leaves its answer (a view made once: the memory never grows after the constructor). */
+  private readonly centroidDots: Float32Array;
 
   constructor(vectors: Float32Array[], centre: boolean) {
     const n = vectors.length;
@@ -96,6 +98,7 @@ class PairSpace {
     });
     this.meanNorm = mean.reduce((a, x) => a + x * x, 0);
     this.mem.i32.set(Int32Array.from({ length: kMax }, (_, c) => c), this.centroidSlotsOff >> 2);
+    this.centroidDots = this.mem.f32.subarray(this.outOff >> 2, (this.outOff >> 2) + kMax);
   }
 
   /** Vector i, centred (a view into the memory). */
@@ -124,10 +127,10 @@ class PairSpace {
     centroids.forEach((c, k) => this.mem.f32.set(c, (this.centroidsOff >> 2) + k * this.dim));
   }
 
-  /** Dot products of centred vector i with the first k centroids (a view, valid until the next call). */
+  /** Dot products of centred vector i with the first k centroids, in the first k places of the returned view (overwritten by the next call). */
   toCentroids(i: number, k: number): Float32Array {
     this.mem.dotsF32(this.centroidsOff, this.dim, i * this.dim * 4, this.centroidSlotsOff, k, this.outOff);
-    return this.mem.f32.subarray(this.outOff >> 2, (this.outOff >> 2) + k);
+    return this.centroidDots;
   }
 }
 

@@ -168,7 +168,9 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   // What needs only the keyword side is read while the query embeds: how sure the keyword side is,
   // the passages of its hits (scored once the vector is here) and its best notes' texts for the second stage.
   let confidence = 1;
-  let keywordPassages: { id: number; noteId: number }[] = [];
+  const keywordIds = [...new Set(keyword.flatMap((m) => [...m.keys()]))];
+  // Every keyword list's hits (an expanded query's paraphrases too, even when the query's own list is empty).
+  const keywordPassages = mode === "hybrid" ? passagesOf(db, keywordIds) : [];
   const docs = new Map<number, RerankDoc>();
   if (mode === "hybrid" && keyword[0]?.size) {
     const byScore = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
@@ -179,7 +181,6 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
         byScore.slice(0, CONFIDENCE_DEPTH).flatMap((id) => docs.get(id) ?? []),
       );
     }
-    keywordPassages = passagesOf(db, [...new Set(keyword.flatMap((m) => [...m.keys()]))]);
   }
   let queryVector = await pending;
   const idx = svc.indexes();
@@ -194,7 +195,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     }
     // Keyword hits the query's vector list missed get their true similarity (and best passage) too.
     if (mode === "hybrid" && vector[0]) {
-      const missing = [...new Set(keyword.flatMap((m) => [...m.keys()]))].filter((id) => !vector[0]!.has(id));
+      const missing = keywordIds.filter((id) => !vector[0]!.has(id));
       const noteCos = p.noteVector ? idx.notes.scoreIds(missing, queryVector) : null;
       const rows = keywordPassages.filter((r) => !vector[0]!.has(r.noteId));
       for (const [id, b] of bestPassages(rows, idx.passages, queryVector)) vector[0].set(id, { score: vectorScore(b.score, b.second, noteCos?.get(id), p), passageId: b.passageId });
