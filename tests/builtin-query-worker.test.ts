@@ -55,7 +55,9 @@ function workerNices(): number[] {
 }
 
 test("a new question during a background build is embedded by a worker at normal priority and answered; passage workers stay niced", async () => {
-  const root = makeVault(120);
+  // Several of the build's 128-passage batches: with one, every note is written at once and the
+  // window in which the build runs with some notes embedded is a few milliseconds (a poll missed it).
+  const root = makeVault(480);
   await withEnv({ ...BUILTIN_ENV, LETTUCE_EMBED_SYNC_LIMIT: "10", LETTUCE_EMBED_WORKERS: "1", LETTUCE_EMBED_QUERY_WORKER: undefined }, async () => {
     const s = await startTestServer({ root });
     try {
@@ -65,7 +67,7 @@ test("a new question during a background build is embedded by a worker at normal
       await waitFor(() => {
         const e = svc.progressNow();
         return e.state === "building" && e.notesEmbedded > 0 ? e : null;
-      }, { timeoutMs: 300_000, intervalMs: 500, what: "the background build to embed its first notes" });
+      }, { timeoutMs: 300_000, intervalMs: 25, what: "the background build to embed its first notes" });
       const r = await s.call("semantic_search", { query: "which animals hunt in the dark", limit: 5 });
       expect(r.partial).toBeTruthy();
       expect(r.items.length).toBeGreaterThan(0);
@@ -76,7 +78,7 @@ test("a new question during a background build is embedded by a worker at normal
         expect(nices.filter((n) => n === 0).length).toBe(1);
       }
       const info = (await s.call("get_vault_info")).embedding;
-      expect(info.notesTotal).toBe(120);
+      expect(info.notesTotal).toBe(480);
     } finally {
       await s.close();
     }
