@@ -31,8 +31,9 @@ export function passageCharsFor(provider: { passageChars: number }): number {
 const HASH_SALT = "1";
 // Bump when splitting or cleaning changes: indexes made by another version are re-split (unchanged
 // passages keep their cached vectors). 3: the title and heading path go in front of every passage;
-// 4: not the title when the outermost heading already names the note.
-const CHUNKER_VERSION = "4";
+// 4: not the title when the outermost heading already names the note; 5: comments spanning lines
+// are left out, and template boilerplate is not embedded (./boilerplate.ts).
+const CHUNKER_VERSION = "5";
 
 /** What decides how notes are split; stored with the vectors so that a change re-splits every note. */
 export function chunkLayout(passageChars: number): string {
@@ -52,8 +53,6 @@ const ATX = /^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$/;
 /** Markdown to plain prose, one line at a time (paragraph structure is kept by the caller). */
 export function cleanLine(line: string): string {
   return line
-    .replace(/%%.*?%%/g, " ")
-    .replace(/<!--.*?-->/g, " ")
     .replace(/!\[\[[^\]]*\]\]/g, " ")
     .replace(/\[\[([^\]|#]*)(?:#[^\]|]*)?\|([^\]]*)\]\]/g, "$2")
     .replace(/\[\[([^\]|]*)\]\]/g, (_, t: string) => t.replace(/#\^?/g, " ").replace(/^.*\//, ""))
@@ -74,6 +73,55 @@ export function cleanLine(line: string): string {
     .trim();
 }
 
+/** The comment a line ends inside: Obsidian's %% … %% or HTML's <!-- … -->, which a reader never sees. */
+type Hidden = "%%" | "<!--" | null;
+const CLOSER = { "%%": "%%", "<!--": "-->" } as const;
+
+/**
+ * A line's text outside comments, given the comment open at its start; and the comment open at its end.
+ * Comments span lines (a template's footer, an Excalidraw drawing's JSON, a block kept for later);
+ * marks inside `inline code` are text, as Obsidian shows them. An unclosed comment hides the rest of
+ * the note, as it does in Obsidian's reading view.
+ */
+export function visibleText(line: string, open: Hidden): { text: string; hidden: Hidden } {
+  if (!open && !line.includes("%%") && !line.includes("<!--")) return { text: line, hidden: null };
+  let out = "";
+  let i = 0;
+  let hidden = open;
+  while (i < line.length) {
+    if (hidden) {
+      const end = line.indexOf(CLOSER[hidden], i);
+      if (end < 0) return { text: out, hidden };
+      i = end + CLOSER[hidden].length;
+      hidden = null;
+      out += " ";
+      continue;
+    }
+    const ch = line[i]!;
+    if (ch === "`") {
+      // A code span runs to the next run of as many backticks (unclosed: the backticks are text).
+      let n = 1;
+      while (line[i + n] === "`") n++;
+      const close = line.indexOf("`".repeat(n), i + n);
+      const end = close < 0 ? i + n : close + n;
+      out += line.slice(i, end);
+      i = end;
+      continue;
+    }
+    if (line.startsWith("%%", i)) {
+      hidden = "%%";
+      i += 2;
+    } else if (line.startsWith("<!--", i)) {
+      hidden = "<!--";
+      i += 4;
+    } else {
+      out += ch;
+      i++;
+    }
+  }
+  return { text: out, hidden };
+}
+
 function sections(body: string): Section[] {
   const out: Section[] = [{ heading: "", path: [], paras: [] }];
   // The open headings by level (1-6): a heading closes those at its level and below.
@@ -85,7 +133,16 @@ function sections(body: string): Section[] {
     if (text) out[out.length - 1]!.paras.push(text);
     para = [];
   };
-  for (const raw of body.split(/\r?\n/)) {
+  let hidden: Hidden = null;
+  for (const source of body.split(/\r?\n/)) {
+    // Comments hide what they hold, headings and fences included; a fence hides comment marks.
+    let raw = source;
+    if (!fence) {
+      const v = visibleText(source, hidden);
+      hidden = v.hidden;
+      if (v.text !== source && !v.text.trim()) continue; // all of it inside a comment
+      raw = v.text;
+    }
     const f = FENCE.exec(raw);
     if (fence) {
       if (f && f[1]![0] === fence[0] && f[1]!.length >= fence.length) {
@@ -183,6 +240,18 @@ function windows(parts: string[], max: number, overlap: number): string[] {
   return out;
 }
 
+/** A text's key: 53 bits of a 64-bit hash (a number, so that a set of them stays small). */
+export function textKey(text: string): number {
+  return Number(Bun.hash.wyhash(text) & 0x1fffffffffffffn);
+}
+
+const sectionKey = (sec: Section) => textKey(sec.paras.join("\n"));
+
+/** The keys of a body's sections (heading and text, cleaned), in order: what ./boilerplate.ts counts. */
+export function sectionKeys(body: string): number[] {
+  return sections(body).map(sectionKey);
+}
+
 function hashOf(input: string): string {
   return contentHash(`${HASH_SALT}\0${input}`).slice(0, 32);
 }
@@ -213,11 +282,16 @@ export function contextLines(title: string, path: string[], text: string): strin
  * passage's text; neighbouring windows of a long section share about 15% of
  * text; short sections are merged with the next one while they fit together.
  * `title` (the note's) goes in front of each passage's embedded input, with the
- * heading path.
+ * heading path. Sections for which `skip` says yes are left out (unless all are).
  */
-export function splitPassages(body: string, maxChars: number, title = ""): Passage[] {
+export function splitPassages(body: string, maxChars: number, title = "", skip?: (sectionKey: number) => boolean): Passage[] {
   const overlap = Math.floor(maxChars * 0.15);
-  const secs = sections(body);
+  let secs = sections(body);
+  if (skip) {
+    // Template boilerplate (./boilerplate.ts) goes before short sections merge, unless it is all the note has.
+    const kept = secs.filter((sec) => !skip(sectionKey(sec)));
+    if (kept.length) secs = kept;
+  }
   // Merge runs of small sections (a heading with a line or two) so that each passage says something.
   const merged: Section[] = [];
   for (const s of secs) {

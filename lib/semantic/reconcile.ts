@@ -5,9 +5,10 @@
 // it runs are picked up before it returns.
 import type { Database } from "bun:sqlite";
 import { normalize, ProviderError, type EmbeddingProvider } from "../providers/types";
+import { Boilerplate, BOILERPLATE_NOTES } from "./boilerplate";
 import type { EmbeddingCache } from "./cache";
 import { getMeta, setMeta } from "../store/index-db";
-import { chunkLayout, passageCharsFor, splitPassages, type Passage } from "./passages";
+import { chunkLayout, passageCharsFor, sectionKeys, splitPassages, type Passage } from "./passages";
 import {
   embeddedModel,
   ensureVecTables,
@@ -108,7 +109,9 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     if (stale.length >= WARM_NOTES) provider.warm?.();
     // Count what the model really has to embed (distinct passages not in the cache), so that
     // progress and time estimates rest on it rather than on note sizes.
-    const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks);
+    // Template boilerplate is found while counting (./boilerplate.ts), and left out from then on.
+    const boilerplate = Boilerplate.load(db, chunkLayout(size));
+    const toEmbed = await countToEmbed(db, provider, cache, stale, size, hooks, boilerplate);
     const embeddedBefore = result.embedded;
     const left = () => Math.max(0, toEmbed - (result.embedded - embeddedBefore));
     hooks.onProgress?.(done, total, { passagesLeft: left(), embedded: result.embedded });
@@ -133,7 +136,7 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
           est += Math.max(1, Math.ceil(stale[i]!.size / size));
           ids.push(stale[i++]!.id);
         }
-        next = startBatch(db, provider, cache, ids, size, hooks.signal, pending ? new Set(pending.missing.map(([h]) => h)) : undefined);
+        next = startBatch(db, provider, cache, ids, size, boilerplate, hooks.signal, pending ? new Set(pending.missing.map(([h]) => h)) : undefined);
       }
       if (pending) {
         const b: Batch = pending;
@@ -158,9 +161,10 @@ interface Batch {
 }
 
 /** Read and split a batch of notes, and hand the passages with no cached vector to the provider (not awaited). */
-function startBatch(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, ids: number[], size: number, signal?: AbortSignal, inFlight?: Set<string>): Batch {
+function startBatch(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, ids: number[], size: number, boilerplate: Boilerplate, signal?: AbortSignal, inFlight?: Set<string>): Batch {
   const texts = noteTexts(db, ids);
-  const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title) }));
+  const skip = boilerplate.skip;
+  const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title, skip) }));
   const all: Passage[] = split.flatMap((s) => s.passages);
   const have = cache.get(provider.id, all.map((p) => p.hash));
   // A passage the batch before is embedding now is not sent twice: finishBatch takes its vector from the cache.
@@ -245,12 +249,25 @@ async function finishBatch(
   return dim;
 }
 
-/** Distinct passages of these notes with no cached vector: what the model will embed. */
-async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks): Promise<number> {
+/**
+ * Distinct passages of these notes with no cached vector: what the model will embed. A pass over
+ * enough notes first counts their sections for boilerplate (./boilerplate.ts), kept before any
+ * batch starts; a smaller one can find none and uses the set kept.
+ */
+async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks, boilerplate: Boilerplate): Promise<number> {
+  if (stale.length >= BOILERPLATE_NOTES) {
+    for (let i = 0; i < stale.length; i += COUNT_STEP) {
+      await hooks.yield?.();
+      for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) boilerplate.see(t.id, sectionKeys(t.body));
+    }
+    await whenIdle(db);
+    boilerplate.commit(db);
+  }
+  const skip = boilerplate.skip;
   const hashes = new Set<string>();
   for (let i = 0; i < stale.length; i += COUNT_STEP) {
     await hooks.yield?.();
-    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title)) hashes.add(p.hash);
+    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title, skip)) hashes.add(p.hash);
   }
   const all = [...hashes];
   let cached = 0;
