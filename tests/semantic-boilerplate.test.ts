@@ -51,6 +51,18 @@ test("comments across lines are not embedded; comment marks in code are text; an
   expect(splitPassages(body, 2000, "Note").some((p) => p.heading === "Hidden heading")).toBe(false);
 });
 
+test("a hostile line of backtick runs and comment marks is split in one pass (was quadratic: 100 s for 1 MB)", () => {
+  // Runs of 1,413 down to 1 backticks, none closed by a run of its own length, then a comment.
+  const runs: string[] = [];
+  for (let n = 1, len = 0; len < 1_000_000; n++, len += n + 1) runs.push(`${"`".repeat(n)}x`);
+  const line = `start ${runs.reverse().join("")} visible %% hidden %% tail`;
+  const ps = splitPassages(line, 500, "Hostile");
+  const text = ps.map((p) => p.text).join(" ");
+  expect(text).toContain("visible");
+  expect(text).toContain("tail");
+  expect(text).not.toContain("hidden");
+});
+
 const FOOTER = "%% Template footer %%\n\n# This note in GitHub\n\n[Edit In GitHub](https://example.com/edit) | [Copy this note](https://example.com/raw) | [Download this vault](https://example.com/zip)\n";
 
 function topic(i: number): string {
