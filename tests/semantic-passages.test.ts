@@ -13,7 +13,7 @@ import { BOILERPLATE_NOTES } from "../lib/semantic/boilerplate";
 import { splitPassages } from "../lib/semantic/passages";
 import { withEnv } from "./helpers/env";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
-import { startTestServer, tempDir, waitFor } from "./helpers/server";
+import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
 const dirs: string[] = [];
 const servers: ModelServer[] = [];
@@ -88,25 +88,39 @@ function env(m: ModelServer) {
   return { LETTUCE_EMBED_PROVIDER: "openai", LETTUCE_EMBED_BASE_URL: m.url, LETTUCE_EMBED_MODEL: "text-embedding-3-small", LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_SYNC_LIMIT: "100000", LETTUCE_PASSAGE_CHARS: "500" };
 }
 
-/** Stored passages holding the footer's words, by note path. */
-function footerPassages(root: string): string[] {
+/** Every stored passage (path, ord, text), read from the vault's own index.db. */
+function storedPassages(root: string): { path: string; ord: number; text: string }[] {
   const db = new Database(join(root, ".lettuce", "index.db"), { readonly: true });
   try {
-    return (db.query("SELECT n.path AS path FROM passages p JOIN notes n ON n.id = p.note_id WHERE p.text LIKE '%Download this vault%' ORDER BY n.path").all() as { path: string }[]).map((r) => r.path);
+    return db.query("SELECT n.path AS path, p.ord AS ord, p.text AS text FROM passages p JOIN notes n ON n.id = p.note_id ORDER BY n.path, p.ord").all() as { path: string; ord: number; text: string }[];
   } finally {
     db.close();
   }
 }
 
-test("a footer in BOILERPLATE_NOTES notes is not embedded, stays out of notes added later, and a note of nothing else keeps it", async () => {
-  const root = makeVault(BOILERPLATE_NOTES);
+/** The paths of the stored passages that hold the footer's words. */
+const footerPassages = (root: string) => storedPassages(root).filter((r) => r.text.includes("Download this vault")).map((r) => r.path);
+
+/** The server on `root` with the in-test model, every note embedded first; `fn` runs with it. */
+async function withEmbedded(root: string, fn: (s: TestServer) => Promise<void>, watch = false): Promise<void> {
   const m = startModelServer();
   servers.push(m);
   await withEnv(env(m), async () => {
-    const s = await startTestServer({ root, watch: true });
+    const s = await startTestServer({ root, watch });
     try {
-      const r = await s.call("reindex_embeddings");
-      expect(r.notes).toBe(BOILERPLATE_NOTES + 1);
+      await s.call("reindex_embeddings");
+      await fn(s);
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test("a footer in BOILERPLATE_NOTES notes is not embedded, stays out of notes added later, and a note of nothing else keeps it", async () => {
+  const root = makeVault(BOILERPLATE_NOTES);
+  await withEmbedded(
+    root,
+    async (s) => {
       // Only the note that is nothing but the footer has it among its passages.
       expect(footerPassages(root)).toEqual(["Only footer.md"]);
       // A question in the footer's own words finds the note made of it first, and no other note by its footer.
@@ -121,25 +135,14 @@ test("a footer in BOILERPLATE_NOTES notes is not embedded, stays out of notes ad
       await waitFor(async () => (await s.call("search", { query: "later", limit: 1 })).total > 0, { what: "the watcher to index Later.md" });
       expect((await s.call("reindex_embeddings")).notes).toBe(1);
       expect(footerPassages(root)).toEqual(["Only footer.md"]);
-    } finally {
-      await s.close();
-    }
-  });
+    },
+    true,
+  );
 }, 120_000);
 
 test("a footer in fewer notes than that is embedded as any passage is", async () => {
   const root = makeVault(BOILERPLATE_NOTES - 2);
-  const m = startModelServer();
-  servers.push(m);
-  await withEnv(env(m), async () => {
-    const s = await startTestServer({ root });
-    try {
-      await s.call("reindex_embeddings");
-      expect(footerPassages(root).length).toBe(BOILERPLATE_NOTES - 1);
-    } finally {
-      await s.close();
-    }
-  });
+  await withEmbedded(root, async () => expect(footerPassages(root).length).toBe(BOILERPLATE_NOTES - 1));
 }, 120_000);
 
 test("a note's frontmatter description is a passage of its own, found by its words and shown as the snippet", async () => {
@@ -148,28 +151,15 @@ test("a note's frontmatter description is a passage of its own, found by its wor
   writeFileSync(join(root, "Pop-out windows.md"), "---\ndescription: Learn how to open files in separate windows on a second monitor.\ntags: [ui]\n---\n# Pop-out windows\n\nDrag a tab out of the main window to detach it.\n");
   writeFileSync(join(root, "Tabs.md"), "---\ndescription: [not, text]\n---\n# Tabs\n\nTabs hold open notes side by side in a pane.\n");
   writeFileSync(join(root, "Summary.md"), "---\nsummary: Compost turns kitchen scraps into soil.\n---\n# Garden\n\nA note about beds and seeds.\n");
-  const m = startModelServer();
-  servers.push(m);
-  await withEnv(env(m), async () => {
-    const s = await startTestServer({ root });
-    try {
-      await s.call("reindex_embeddings");
-      const hit = (await s.call("semantic_search", { query: "separate windows on a second monitor", limit: 1 })).items[0];
-      expect(hit.path).toBe("Pop-out windows.md");
-      expect(hit.snippet).toContain("Learn how to open files in separate windows on a second monitor.");
-      expect((await s.call("semantic_search", { query: "kitchen scraps into soil", limit: 1 })).items[0].path).toBe("Summary.md");
-      const db = new Database(join(root, ".lettuce", "index.db"), { readonly: true });
-      try {
-        const rows = db.query("SELECT n.path AS path, p.ord AS ord, p.text AS text FROM passages p JOIN notes n ON n.id = p.note_id ORDER BY n.path, p.ord").all() as { path: string; ord: number; text: string }[];
-        // First, ord 0; the body's passages follow. A description that is not text is ignored.
-        expect(rows.filter((r) => r.path === "Pop-out windows.md").map((r) => r.ord)).toEqual([0, 1]);
-        expect(rows.find((r) => r.path === "Pop-out windows.md" && r.ord === 0)!.text).toStartWith("Learn how to open files");
-        expect(rows.filter((r) => r.path === "Tabs.md").map((r) => r.text)).toEqual([expect.stringContaining("Tabs hold open notes")]);
-      } finally {
-        db.close();
-      }
-    } finally {
-      await s.close();
-    }
+  await withEmbedded(root, async (s) => {
+    const hit = (await s.call("semantic_search", { query: "separate windows on a second monitor", limit: 1 })).items[0];
+    expect(hit.path).toBe("Pop-out windows.md");
+    expect(hit.snippet).toContain("Learn how to open files in separate windows on a second monitor.");
+    expect((await s.call("semantic_search", { query: "kitchen scraps into soil", limit: 1 })).items[0].path).toBe("Summary.md");
+    const rows = storedPassages(root);
+    // First, ord 0; the body's passages follow. A description that is not text is ignored.
+    expect(rows.filter((r) => r.path === "Pop-out windows.md").map((r) => r.ord)).toEqual([0, 1]);
+    expect(rows.find((r) => r.path === "Pop-out windows.md" && r.ord === 0)!.text).toStartWith("Learn how to open files");
+    expect(rows.filter((r) => r.path === "Tabs.md").map((r) => r.text)).toEqual([expect.stringContaining("Tabs hold open notes")]);
   });
 }, 120_000);
