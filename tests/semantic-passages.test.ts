@@ -1,10 +1,9 @@
 // What is embedded: not what a reader never sees, nor what tells no note from
 // another (comments, Obsidian's %% … %% and HTML's <!-- … -->, across lines;
 // template boilerplate, a section repeated word for word in BOILERPLATE_NOTES
-// notes or more: lib/semantic/boilerplate.ts), and a note's own summary (its
-// frontmatter's description) as a passage of its own. Through the real server
-// with the in-test OpenAI-wire model; the stored passages are read from the
-// vault's own index.db.
+// notes or more: lib/semantic/boilerplate.ts). Through the real server with the
+// in-test OpenAI-wire model; the stored passages are read from the vault's own
+// index.db.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -143,23 +142,4 @@ test("a footer in BOILERPLATE_NOTES notes is not embedded, stays out of notes ad
 test("a footer in fewer notes than that is embedded as any passage is", async () => {
   const root = makeVault(BOILERPLATE_NOTES - 2);
   await withEmbedded(root, async () => expect(footerPassages(root).length).toBe(BOILERPLATE_NOTES - 1));
-}, 120_000);
-
-test("a note's frontmatter description is a passage of its own, found by its words and shown as the snippet", async () => {
-  const root = tempDir();
-  dirs.push(root);
-  writeFileSync(join(root, "Pop-out windows.md"), "---\ndescription: Learn how to open files in separate windows on a second monitor.\ntags: [ui]\n---\n# Pop-out windows\n\nDrag a tab out of the main window to detach it.\n");
-  writeFileSync(join(root, "Tabs.md"), "---\ndescription: [not, text]\n---\n# Tabs\n\nTabs hold open notes side by side in a pane.\n");
-  writeFileSync(join(root, "Summary.md"), "---\nsummary: Compost turns kitchen scraps into soil.\n---\n# Garden\n\nA note about beds and seeds.\n");
-  await withEmbedded(root, async (s) => {
-    const hit = (await s.call("semantic_search", { query: "separate windows on a second monitor", limit: 1 })).items[0];
-    expect(hit.path).toBe("Pop-out windows.md");
-    expect(hit.snippet).toContain("Learn how to open files in separate windows on a second monitor.");
-    expect((await s.call("semantic_search", { query: "kitchen scraps into soil", limit: 1 })).items[0].path).toBe("Summary.md");
-    const rows = storedPassages(root);
-    // First, ord 0; the body's passages follow. A description that is not text is ignored.
-    expect(rows.filter((r) => r.path === "Pop-out windows.md").map((r) => r.ord)).toEqual([0, 1]);
-    expect(rows.find((r) => r.path === "Pop-out windows.md" && r.ord === 0)!.text).toStartWith("Learn how to open files");
-    expect(rows.filter((r) => r.path === "Tabs.md").map((r) => r.text)).toEqual([expect.stringContaining("Tabs hold open notes")]);
-  });
 }, 120_000);

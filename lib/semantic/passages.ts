@@ -32,8 +32,7 @@ const HASH_SALT = "1";
 // Bump when splitting or cleaning changes: indexes made by another version are re-split (unchanged
 // passages keep their cached vectors). 3: the title and heading path go in front of every passage;
 // 4: not the title when the outermost heading already names the note; 5: comments spanning lines
-// are left out, template boilerplate is not embedded (./boilerplate.ts), and a frontmatter description
-// is a passage of its own.
+// are left out, and template boilerplate is not embedded (./boilerplate.ts).
 const CHUNKER_VERSION = "5";
 
 /** What decides how notes are split; stored with the vectors so that a change re-splits every note. */
@@ -308,10 +307,10 @@ export function contextLines(title: string, path: string[], text: string): strin
  * passage's text; neighbouring windows of a long section share about 15% of
  * text; short sections are merged with the next one while they fit together.
  * `title` (the note's) goes in front of each passage's embedded input, with the
- * heading path. Sections for which `skip` says yes are left out (unless all are).
- * `summary` (the note's own, from its frontmatter) is a passage of its own, first.
+ * heading path. Sections for which `skip` says yes are left out (unless all are):
+ * the ordinals count the passages embedded.
  */
-export function splitPassages(body: string, maxChars: number, title = "", opts: { skip?: (sectionKey: number) => boolean; summary?: string | null } = {}): Passage[] {
+export function splitPassages(body: string, maxChars: number, title = "", opts: { skip?: (sectionKey: number) => boolean } = {}): Passage[] {
   const overlap = Math.floor(maxChars * 0.15);
   const skip = opts.skip;
   let secs = sections(body);
@@ -334,11 +333,6 @@ export function splitPassages(body: string, maxChars: number, title = "", opts: 
     } else merged.push({ heading: s.heading, path: s.path, paras: [...s.paras] });
   }
   const out: Passage[] = [];
-  const summary = opts.summary ? cleanLine(opts.summary.replace(/\s+/g, " ")).slice(0, maxChars) : "";
-  if (summary) {
-    const input = [...contextLines(title, [], summary), summary].join("\n");
-    out.push({ ord: 0, heading: "", text: summary, input, hash: hashOf(input) });
-  }
   for (const s of merged) {
     const parts = s.paras.flatMap((p) => units(p, maxChars));
     for (const text of windows(parts, maxChars, overlap)) {

@@ -164,7 +164,7 @@ interface Batch {
 function startBatch(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, ids: number[], size: number, boilerplate: Boilerplate, signal?: AbortSignal, inFlight?: Set<string>): Batch {
   const texts = noteTexts(db, ids);
   const skip = boilerplate.skip;
-  const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title, { skip, summary: t.summary }) }));
+  const split = texts.map((t) => ({ note: t, passages: splitPassages(t.body, size, t.title, { skip }) }));
   const all: Passage[] = split.flatMap((s) => s.passages);
   const have = cache.get(provider.id, all.map((p) => p.hash));
   // A passage the batch before is embedding now is not sent twice: finishBatch takes its vector from the cache.
@@ -267,7 +267,7 @@ async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: Em
   const hashes = new Set<string>();
   for (let i = 0; i < stale.length; i += COUNT_STEP) {
     await hooks.yield?.();
-    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title, { skip, summary: t.summary })) hashes.add(p.hash);
+    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title, { skip })) hashes.add(p.hash);
   }
   const all = [...hashes];
   let cached = 0;

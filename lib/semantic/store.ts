@@ -24,8 +24,6 @@ export interface NoteText {
   hash: string;
   size: number;
   body: string;
-  /** The note's own summary: its frontmatter's `description` or `summary`, when that is text. */
-  summary: string | null;
 }
 
 export function embeddedModel(db: Database): EmbeddedModel | null {
@@ -117,10 +115,7 @@ export function noteTexts(db: Database, ids: number[]): NoteText[] {
   if (!ids.length) return [];
   return db
     .query(
-      `SELECT n.id AS id, n.path AS path, n.title AS title, n.hash AS hash, n.size AS size, f.body AS body,
-         CASE WHEN json_valid(n.frontmatter) THEN coalesce(
-           CASE json_type(n.frontmatter, '$.description') WHEN 'text' THEN json_extract(n.frontmatter, '$.description') END,
-           CASE json_type(n.frontmatter, '$.summary') WHEN 'text' THEN json_extract(n.frontmatter, '$.summary') END) END AS summary
+      `SELECT n.id AS id, n.path AS path, n.title AS title, n.hash AS hash, n.size AS size, f.body AS body
        FROM notes n JOIN fts f ON f.rowid = n.id WHERE ${inList("n.id")}`,
     )
     .all(JSON.stringify(ids)) as NoteText[];
