@@ -11,6 +11,11 @@ if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)
 
 // No top-level await: compile.sh builds with --bytecode, which needs a module without it.
 async function main(): Promise<number> {
+  // serve, stdio and embed start again with the engine options they want, before anything else runs (see the module).
+  if (argv[0] === "serve" || argv[0] === "stdio" || argv[0] === "embed") {
+    const jsc = await import("./lib/platform/jsc-options");
+    if (jsc.wantsJscOptions(argv)) jsc.execWithJscOptions(argv);
+  }
   // A first `lettuce index` of a vault runs in a child with a bulk-load allocator setting (see the module).
   if (argv[0] === "index") {
     const child = (await import("./lib/index/bulk-relaunch")).relaunchForColdIndex(argv);

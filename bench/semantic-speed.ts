@@ -33,6 +33,10 @@ import { BENCH_CACHE } from "./lib/retrieval-data";
 import { fmtMs, loadavg, percentile } from "./lib/stats";
 import { titleAndPhraseQueries } from "./lib/queries";
 import { sampleThreads, type ThreadCpu } from "./lib/child";
+import { execWithJscOptions, lacksJscOptions } from "../lib/platform/jsc-options";
+
+// Measured as `serve` runs: with the engine options it starts again with (lib/platform/jsc-options.ts).
+if (lacksJscOptions()) execWithJscOptions(process.argv.slice(2));
 
 // A user's questions at a person's pace: how many, how far apart, how long after the first (pacedQuestions).
 const PACED = { count: 12, gapMs: 400, afterMs: 8000 };

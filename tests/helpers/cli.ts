@@ -20,7 +20,8 @@ export async function runLettuce(args: string[], opts: { timeoutMs?: number; env
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    // A variable given as undefined is left out.
+    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1", ...opts.env }).filter(([, v]) => v !== undefined)) as Record<string, string>,
   });
   const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -40,13 +41,14 @@ export interface LiveProcess {
   stop(): Promise<number>;
 }
 
-export function spawnLettuce(args: string[], opts: { cwd?: string } = {}): LiveProcess {
+export function spawnLettuce(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): LiveProcess {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
     cwd: opts.cwd ?? REPO,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, NO_COLOR: "1" },
+    // A variable given as undefined is left out.
+    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1", ...opts.env }).filter(([, v]) => v !== undefined)) as Record<string, string>,
   });
   let out = "";
   let err = "";
