@@ -48,7 +48,7 @@ const arg = (name: string) => {
 const N = Number(arg("--notes") ?? 10_000);
 const useBuiltin = process.argv.includes("--builtin");
 const log = (s: string) => process.stderr.write(`${s}\n`);
-const out: string[] = [`## Semantic layer speed (load average ${loadavg()})`, ""];
+const out: string[] = [`## Semantic layer speed (load average ${loadavg()}; BUN_JSC_useWarmUpMarkedBlocks=${process.env.BUN_JSC_useWarmUpMarkedBlocks ?? "unset"}, as serve runs)`, ""];
 
 // 1. Built-in model throughput on real notes (the SRD spells: short technical prose).
 {
