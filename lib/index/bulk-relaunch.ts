@@ -1,5 +1,6 @@
-// `lettuce index` on a vault with no index yet runs as a child process with
-// mimalloc's purging of freed memory turned off (MIMALLOC_PURGE_DELAY=-1).
+// `lettuce index` on a vault with no index yet starts again (../platform/restart.ts;
+// a child process where that cannot be done) with mimalloc's purging of freed
+// memory turned off (MIMALLOC_PURGE_DELAY=-1).
 //
 // Why: a cold index allocates and frees a great deal (file buffers, parsed
 // notes, SQLite's full-text segments) on four threads, and mimalloc hands freed
@@ -17,6 +18,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isCompiled } from "../platform/embedded";
+import { restartWith } from "../platform/restart";
 
 /** The child's exit code, or null when this process should do the work itself. */
 export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
@@ -26,6 +28,8 @@ export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
   if (positionals.length !== 1 || argv.some((a) => a === "--help" || a === "-h")) return null;
   const vault = resolve(positionals[0]!);
   if (!existsSync(vault) || existsSync(join(vault, ".lettuce", "index.db"))) return null;
+  // In place where it can (the same pid and terminal, nothing left waiting); else in a child (Windows).
+  restartWith(argv, { MIMALLOC_PURGE_DELAY: "-1" });
   const self = isCompiled() ? [process.execPath] : [process.execPath, process.argv[1]!];
   let child: ReturnType<typeof Bun.spawn>;
   try {

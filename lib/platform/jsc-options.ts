@@ -9,13 +9,11 @@
 // semantic_search 15.1–15.6 ms against 18.8–18.9 ms.
 //
 // The engine reads its options once, when the process starts, from BUN_JSC_*
-// variables: setting one later changes nothing. So these commands replace
-// their own process image with the same one and the option set (execve: the
-// same pid, stdio and arguments; nothing else has run yet). Where execve cannot
-// be called (Windows, a libc that will not load), they run as they are.
+// variables: setting one later changes nothing. So these commands start again
+// with it (./restart.ts: the same pid, pipes and arguments; nothing else has
+// run yet), or run as they are where that cannot be done (Windows, musl).
 // LETTUCE_NO_RELAUNCH=1 turns it off.
-import { dlopen, FFIType, ptr } from "bun:ffi";
-import { isCompiled } from "./embedded";
+import { restartWith } from "./restart";
 
 export const JSC_OPTIONS: Record<string, string> = { BUN_JSC_useWarmUpMarkedBlocks: "0" };
 const COMMANDS = new Set(["serve", "stdio", "embed"]);
@@ -30,34 +28,8 @@ export function wantsJscOptions(argv: string[], env: Record<string, string | und
   return COMMANDS.has(argv[0] ?? "") && lacksJscOptions(env);
 }
 
-/** Replace this process with itself (the same script, `argv` after it) and JSC_OPTIONS set; returns only if that could not be done. */
+/** Start again with JSC_OPTIONS added (the user's own values kept); returns only if that could not be done. */
 export function execWithJscOptions(argv: string[]): void {
-  if (process.platform !== "linux" && process.platform !== "darwin") return;
-  let execve: (path: unknown, args: unknown, envp: unknown) => number;
-  try {
-    const lib = dlopen(process.platform === "darwin" ? "libSystem.B.dylib" : "libc.so.6", { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } });
-    execve = lib.symbols.execve as typeof execve;
-  } catch {
-    return; // musl and others: run as we are
-  }
-  const args = [process.execPath, ...(isCompiled() ? [] : [process.argv[1]!]), ...argv];
-  const env = { ...JSC_OPTIONS, ...process.env };
-  const envStrings = Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
-  // NUL-terminated copies, kept referenced until the call; arrays of their addresses, NULL-terminated.
-  const keep: Buffer[] = [];
-  const table = (strings: string[]) => {
-    const t = new BigUint64Array(strings.length + 1);
-    strings.forEach((s, i) => {
-      const b = Buffer.from(`${s}\0`, "utf8");
-      keep.push(b);
-      t[i] = BigInt(ptr(b));
-    });
-    return t;
-  };
-  const argvTable = table(args);
-  const envTable = table(envStrings);
-  const path = Buffer.from(`${process.execPath}\0`, "utf8");
-  execve(ptr(path), ptr(argvTable), ptr(envTable));
-  // Still here: execve failed (and changed nothing). Run in this process.
-  keep.length = 0;
+  const missing = Object.fromEntries(Object.entries(JSC_OPTIONS).filter(([k]) => process.env[k] === undefined));
+  restartWith(argv, missing);
 }
