@@ -16,7 +16,7 @@ async function main(): Promise<number> {
     const jsc = await import("./lib/platform/jsc-options");
     if (jsc.wantsJscOptions(argv)) jsc.execWithJscOptions(argv);
   }
-  // A first `lettuce index` of a vault runs in a child with a bulk-load allocator setting (see the module).
+  // A first `lettuce index` of a vault starts again (in a child where it cannot) with a bulk-load allocator setting (see the module).
   if (argv[0] === "index") {
     const child = (await import("./lib/index/bulk-relaunch")).relaunchForColdIndex(argv);
     if (child) return child;

@@ -116,10 +116,11 @@ describe("cold bulk load: full-text rows straight from the parse workers", () =>
   });
 });
 
-// A first `lettuce index` of a vault relaunches itself with mimalloc's purging
-// turned off (lib/index/bulk-relaunch.ts). mimalloc's verbose mode prints the
-// options each process starts with, which shows which process ran with what.
-describe("a first `lettuce index` runs in a child with the bulk-load allocator setting", () => {
+// A first `lettuce index` of a vault starts again with mimalloc's purging
+// turned off (lib/index/bulk-relaunch.ts: in place by execve, or in a child
+// where that cannot be done). mimalloc's verbose mode prints the options each
+// process image starts with, which shows which one ran with what.
+describe("a first `lettuce index` starts again with the bulk-load allocator setting", () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -138,8 +139,8 @@ describe("a first `lettuce index` runs in a child with the bulk-load allocator s
     expect(cold.code).toBe(0);
     expect(JSON.parse(cold.stdout.trim().split("\n").pop()!)).toMatchObject({ notes: 40, changed: 40 });
     const delays = purgeDelays(cold.stderr);
-    expect(delays).toContain(-1); // the child
-    expect(delays.filter((d) => d !== -1).length).toBe(1); // the parent, with the default
+    expect(delays).toContain(-1); // the indexing run
+    expect(delays.filter((d) => d !== -1).length).toBe(1); // the first start, with the default
     const db = new Database(join(dir, ".lettuce", "index.db"), { readonly: true });
     try {
       expect((db.query("SELECT count(*) AS n FROM links WHERE resolved IS NOT NULL").get() as { n: number }).n).toBe(40);
