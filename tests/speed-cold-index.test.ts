@@ -155,7 +155,7 @@ describe("a first `lettuce index` starts again with the bulk-load allocator sett
     expect(purgeDelays(warm.stderr).length).toBe(1);
   });
 
-  test("a failure in the child is the command's failure: its exit code and one message", async () => {
+  test("a failure after the restart is the command's failure: its exit code and one message", async () => {
     const dir = vaultOf(1);
     const file = join(dir, "n0.md");
     const r = await runLettuce(["index", file, "--json"]);
