@@ -40,7 +40,7 @@ export class Boilerplate {
     return new Boilerplate(layout, new Set());
   }
 
-  /** Count one note's section keys (passages.ts sectionKeys; each note once). */
+  /** Count one note's section keys (passages.ts splitCounting; each note once). */
   see(noteId: number, sectionKeys: number[]): void {
     for (const k of sectionKeys) {
       const s = this.seen.get(k);

@@ -272,11 +272,6 @@ export function textKey(text: string): number {
 
 const sectionKey = (sec: Section) => textKey(sec.paras.join("\n"));
 
-/** The keys of a body's sections (heading and text, cleaned), in order: what ./boilerplate.ts counts. */
-export function sectionKeys(body: string): number[] {
-  return sections(body).map(sectionKey);
-}
-
 function hashOf(input: string): string {
   return contentHash(`${HASH_SALT}\0${input}`).slice(0, 32);
 }
@@ -311,7 +306,6 @@ export function contextLines(title: string, path: string[], text: string): strin
  * the ordinals count the passages embedded.
  */
 export function splitPassages(body: string, maxChars: number, title = "", opts: { skip?: (sectionKey: number) => boolean } = {}): Passage[] {
-  const overlap = Math.floor(maxChars * 0.15);
   const skip = opts.skip;
   let secs = sections(body);
   if (skip) {
@@ -319,7 +313,22 @@ export function splitPassages(body: string, maxChars: number, title = "", opts: 
     const kept = secs.filter((sec) => !skip(sectionKey(sec)));
     if (kept.length) secs = kept;
   }
+  return passagesOf(secs, maxChars, title);
+}
+
+/**
+ * splitPassages with nothing skipped, and the keys of the sections (heading and text, cleaned) it
+ * came from, which ./boilerplate.ts counts: one parse of the body for both.
+ */
+export function splitCounting(body: string, maxChars: number, title: string): { passages: Passage[]; sectionKeys: number[] } {
+  const secs = sections(body);
+  return { sectionKeys: secs.map(sectionKey), passages: passagesOf(secs, maxChars, title) };
+}
+
+function passagesOf(secs: Section[], maxChars: number, title: string): Passage[] {
+  const overlap = Math.floor(maxChars * 0.15);
   // Merge runs of small sections (a heading with a line or two) so that each passage says something.
+  // (Copies: the sections themselves stay as parsed.)
   const merged: Section[] = [];
   for (const s of secs) {
     const prev = merged[merged.length - 1];

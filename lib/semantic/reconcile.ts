@@ -8,7 +8,7 @@ import { normalize, ProviderError, type EmbeddingProvider } from "../providers/t
 import { Boilerplate, BOILERPLATE_NOTES } from "./boilerplate";
 import type { EmbeddingCache } from "./cache";
 import { getMeta, setMeta } from "../store/index-db";
-import { chunkLayout, passageCharsFor, sectionKeys, splitPassages, type Passage } from "./passages";
+import { chunkLayout, passageCharsFor, splitCounting, splitPassages, type Passage } from "./passages";
 import {
   embeddedModel,
   ensureVecTables,
@@ -251,23 +251,46 @@ async function finishBatch(
 
 /**
  * Distinct passages of these notes with no cached vector: what the model will embed. A pass over
- * enough notes first counts their sections for boilerplate (./boilerplate.ts), kept before any
- * batch starts; a smaller one can find none and uses the set kept.
+ * enough notes also counts their sections for boilerplate (./boilerplate.ts), kept before any batch
+ * starts; each note is read and parsed once for both, and split again only if it holds boilerplate.
+ * A smaller pass can find none and uses the set kept.
  */
 async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks, boilerplate: Boilerplate): Promise<number> {
-  if (stale.length >= BOILERPLATE_NOTES) {
-    for (let i = 0; i < stale.length; i += COUNT_STEP) {
+  const counting = stale.length >= BOILERPLATE_NOTES;
+  const kept = boilerplate.skip;
+  const hashes = new Set<string>();
+  // While counting, each note's section keys and its passages' hashes as if nothing were boilerplate.
+  const split: { id: number; keys: number[]; hashes: string[] }[] = [];
+  const eachNote = async (ids: number[], fn: (t: ReturnType<typeof noteTexts>[number]) => void) => {
+    for (let i = 0; i < ids.length; i += COUNT_STEP) {
       await hooks.yield?.();
-      for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) boilerplate.see(t.id, sectionKeys(t.body));
+      for (const t of noteTexts(db, ids.slice(i, i + COUNT_STEP))) fn(t);
     }
+  };
+  await eachNote(
+    stale.map((s) => s.id),
+    (t) => {
+      if (!counting) {
+        for (const p of splitPassages(t.body, size, t.title, { skip: kept })) hashes.add(p.hash);
+        return;
+      }
+      const c = splitCounting(t.body, size, t.title);
+      boilerplate.see(t.id, c.sectionKeys);
+      split.push({ id: t.id, keys: c.sectionKeys, hashes: c.passages.map((p) => p.hash) });
+    },
+  );
+  if (counting) {
     await whenIdle(db);
     boilerplate.commit(db);
-  }
-  const skip = boilerplate.skip;
-  const hashes = new Set<string>();
-  for (let i = 0; i < stale.length; i += COUNT_STEP) {
-    await hooks.yield?.();
-    for (const t of noteTexts(db, stale.slice(i, i + COUNT_STEP).map((s) => s.id))) for (const p of splitPassages(t.body, size, t.title, { skip })) hashes.add(p.hash);
+    const skip = boilerplate.skip;
+    const again: number[] = [];
+    for (const n of split) {
+      if (skip && n.keys.some(skip)) again.push(n.id);
+      else for (const h of n.hashes) hashes.add(h);
+    }
+    await eachNote(again, (t) => {
+      for (const p of splitPassages(t.body, size, t.title, { skip })) hashes.add(p.hash);
+    });
   }
   const all = [...hashes];
   let cached = 0;

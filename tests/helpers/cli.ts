@@ -13,6 +13,11 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The CLI's environment: this process's, NO_COLOR, and `extra` (a variable given as undefined is left out). */
+function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1", ...extra }).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 /** Run `lettuce ARGS…` to completion (killed after timeoutMs). */
 export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
@@ -20,8 +25,7 @@ export async function runLettuce(args: string[], opts: { timeoutMs?: number; env
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    // A variable given as undefined is left out.
-    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1", ...opts.env }).filter(([, v]) => v !== undefined)) as Record<string, string>,
+    env: childEnv(opts.env),
   });
   const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -47,8 +51,7 @@ export function spawnLettuce(args: string[], opts: { cwd?: string; env?: Record<
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    // A variable given as undefined is left out.
-    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1", ...opts.env }).filter(([, v]) => v !== undefined)) as Record<string, string>,
+    env: childEnv(opts.env),
   });
   let out = "";
   let err = "";
