@@ -2,6 +2,8 @@ import type { Database } from "bun:sqlite";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getMeta, lettuceDir } from "../store/index-db";
+import { startFingerprintWalk } from "../platform/fingerprint-walk";
+import { IGNORED_DIRS } from "../vault/paths";
 import { visitVaultFiles } from "../vault/scan";
 
 // Is the index exactly the disk? The question a CLI search asks before it reads
@@ -26,7 +28,8 @@ import { visitVaultFiles } from "../vault/scan";
 // more than the comparison itself. Two independent 32-bit sums make a false
 // "unchanged" after a change a ~2^-64 chance. A file's term is its path's
 // xxHash32 with the size's and the mtime's bits mixed in by murmur3's
-// finaliser (no string is built per file).
+// finaliser (no string is built per file). lib/platform/fingerprint-walk.c
+// computes the same terms natively (Linux): change both or neither.
 
 const CACHE_FILE = "fresh.json";
 
@@ -109,14 +112,27 @@ function writeCache(file: string, gen: string, fp: Fingerprint): void {
 
 /** The fingerprint of the vault's files as fullScan lists them (the scan's own walk and rules). */
 export function diskFingerprint(root: string): Fingerprint {
+  return startDiskFingerprint(root)();
+}
+
+/**
+ * The same, started now and finished by the returned function: on Linux the walk runs on native
+ * threads meanwhile (the CLI searches while it runs); elsewhere the returned function walks.
+ */
+export function startDiskFingerprint(root: string): () => Fingerprint {
+  const native = startFingerprintWalk(root, IGNORED_DIRS);
+  return () => native?.() ?? diskFingerprintJs(root);
+}
+
+/** The same by scan.ts's walk itself (where the native walk is not available). */
+export function diskFingerprintJs(root: string): Fingerprint {
   const s = new Summer();
   visitVaultFiles(root, (rel, size, mtimeMs) => s.add(rel, size, mtimeMs));
   return s;
 }
 
 /** True when every note and attachment on disk matches the index and every indexed file is still there. */
-export function indexMatchesDisk(root: string, db: Database): boolean {
-  const disk = diskFingerprint(root);
+export function indexMatchesDisk(root: string, db: Database, disk: Fingerprint = diskFingerprint(root)): boolean {
   const file = join(lettuceDir(root), CACHE_FILE);
   const cached = readCache(file, getMeta(db, "gen"));
   if (cached && sameFingerprint(cached, disk)) return true;
