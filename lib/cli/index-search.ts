@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexChange } from "../index/indexer";
-import { indexMatchesDisk } from "../index/freshness";
-import { searchNotes } from "../retrieval/search";
+import { indexMatchesDisk, startDiskFingerprint } from "../index/freshness";
+import { searchNotes, type SearchPage } from "../retrieval/search";
 import { openIndexIfCurrent } from "../store/index-db";
 import { liveServer } from "../store/presence";
 import type { VaultContext } from "../vault-context";
@@ -28,21 +28,28 @@ async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ v
 }
 
 /**
- * The index of a vault that needs no indexing, opened to query and changing nothing:
- * a `serve` owns it, or every file matches it exactly (indexMatchesDisk). null when
- * there is no current index or something changed: then openIndexed indexes first.
+ * A keyword search of a vault that needs no indexing, on its index opened to query and changing
+ * nothing: a `serve` owns it, or every file matches it exactly (indexMatchesDisk). On Linux the
+ * check's walk runs on native threads while this thread opens the index and searches; the result is
+ * kept only if the check then says the index is current. null when there is no current index or
+ * something changed: then the caller indexes and searches again.
  */
-function openIfFresh(dir: string | undefined): Database | null {
+function searchIfFresh(dir: string | undefined, query: string, limit: number): SearchPage | null {
   const root = checkVaultDir(dir);
-  const db = openIndexIfCurrent(root);
-  if (!db) return null;
+  const served = liveServer(root) !== null;
+  const disk = served ? null : startDiskFingerprint(root);
+  let db: Database | null = null;
   try {
-    if (liveServer(root) || indexMatchesDisk(root, db)) return db;
+    db = openIndexIfCurrent(root);
+    if (!db) return null;
+    const res = searchNotes(db, query, limit);
+    return !disk || indexMatchesDisk(root, db, disk()) ? res : null;
   } catch {
-    /* anything unexpected (a vanished folder, a busy file): the full path decides */
+    return null; // anything unexpected (a vanished folder, a busy file, a query in error): the full path decides, and says
+  } finally {
+    disk?.(); // the walk's threads are waited for on every path
+    db?.close();
   }
-  db.close();
-  return null;
 }
 
 export async function openIndexed(dir: string | undefined, quiet = false): Promise<VaultContext> {
@@ -103,15 +110,8 @@ export const searchCommand: Command = {
     }
     const limit = intOption(values.limit, "limit", 10);
     const query = positionals.slice(1).join(" ");
-    const fresh = openIfFresh(positionals[0]);
-    let res;
-    if (fresh) {
-      try {
-        res = searchNotes(fresh, query, limit);
-      } finally {
-        fresh.close();
-      }
-    } else {
+    let res = searchIfFresh(positionals[0], query, limit);
+    if (!res) {
       const vault = await openIndexed(positionals[0], true);
       try {
         res = searchNotes(vault.indexDb, query, limit);
