@@ -9,7 +9,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { cleanupBuilds, embeddedNames, fileName, linuxBinary, readHeader, registryReachable, releaseBuild, TARGETS, TEST_ASSETS, testAssetDir, VERSION, type Target } from "./helpers/binary";
@@ -92,6 +92,9 @@ describe.skipIf(!online)("compile.sh --all", () => {
       for (const re of REQUIRED) expect(names.some((n) => re.test(n)), `${t} embeds ${re}`).toBe(true);
       const ext = want.vec.split(".").pop();
       expect(names.filter((n) => /^vec0-[a-z0-9]+\.(so|dylib|dll)$/.test(n))).toEqual([expect.stringMatching(new RegExp(`^vec0-[a-z0-9]+\\.${ext}$`))]);
+      // The freshness walk built by this machine's C compiler rides only in this machine's target; others compile it at run time.
+      const hostTarget = `${process.platform}-${process.arch}`;
+      expect(names.filter((n) => /^fingerprint-walk-[a-z0-9]+\.so$/.test(n)).length, `${t} embeds fingerprint-walk.so`).toBe(t === hostTarget ? 1 : 0);
       // The exact bytes of this target's sqlite-vec package are inside, and no other platform's are.
       expect(bin.indexOf(vecBytes(want.vec))).toBeGreaterThan(0);
       for (const other of new Set(Object.values(EXPECT).map((e) => e.vec))) {
@@ -128,7 +131,7 @@ describe("the linux-x64 binary, alone in an empty folder", () => {
     const verbose = await run(exe, ["--version", "--verbose", "--json"], empty);
     expect(verbose.code).toBe(0);
     const r = JSON.parse(verbose.stdout);
-    expect(r).toMatchObject({ version: VERSION, compiled: true, target: "linux-x64", vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" } });
+    expect(r).toMatchObject({ version: VERSION, compiled: true, target: "linux-x64", vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" }, freshnessWalk: "built-in" });
     // The asset folder given to compile.sh is inside, every file by its path, byte for byte in size.
     const assets = new Map<string, number>(r.assets.map((a: { path: string; size: number }) => [a.path, a.size]));
     for (const [rel, text] of Object.entries(TEST_ASSETS)) expect(assets.get(join(testAssetDir(), rel)), rel).toBe(Buffer.byteLength(text));
@@ -157,6 +160,9 @@ describe("the linux-x64 binary, alone in an empty folder", () => {
     const search = await run(exe, ["search", vault, "menemen", "--json", "--limit", "3"], empty);
     expect(search.code).toBe(0);
     expect(JSON.parse(search.stdout).items[0].path).toBe("Recipes/Menemen.md");
+    // The freshness check ran the walk compiled into the binary, from the same checked cache.
+    expect(statSync(join(cacheDir, "fingerprint-walk.so")).mode & 0o077).toBe(0);
+    expect(existsSync(join(cacheDir, "fingerprint-walk.c"))).toBe(false);
 
     const port = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) });
     const freePort = port.port!;
@@ -218,10 +224,33 @@ describe.skipIf(!online || !qemu)("the linux-arm64 release binary under qemu-aar
     const v = await q(["--version", "--verbose", "--json"]);
     expect(v.code).toBe(0);
     const r = JSON.parse(v.stdout);
-    expect(r).toMatchObject({ target: "linux-arm64", compiled: true, vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" } });
+    // No walk built in for a cross target: TinyCC compiles it at start, under qemu too.
+    expect(r).toMatchObject({ target: "linux-arm64", compiled: true, vectors: { storage: "sqlite-vec", sqliteVec: "v0.1.9" }, freshnessWalk: "tinycc" });
     expect(readFileSync(r.vectors.loadedFrom).equals(vecBytes("sqlite-vec-linux-arm64/vec0.so"))).toBe(true);
     const search = await q(["search", vault, "menemen", "--json", "--limit", "1"]);
     expect(search.code).toBe(0);
     expect(JSON.parse(search.stdout).items[0].path).toBe("Recipes/Menemen.md");
+  }, 900_000);
+
+  test("the freshness walk TinyCC compiles on arm64 gives the fingerprint of the JavaScript walk", async () => {
+    const b = await releaseBuild();
+    expect(b.code).toBe(0);
+    const dir = tempDir("lettuce-arm64-walk-");
+    dirs.push(dir);
+    const exe = join(dir, "fingerprint-check");
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", "--target=bun-linux-arm64", join(REPO, "tests/helpers/fingerprint-check.ts"), "--outfile", exe], { stdout: "pipe", stderr: "pipe" });
+    expect(build.exitCode, build.stderr.toString()).toBe(0);
+    const vault = copyVault();
+    dirs.push(vault);
+    mkdirSync(join(vault, "Ünïcode 名前", ".hidden"), { recursive: true });
+    writeFileSync(join(vault, "Ünïcode 名前", "a note with a long name past sixteen bytes.md"), "x");
+    writeFileSync(join(vault, "Ünïcode 名前", ".hidden", "not listed.md"), "x");
+    symlinkSync(join(vault, "Ünïcode 名前"), join(vault, "link"));
+    const r = await run("qemu-aarch64", [exe, vault], dir, { QEMU_LD_PREFIX: QEMU_LIBS });
+    expect(r.code, r.stderr).toBe(0);
+    const got = JSON.parse(r.stdout);
+    expect(got.kind).toBe("tinycc");
+    expect(got.js.count).toBeGreaterThan(5);
+    expect(got.native).toEqual(got.js);
   }, 900_000);
 });

@@ -5,6 +5,7 @@
 import { Database } from "bun:sqlite";
 import { versionedCacheDir } from "../platform/cache-dir";
 import { embeddedAssets, embeddedFiles, isCompiled } from "../platform/embedded";
+import { fingerprintWalkKind, type WalkKind } from "../platform/fingerprint-walk";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { loadSqliteVec } from "../store/sqlite-vec";
 import { plainStorageForced } from "../store/vector-storage";
@@ -20,6 +21,8 @@ export interface VersionReport {
   compiled: boolean;
   sqlite: { version: string; library: string; error: string | null };
   vectors: { storage: "sqlite-vec" | "plain"; sqliteVec: string | null; loadedFrom: string | null; reason: string | null };
+  /** How `lettuce search` checks a vault's files against its index when no serve owns it (lib/platform/fingerprint-walk.ts). */
+  freshnessWalk: WalkKind;
   cacheDir: string;
   embedded: { name: string; size: number }[];
   /** Files of compile.sh's ASSET_DIRS, by repo path. */
@@ -48,11 +51,18 @@ export function versionReport(): VersionReport {
     compiled: isCompiled(),
     sqlite,
     vectors,
+    freshnessWalk: fingerprintWalkKind(),
     cacheDir: versionedCacheDir(),
     embedded: embeddedFiles().map((f) => ({ name: f.name, size: f.size })),
     assets: [...embeddedAssets()].map(([path, f]) => ({ path, size: f.size })),
   };
 }
+
+const WALKS: Record<WalkKind, string> = {
+  "built-in": "the freshness check's native walk, built into this binary",
+  tinycc: "the freshness check's native walk, compiled at start by Bun's TinyCC",
+  javascript: "the freshness check walks in JavaScript (no native walk on this platform)",
+};
 
 function formatReport(r: VersionReport): string {
   const vec =
@@ -64,6 +74,7 @@ function formatReport(r: VersionReport): string {
     `target:   ${r.target}, Bun ${r.bun}, ${r.compiled ? "compiled binary" : "running from source"}`,
     `SQLite:   ${r.sqlite.version} (${r.sqlite.library})${r.sqlite.error ? `; LETTUCE_SQLITE_LIB failed: ${r.sqlite.error}` : ""}`,
     `vectors:  ${vec}`,
+    `walk:     ${WALKS[r.freshnessWalk]}`,
     `cache:    ${r.cacheDir}`,
   ];
   if (r.compiled) lines.push(`embedded: ${r.embedded.length} files (${r.embedded.map((f) => f.name).join(", ")})`);
