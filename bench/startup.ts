@@ -155,6 +155,8 @@ interface PeerRow {
   lettuceSearchCpuMs: number;
   walkStatMs: number;
   walkStatCpuMs: number;
+  /** GNU find printing every file's size and mtime: a walk + stat in C on one thread (null where find is not GNU's). */
+  findStat: { wallMs: number; cpuMs: number } | null;
   qmdSearchMs: number | null;
   word: string;
 }
@@ -172,6 +174,7 @@ async function peerRow(exe: string[], vault: string, notes: number, qmd: string 
   await runChild([...exe, "search", vault, word, "--json"]);
   const search = await timeRunsCpu([...exe, "search", vault, word, "--json"]);
   const walk = await timeRunsCpu([walkStat, vault]);
+  const findStat = Bun.which("find") && process.platform === "linux" ? await timeRunsCpu(["find", vault, "-name", ".*", "-prune", "-o", "-type", "f", "-printf", "%s %T@\n"]) : null;
   let qmdColdMs: number | null = null;
   let qmdSearchMs: number | null = null;
   if (qmd) {
@@ -187,7 +190,7 @@ async function peerRow(exe: string[], vault: string, notes: number, qmd: string 
     log(`${fmtInt(notes)} notes: qmd search "${word}"`);
     qmdSearchMs = await timeRuns([BUN, qmd, "search", word, "--json", "-n", "10"], RUNS, env);
   }
-  return { notes, bareMs: bare.wallMs, lettuceColdMs: cold.wallMs, qmdColdMs, lettuceSearchMs: search.wallMs, lettuceSearchCpuMs: search.cpuMs, walkStatMs: walk.wallMs, walkStatCpuMs: walk.cpuMs, qmdSearchMs, word };
+  return { notes, bareMs: bare.wallMs, lettuceColdMs: cold.wallMs, qmdColdMs, lettuceSearchMs: search.wallMs, lettuceSearchCpuMs: search.cpuMs, walkStatMs: walk.wallMs, walkStatCpuMs: walk.cpuMs, findStat, qmdSearchMs, word };
 }
 
 export async function runStartupBench(opts: { quick: boolean }): Promise<string> {
@@ -243,7 +246,8 @@ export async function runStartupBench(opts: { quick: boolean }): Promise<string>
         [
           `\`lettuce search <vault> ${p.word} --json\`, ${fmtInt(p.notes)} notes, whole process (CPU)`,
           `${fmtMs(p.lettuceSearchMs)} (${fmtMs(p.lettuceSearchCpuMs)})`,
-          `${fmtMs(helloMs)} (${fmtMs(hello.cpuMs)}) process start; ${fmtMs(p.walkStatMs)} (${fmtMs(p.walkStatCpuMs)}) a compiled walk + lstat of every file`,
+          `${fmtMs(helloMs)} (${fmtMs(hello.cpuMs)}) process start; ${fmtMs(p.walkStatMs)} (${fmtMs(p.walkStatCpuMs)}) a compiled walk + lstat of every file` +
+            (p.findStat ? `; ${fmtMs(p.findStat.wallMs)} (${fmtMs(p.findStat.cpuMs)}) GNU find stating every file (C, one thread)` : ""),
           p.qmdSearchMs ? `qmd search ${fmtMs(p.qmdSearchMs)} (${ratio(p.lettuceSearchMs, p.qmdSearchMs)})` : "qmd not run",
           p.notes >= 10000 ? `≤ 80 ms (${ratio(p.lettuceSearchMs, p.walkStatMs)} the walk + lstat)` : "",
           p.notes >= 10000 ? yes(p.lettuceSearchMs <= 80) : "",
