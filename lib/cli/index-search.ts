@@ -43,11 +43,11 @@ function searchIfFresh(dir: string | undefined, query: string, limit: number): S
     db = openIndexIfCurrent(root);
     if (!db) return null;
     const res = searchNotes(db, query, limit);
-    return !disk || indexMatchesDisk(root, db, disk()) ? res : null;
+    return !disk || indexMatchesDisk(root, db, disk.get()) ? res : null;
   } catch {
     return null; // anything unexpected (a vanished folder, a busy file, a query in error): the full path decides, and says
   } finally {
-    disk?.(); // the walk's threads are waited for on every path
+    disk?.settle(); // the walk's threads are waited for on every path
     db?.close();
   }
 }

@@ -112,16 +112,24 @@ function writeCache(file: string, gen: string, fp: Fingerprint): void {
 
 /** The fingerprint of the vault's files as fullScan lists them (the scan's own walk and rules). */
 export function diskFingerprint(root: string): Fingerprint {
-  return startDiskFingerprint(root)();
+  return startDiskFingerprint(root).get();
 }
 
-/**
- * The same, started now and finished by the returned function: on Linux the walk runs on native
- * threads meanwhile (the CLI searches while it runs); elsewhere the returned function walks.
- */
-export function startDiskFingerprint(root: string): () => Fingerprint {
+export interface PendingFingerprint {
+  /** The fingerprint: waits for the native walk, or walks in JavaScript where there is none (once). */
+  get(): Fingerprint;
+  /** Waits for the native walk's threads, walking nothing more: for a caller that no longer needs the answer. */
+  settle(): void;
+}
+
+/** The same, started now: on Linux the walk runs on native threads meanwhile (the CLI searches while it runs). */
+export function startDiskFingerprint(root: string): PendingFingerprint {
   const native = startFingerprintWalk(root, IGNORED_DIRS);
-  return () => native?.() ?? diskFingerprintJs(root);
+  let fp: Fingerprint | undefined;
+  return {
+    get: () => (fp ??= native?.() ?? diskFingerprintJs(root)),
+    settle: () => void native?.(),
+  };
 }
 
 /** The same by scan.ts's walk itself (where the native walk is not available). */
