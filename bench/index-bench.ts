@@ -62,7 +62,7 @@ function log(msg: string): void {
 }
 
 async function lettuceIndex(vault: string): Promise<{ run: ChildRun; out: IndexSummary }> {
-  const run = await runChild([BUN, MAIN, "index", vault, "--json"], { cwd: REPO, sampleThreads: true });
+  const run = await runChild([BUN, MAIN, "index", vault, "--json"], { cwd: REPO, sampleThreads: true, settle: true });
   return { run, out: lastJson<IndexSummary>(run.stdout) };
 }
 
@@ -81,12 +81,12 @@ async function measureVault(name: string, vault: string, sz: Sizes, scratch: str
     cold.push(c);
     for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
     log(`${name}: bare FTS5 load ${i + 1}/${sz.coldRuns}`);
-    const b = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb]);
+    const b = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb], { settle: true });
     bare.push({ run: b, out: lastJson<BareSummary>(b.stdout) });
     // The same floor in Python's sqlite3: a floor measured only in our own runtime could flatter us.
     for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
     log(`${name}: bare FTS5 load in Python ${i + 1}/${sz.coldRuns}`);
-    py.push(await runChild(["python3", join(REPO, "bench/lib/bare_load.py"), vault, bareDb]));
+    py.push(await runChild(["python3", join(REPO, "bench/lib/bare_load.py"), vault, bareDb], { settle: true }));
   }
   for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
 

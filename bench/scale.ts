@@ -128,15 +128,15 @@ export async function runScaleBench(opts: { notes?: number; warm?: boolean } = {
     if (!opts.warm || !existsSync(join(vault, ".lettuce", "index.db"))) {
       log(`cold index of ${fmtInt(N)} notes`);
       rmSync(join(vault, ".lettuce"), { recursive: true, force: true });
-      cold = await runChild([BUN, MAIN, "index", vault, "--json"], { cwd: REPO });
+      cold = await runChild([BUN, MAIN, "index", vault, "--json"], { cwd: REPO, settle: true });
       const coldOut = lastJson<{ notes: number; changed: number }>(cold.stdout);
       if (coldOut.changed !== N) throw new Error(`cold index indexed ${coldOut.changed} of ${N}`);
       clean();
       log("bare FTS5 load (Bun)");
-      bare = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb]);
+      bare = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb], { settle: true });
       clean();
       log("bare FTS5 load (Python sqlite3)");
-      py = await runChild(["python3", join(REPO, "bench/lib/bare_load.py"), vault, bareDb]);
+      py = await runChild(["python3", join(REPO, "bench/lib/bare_load.py"), vault, bareDb], { settle: true });
       clean();
     }
 

@@ -165,9 +165,9 @@ async function peerRow(exe: string[], vault: string, notes: number, qmd: string 
   const bareDb = join(scratch, "bare.db");
   for (const s of ["", "-wal", "-shm"]) rmSync(bareDb + s, { force: true });
   log(`${fmtInt(notes)} notes: bare load, Lettuce cold index`);
-  const bare = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb]);
+  const bare = await runChild([BUN, join(REPO, "bench/lib/bare-load.ts"), "load", vault, bareDb], { settle: true });
   rmSync(join(vault, ".lettuce"), { recursive: true, force: true });
-  const cold = await runChild([...exe, "index", vault, "--json"]);
+  const cold = await runChild([...exe, "index", vault, "--json"], { settle: true });
   const word = typicalWord(vault);
   log(`${fmtInt(notes)} notes: Lettuce CLI search "${word}"`);
   // One search first: the one after an index change computes the index's fingerprint (lib/index/freshness.ts).

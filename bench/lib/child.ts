@@ -74,7 +74,13 @@ export function sampleThreads(pid: number, into: Map<number, ThreadCpu>, depth =
   }
 }
 
-export async function runChild(cmd: string[], opts: { cwd?: string; env?: Record<string, string>; sampleThreads?: boolean } = {}): Promise<ChildRun> {
+/**
+ * Run a command to its end and time it. `settle`: write the page cache's dirty pages out first
+ * (sync(1), untimed), so that a load of hundreds of MB is not timed while the previous one's
+ * writes still drain (at 100k notes that moved single cold runs by up to 40 %).
+ */
+export async function runChild(cmd: string[], opts: { cwd?: string; env?: Record<string, string>; sampleThreads?: boolean; settle?: boolean } = {}): Promise<ChildRun> {
+  if (opts.settle && process.platform !== "win32") Bun.spawnSync(["sync"]);
   const t0 = performance.now();
   const p = track(Bun.spawn(cmd, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
   const threads = new Map<number, ThreadCpu>();
