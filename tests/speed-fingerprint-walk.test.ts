@@ -2,7 +2,7 @@
 // compiled here by Bun's TinyCC, as a binary for another target does). Its
 // fingerprint must equal the one scan.ts's own walk gives (diskFingerprintJs), bit
 // for bit, on a tree built to trip it: hidden and ignored entries, symlinks in and
-// out, a FIFO, names of every length the hash's branches care about, Unicode,
+// out, a FIFO, names of every length the hash's branches care about, Unicode and names that are not UTF-8,
 // nanosecond and pre-1970 times, a size past 4 GiB, and more folders than the
 // walk keeps open at once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -60,6 +60,15 @@ beforeAll(() => {
   symlinkSync(outside, join(root, "linked-folder"));
   symlinkSync(join(root, "a"), join(root, "loop"));
   spawnSync("mkfifo", [join(root, "pipe.md")]);
+  // Names that are not UTF-8 (a stray byte, an overlong "/", a surrogate): scan.ts's walk cannot name
+  // them, so neither walk lists them; a 4-byte character is fine.
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+  writeFileSync(bytes(root, "/bad", [0xff], "name.md"), "x");
+  writeFileSync(bytes(root, "/overlong", [0xc0, 0xaf], ".md"), "x");
+  writeFileSync(bytes(root, "/surrogate", [0xed, 0xa0, 0x80], ".md"), "x");
+  mkdirSync(bytes(root, "/folder", [0xfe]));
+  writeFileSync(bytes(root, "/folder", [0xfe], "/inside.md"), "x");
+  writeFileSync(join(root, "emoji 🥬.md"), "yyyy");
 });
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
@@ -74,7 +83,7 @@ describe("the native freshness walk", () => {
 
   test("gives the fingerprint scan.ts's walk gives, on a tree built to trip it", () => {
     const js = diskFingerprintJs(root);
-    expect(js.count).toBe(70 + 300 + 4);
+    expect(js.count).toBe(70 + 300 + 5);
     expect(native()).toEqual(js);
   });
 

@@ -11,8 +11,8 @@
 // fields of struct dirent and the errno values used; two open(2) flags differ
 // on Arm (below).
 //
-// The rules are lib/vault/scan.ts's walk: an entry whose name starts with "."
-// or is one of the ignored names is skipped (file or folder); folders are
+// The rules are lib/vault/scan.ts's walk: an entry whose name starts with ".",
+// is one of the ignored names or is not UTF-8 is skipped (file or folder); folders are
 // entered without following symlinks; only regular files count, stat'ed
 // without following a symlink. Anything this walk cannot answer exactly (a
 // file type readdir does not give, too many open files, a path too long, no
@@ -159,6 +159,27 @@ static void stat_record(struct sums *s, unsigned char *r) {
   add_term(s, r + HEAD, len, *(unsigned long *)(st + 40), *(long *)(st + 112), *(u32 *)(st + 120));
 }
 
+// Whether a name is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+// scan.ts's walk gets names as JavaScript strings: one that is not UTF-8 comes back with U+FFFD in
+// it, names no file, and is skipped; so it is skipped here too.
+static int utf8(const unsigned char *s) {
+  while (*s) {
+    unsigned c = *s;
+    int n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+    if (n < 0) return 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    else if (c == 0xED) hi = 0x9F;
+    else if (c == 0xF0) lo = 0x90;
+    else if (c == 0xF4) hi = 0x8F;
+    s++;
+    for (int i = 0; i < n; i++, s++) {
+      if (*s < (i == 0 ? lo : 0x80) || *s > (i == 0 ? hi : 0xBF)) return 0;
+    }
+  }
+  return 1;
+}
+
 static void fail(struct walk *w, int err) {
   if (!w->err) w->err = err;
 }
@@ -198,7 +219,7 @@ static void list(struct walk *w, struct sums *now, int fd, int rellen) {
       while (*p) p++;
       p++;
     }
-    if (skip) continue;
+    if (skip || !utf8((const unsigned char *)name)) continue;
     if (type == DT_UNKNOWN) { fail(w, ERR_INEXACT); break; }
     if (type != DT_DIR && type != DT_REG) continue;
     int nl = 0;
