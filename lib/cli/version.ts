@@ -61,7 +61,7 @@ export function versionReport(): VersionReport {
 const WALKS: Record<WalkKind, string> = {
   "built-in": "the freshness check's native walk, built into this binary",
   tinycc: "the freshness check's native walk, compiled at start by Bun's TinyCC",
-  javascript: "the freshness check walks in JavaScript (no native walk on this platform)",
+  javascript: "the freshness check walks in JavaScript (no native walk here: another platform, LETTUCE_NO_STATX=1, or an unsafe cache folder)",
 };
 
 function formatReport(r: VersionReport): string {
