@@ -17,8 +17,7 @@
 // the option already (or LETTUCE_NO_RELAUNCH=1) runs in this process as before.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isCompiled } from "../platform/embedded";
-import { restartWith } from "../platform/restart";
+import { restartWith, selfCommand } from "../platform/restart";
 
 /** The child's exit code, or null when this process should do the work itself. */
 export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
@@ -30,10 +29,9 @@ export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
   if (!existsSync(vault) || existsSync(join(vault, ".lettuce", "index.db"))) return null;
   // In place where it can (the same pid and terminal, nothing left waiting); else in a child (Windows).
   restartWith(argv, { MIMALLOC_PURGE_DELAY: "-1" });
-  const self = isCompiled() ? [process.execPath] : [process.execPath, process.argv[1]!];
   let child: ReturnType<typeof Bun.spawn>;
   try {
-    child = Bun.spawn([...self, ...argv], {
+    child = Bun.spawn(selfCommand(argv), {
       env: { ...process.env, MIMALLOC_PURGE_DELAY: "-1" },
       stdio: ["inherit", "inherit", "inherit"],
     });

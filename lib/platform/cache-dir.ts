@@ -1,5 +1,6 @@
-// Where a binary puts the files it must unpack before use (today only the
-// sqlite-vec library, which dlopen cannot load from inside the binary): a
+// Where a binary puts the files it must unpack before use (the sqlite-vec
+// library and the freshness walk, which dlopen and TinyCC cannot read from
+// inside the binary): a
 // per-user cache folder with the version in its name. Never a shared /tmp path:
 // another user could pre-create it and plant a library for us to load, so the
 // folder and the file are checked (ours, a real folder/file, not a symlink, not
@@ -8,6 +9,7 @@ import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, rea
 import { homedir } from "node:os";
 import { dirname, join, posix, win32 } from "node:path";
 import { VERSION } from "../version";
+import { embeddedFiles } from "./embedded";
 
 type Env = Record<string, string | undefined>;
 
@@ -108,4 +110,13 @@ export function unpackToCache(name: string, bytes: Uint8Array, dir: string = ver
   checkOwned(dest, "file");
   if (sha256(readFileSync(dest)) !== want) throw new UnsafeCacheError(`${dest} changed while it was being written`);
   return dest;
+}
+
+/**
+ * A file embedded in this binary (its path inside, or the first whose name matches), unpacked into
+ * the versioned cache as `name` by unpackToCache; null when the binary carries no such file.
+ */
+export function unpackEmbedded(file: string | RegExp, name: string): string | null {
+  const path = typeof file === "string" ? file : embeddedFiles(file)[0]?.path;
+  return path ? unpackToCache(name, readFileSync(path)) : null;
 }

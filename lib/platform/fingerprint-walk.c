@@ -277,7 +277,7 @@ static void *stat_part(void *arg) {
 }
 
 // The vault's fingerprint into out[0..2] (count, a, b); returns 0, or ERR_*.
-int fingerprint_walk(const char *root, const char *ignored, int threads, u32 *out) {
+static int fingerprint_walk(const char *root, const char *ignored, int threads, u32 *out) {
   struct walk *w = malloc(sizeof(struct walk));
   if (!w) return ERR_INEXACT;
   w->cap = 1 << 20;

@@ -12,8 +12,8 @@
 import { cc, dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { unpackToCache } from "./cache-dir";
-import { embeddedFiles, isCompiled } from "./embedded";
+import { unpackEmbedded } from "./cache-dir";
+import { isCompiled } from "./embedded";
 import source from "./fingerprint-walk.c" with { type: "file" };
 
 export interface WalkFingerprint {
@@ -42,15 +42,15 @@ function load(): Walk | null {
   try {
     // A binary for this machine's target carries the walk built by compile.sh: unpacked into the user's
     // cache (checked there, as it is code this process runs) and dlopen'ed in ~1 ms.
-    const [prebuilt] = embeddedFiles(/^fingerprint-walk.*\.so$/);
+    const prebuilt = unpackEmbedded(/^fingerprint-walk.*\.so$/, "fingerprint-walk.so");
     if (prebuilt) {
-      const walk = dlopen(unpackToCache("fingerprint-walk.so", readFileSync(prebuilt.path)), SYMBOLS).symbols as unknown as Walk;
+      const walk = dlopen(prebuilt, SYMBOLS).symbols as unknown as Walk;
       loadedKind = "built-in";
       return walk;
     }
     // Otherwise TinyCC compiles it. It opens the source with the system's open(), which cannot see
     // inside a binary: a compiled build unpacks the source first, the same way.
-    const path = isCompiled() ? unpackToCache("fingerprint-walk.c", readFileSync(source)) : source;
+    const path = isCompiled() ? unpackEmbedded(source, "fingerprint-walk.c")! : source;
     // TinyCC links against libc by name, which needs libc's development files: give it the C library
     // this process has loaded instead (read from /proc/self/maps), and nothing else.
     const libs = loadedCLibraries();
@@ -72,9 +72,14 @@ function loadedCLibraries(): string[] {
   return [...new Set(paths)];
 }
 
+function loaded(): Walk | null {
+  if (compiled === undefined) compiled = load();
+  return compiled;
+}
+
 /** Which walk this process uses (loading it, as the first check would). */
 export function fingerprintWalkKind(): WalkKind {
-  if (compiled === undefined) compiled = load();
+  loaded();
   return loadedKind;
 }
 
@@ -85,9 +90,8 @@ export function fingerprintWalkKind(): WalkKind {
  * answer exactly; this one returns null when there is no native walk here.
  */
 export function startFingerprintWalk(root: string, ignored: Iterable<string>): (() => WalkFingerprint | null) | null {
-  if (compiled === undefined) compiled = load();
-  if (!compiled) return null;
-  const walk = compiled;
+  const walk = loaded();
+  if (!walk) return null;
   const job = walk.fingerprint_start(ptr(Buffer.from(`${root}\0`)), ptr(Buffer.from(`${[...ignored].join("\0")}\0\0`)), Math.min(2, availableParallelism()));
   if (!job) return null;
   let result: WalkFingerprint | null | undefined;

@@ -9,6 +9,11 @@
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { isCompiled } from "./embedded";
 
+/** The command that runs this program again with `argv`: the binary, or Bun and this script. */
+export function selfCommand(argv: string[]): string[] {
+  return [process.execPath, ...(isCompiled() ? [] : [process.argv[1]!]), ...argv];
+}
+
 /** Replace this process with itself (this script, `argv` after it) and `vars` added; returns only if that could not be done. */
 export function restartWith(argv: string[], vars: Record<string, string>): void {
   if (process.platform !== "linux" && process.platform !== "darwin") return;
@@ -19,7 +24,7 @@ export function restartWith(argv: string[], vars: Record<string, string>): void 
   } catch {
     return; // musl and others
   }
-  const args = [process.execPath, ...(isCompiled() ? [] : [process.argv[1]!]), ...argv];
+  const args = selfCommand(argv);
   const envStrings = Object.entries({ ...process.env, ...vars }).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
   // NUL-terminated copies, kept referenced until the call; arrays of their addresses, NULL-terminated.
   const keep: Buffer[] = [];

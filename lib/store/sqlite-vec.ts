@@ -6,10 +6,10 @@
 // anything is loaded). When it cannot load, vectors go to plain tables
 // (lib/store/vector-storage.ts) and everything still works.
 import type { Database } from "bun:sqlite";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { unpackToCache } from "../platform/cache-dir";
-import { embeddedFiles, isCompiled } from "../platform/embedded";
+import { unpackEmbedded } from "../platform/cache-dir";
+import { isCompiled } from "../platform/embedded";
 
 /** The npm package and file name of sqlite-vec's build for a platform. */
 export function vecPackage(platform: string = process.platform, arch: string = process.arch): { pkg: string; file: string } {
@@ -27,9 +27,9 @@ let prepared = false;
 function locate(): string {
   const { pkg, file } = vecPackage();
   if (isCompiled()) {
-    const [found] = embeddedFiles(EMBEDDED_VEC);
-    if (!found) throw new Error(`this binary carries no sqlite-vec build (${pkg})`);
-    return unpackToCache(file, readFileSync(found.path));
+    const unpacked = unpackEmbedded(EMBEDDED_VEC, file);
+    if (!unpacked) throw new Error(`this binary carries no sqlite-vec build (${pkg})`);
+    return unpacked;
   }
   let p: string;
   try {
