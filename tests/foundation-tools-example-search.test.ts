@@ -122,6 +122,19 @@ describe("tags", () => {
     expect(page.items).toEqual(all.slice(4, 8));
   });
 
+  test("list_tags follows a write (its ranking is cached per index generation)", async () => {
+    const before = await s.call("list_tags", { limit: 1000 });
+    expect(before.items.find((t: any) => t.tag === "fresh-tag")).toBeUndefined();
+    const top = before.items[0];
+    await s.call("write_note", { path: "Inbox/tag cache.md", content: `# Tag cache\n\n#fresh-tag #Fresh-Tag #${top.tag}\n` });
+    const after = await s.call("list_tags", { limit: 1000 });
+    expect(after.total).toBe(before.total + 1);
+    expect(after.items.find((t: any) => t.tag === "fresh-tag" || t.tag === "Fresh-Tag")?.count).toBe(1);
+    expect(after.items[0]).toEqual({ tag: top.tag, count: top.count + 1 });
+    await s.call("delete_note", { path: "Inbox/tag cache.md" });
+    expect(await s.call("list_tags", { limit: 1000 })).toEqual(before);
+  });
+
   test("notes_by_tag: nested descendants included, case-insensitive, # optional", async () => {
     const area = await s.call("notes_by_tag", { tag: "area" });
     expect(area.total).toBe(12);
