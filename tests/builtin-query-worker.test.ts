@@ -54,6 +54,12 @@ function workerNices(): number[] {
   return out;
 }
 
+/** The nice value of this process's main thread. */
+function mainThreadNice(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+}
+
 test("a new question during a background build is embedded by a worker at normal priority and answered; passage workers stay niced", async () => {
   // Several of the build's 128-passage batches: with one, every note is written at once and the
   // window in which the build runs with some notes embedded is a few milliseconds (a poll missed it).
@@ -72,10 +78,12 @@ test("a new question during a background build is embedded by a worker at normal
       expect(r.partial).toBeTruthy();
       expect(r.items.length).toBeGreaterThan(0);
       const nices = workerNices();
-      if (process.platform === "linux" && nices.length) {
-        // One passage worker (LETTUCE_EMBED_WORKERS=1) at nice 10, and the query's worker at 0.
-        expect(nices.filter((n) => n === 10).length).toBeGreaterThanOrEqual(1);
-        expect(nices.filter((n) => n === 0).length).toBe(1);
+      const base = mainThreadNice();
+      if (process.platform === "linux" && nices.length && base < 19) {
+        // One passage worker (LETTUCE_EMBED_WORKERS=1) below this process's priority, and the query's worker at it
+        // (the suite may itself run under `nice`).
+        expect(nices.filter((n) => n > base).length).toBeGreaterThanOrEqual(1);
+        expect(nices.filter((n) => n === base).length).toBe(1);
       }
       const info = (await s.call("get_vault_info")).embedding;
       expect(info.notesTotal).toBe(480);
