@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { scanVault } from "../lib/vault/scan";
+import { listFolders as folderTree } from "../lib/vault/folders";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
 export const listFolders = defineTool({
@@ -10,8 +10,8 @@ export const listFolders = defineTool({
   annotations: READ_ONLY,
   input: z.object({}),
   handler(_args, { vault }) {
-    // Straight from the disk, so that empty folders are listed too.
-    return scanVault(vault.root, { foldersOnly: true }).folders.sort();
+    // From the disk (kept while no folder changes), so that empty folders are listed too.
+    return folderTree(vault.root);
   },
 });
 
