@@ -67,6 +67,16 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
       }
     });
 
+    test("both paths leave the case-insensitive path index, and the lookups by path and by sources/ read it, not every note", () => {
+      for (const v of [plain.v, bulk.v]) {
+        const plan = (sql: string) => (v.indexDb.query(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(" | ");
+        expect(plan("SELECT path FROM notes WHERE path = 'LOG.md' COLLATE NOCASE")).toContain("USING COVERING INDEX notes_path_nocase");
+        expect(plan("SELECT path FROM notes WHERE path LIKE 'sources/%'")).toContain("notes_path_nocase (path>? AND path<?)");
+        const row = v.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get("linking NOTES and files/INTERNAL LINKS.MD") as { path: string } | null;
+        expect(row?.path).toBe("Linking notes and files/Internal links.md");
+      }
+    });
+
     test("later edits go through the ordinary path into the same files", async () => {
       const before = searchNotes(bulk.v.indexDb, "zanzibarquux", 5).total;
       expect(before).toBe(0);
