@@ -3,10 +3,13 @@
 // tool — and a folder swapped for a symlink while agents write never sends a
 // file (or a temp file) outside the vault.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN } from "./helpers/cli";
-import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
+import { scanVault } from "../lib/vault/scan";
+import { VaultContext } from "../lib/vault-context";
+import { BUN, freePort, runLettuce, spawnLettuce } from "./helpers/cli";
+import { copyVault, startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
+import { walkVault } from "./helpers/vault-facts";
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -158,4 +161,60 @@ describe("a folder swapped for a symlink during writes", () => {
     // The attack really happened: some writes met the link.
     expect(refused).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe("a vault reached through a link", () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  });
+
+  test("index, search and serve by the link see every note (the root is resolved; links inside stay unfollowed)", async () => {
+    const real = copyVault();
+    const dir = tempDir("lettuce-link-");
+    made.push(real, dir);
+    const link = join(dir, "Notes");
+    symlinkSync(real, link);
+    const count = walkVault(real).notes.length;
+    const indexed = JSON.parse((await runLettuce(["index", link, "--json"])).stdout.trim().split("\n").pop()!);
+    expect(indexed).toMatchObject({ notes: count, deleted: 0 });
+    // Again by the real path and by the link: nothing changed, nothing deleted.
+    for (const p of [real, link]) expect(JSON.parse((await runLettuce(["index", p, "--json"])).stdout.trim().split("\n").pop()!)).toMatchObject({ notes: count, changed: 0, deleted: 0 });
+    const found = JSON.parse((await runLettuce(["search", link, "Lettuce", "--json"])).stdout);
+    expect(found.total).toBeGreaterThan(0);
+    const v = VaultContext.open(link);
+    try {
+      expect(v.root).toBe(realpathSync(real));
+    } finally {
+      v.close();
+    }
+    const srv = spawnLettuce(["serve", link, "--port", String(freePort())], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+    try {
+      expect(Number((await srv.waitForStdout(/Index current: (\d+) notes/))[1])).toBe(count);
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  test("a root that cannot be listed is an indexing error, never an empty vault: the index keeps its notes", async () => {
+    const real = copyVault();
+    const dir = tempDir("lettuce-gone-");
+    made.push(real, dir);
+    const v = VaultContext.open(real);
+    try {
+      await v.indexer.fullScan();
+      const before = (v.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+      expect(before).toBeGreaterThan(10);
+      // The folder moves away (an unmounted drive, a sync client's rename) and a link takes its place.
+      renameSync(real, join(dir, "moved"));
+      symlinkSync(join(dir, "moved"), real);
+      expect(() => scanVault(real)).toThrow(/cannot list the vault folder/);
+      await expect(v.indexer.fullScan()).rejects.toThrow(/cannot list the vault folder/);
+      rmSync(real);
+      await expect(v.indexer.fullScan()).rejects.toThrow(/cannot list the vault folder/);
+      expect((v.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBe(before);
+    } finally {
+      v.close();
+    }
+  });
 });

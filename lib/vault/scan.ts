@@ -84,11 +84,15 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
   let entries: Dirent[];
   try {
     entries = readdirSync(dirAbs, { withFileTypes: true });
-  } catch {
+  } catch (e) {
+    if (!dirRel) throw rootUnreadable(root, e);
     return; // vanished or unreadable while we walked: the watcher will catch up
   }
   const folder = visit.file ? openStatFolder(dirAbs) : null;
-  if (visit.file && !folder) return;
+  if (visit.file && !folder) {
+    if (!dirRel) throw rootUnreadable(root, null);
+    return;
+  }
   try {
     let files = 0;
     for (const d of entries) {
@@ -115,6 +119,15 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
   } finally {
     folder?.close();
   }
+}
+
+/**
+ * A vault root the walk cannot list (gone, a link, out of file descriptors): an error, never an empty
+ * listing, which the indexer would take for "every note was deleted".
+ */
+function rootUnreadable(root: string, cause: unknown): Error {
+  const why = cause instanceof Error ? `: ${cause.message}` : " (not a real folder: a link, or gone)";
+  return new Error(`cannot list the vault folder ${root}${why}`);
 }
 
 /** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */
