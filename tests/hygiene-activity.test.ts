@@ -71,6 +71,7 @@ describe("recent_activity", () => {
     expect(r.entries.map(({ date, op, title }: any) => ({ date, op, title }))).toEqual(expected);
     expect(r.entries[0]).toEqual({ date: "2026-04-01", op: "lint", title: "Weekly vault lint", line: 26 });
     expect(r.uncompiledSources).toEqual(["sources/Growing Lettuce in Containers.md"]);
+    expect(r.uncompiledSourcesTotal).toBe(1);
   });
 
   test("since and op filter; limit caps; a malformed date is refused", async () => {
@@ -90,6 +91,22 @@ describe("recent_activity", () => {
     expect(r.entries[0]).toMatchObject({ date: "2026-05-02", op: "compile", title: "Containers" });
     expect(r.uncompiledSources).toEqual([]);
     expect((await s.call("get_vault_info")).liveness.lastLogDate).toBe("2026-05-02");
+  });
+
+  test("uncompiled sources are capped by limit and counted in full", async () => {
+    const made = ["sources/Clip 1.md", "Sources/Clip 2.md", "sources/web/Clip 3.md"];
+    for (const p of made) {
+      mkdirSync(join(root, p, ".."), { recursive: true });
+      writeFileSync(join(root, p), "# Clip\n\nCaptured text.\n");
+    }
+    await s.vault.indexer.update(made);
+    const all = await s.call("recent_activity", {});
+    expect(all.uncompiledSources).toEqual([...made].sort());
+    expect(all.uncompiledSourcesTotal).toBe(3);
+    const two = await s.call("recent_activity", { limit: 2 });
+    expect(two.uncompiledSources).toEqual([...made].sort().slice(0, 2));
+    expect(two.uncompiledSourcesTotal).toBe(3);
+    expect(two.entries.length).toBeLessThanOrEqual(2);
   });
 });
 

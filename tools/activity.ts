@@ -6,8 +6,8 @@ import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const recentActivity = defineTool({
   name: "recent_activity",
-  description: "The log.md ledger, newest first, and sources/ notes nothing links to yet: {entries, uncompiledSources}.",
-  details: "The log.md ledger as data, plus the captured-but-not-compiled work signal. Ledger entries are log.md headings of the form `## [YYYY-MM-DD] op | Title` (the LLM-wiki convention). Returns {entries: [{date, op, title, line}] newest first, uncompiledSources: [paths of notes under sources/ that no page links to yet]}. Filters: since (YYYY-MM-DD, inclusive), op (e.g. ingest, compile, query, lint; case-insensitive). Parameters: since: Only entries on or after this date, YYYY-MM-DD; op: Only entries of this ledger op, e.g. \"ingest\"; limit: Maximum items to return (default 50, max 1000).",
+  description: "The log.md ledger, newest first, and sources/ notes nothing links to yet: {entries, uncompiledSources, uncompiledSourcesTotal}.",
+  details: "The log.md ledger as data, plus the captured-but-not-compiled work signal. Ledger entries are log.md headings of the form `## [YYYY-MM-DD] op | Title` (the LLM-wiki convention). Returns {entries: [{date, op, title, line}] newest first, uncompiledSources: [paths of notes under sources/ that no page links to yet, the first `limit`], uncompiledSourcesTotal}. Filters: since (YYYY-MM-DD, inclusive), op (e.g. ingest, compile, query, lint; case-insensitive). Parameters: since: Only entries on or after this date, YYYY-MM-DD; op: Only entries of this ledger op, e.g. \"ingest\"; limit: Maximum items to return (default 50, max 1000).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
@@ -26,7 +26,9 @@ export const recentActivity = defineTool({
       const want = op.trim().toLowerCase();
       entries = entries.filter((e) => e.op === want);
     }
-    return { entries: entries.slice(0, limit), uncompiledSources: uncompiledSources(vault.indexDb) };
+    // A sources/ folder of clipped pages can hold thousands: the same limit as the entries, and the count.
+    const sources = uncompiledSources(vault.indexDb);
+    return { entries: entries.slice(0, limit), uncompiledSources: sources.slice(0, limit), uncompiledSourcesTotal: sources.length };
   },
 });
 
