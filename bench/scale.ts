@@ -1,7 +1,8 @@
 // 100,000 notes (issue 15, part 4): cold index against two bare FTS5 loads
 // (Bun's and Python's sqlite3), an unchanged restart, the server's memory,
-// search against the bare query, lint / wiki_health / link_graph over MCP
-// HTTP, and the memory the built-in model's vectors would add.
+// search against the bare query, lint / wiki_health / link_graph and the
+// whole-vault listing tools over MCP HTTP, and the memory the built-in model's
+// vectors would add.
 //
 //   bun bench/scale.ts [--notes N] [--warm]   (or through bench/run.ts, which skips it with --quick)
 //
@@ -26,6 +27,9 @@ const CACHE = process.env.LETTUCE_SCALE_CACHE ?? join(tmpdir(), "lettuce-bench-s
 
 // The goals of issue 15, part 4.
 const GOALS = { coldRatio: 1.5, restartMs: 1500, rssMb: 400, rssVectorsMb: 1024, searchRatio: 1.25, searchPlusMs: 1, hygieneMs: 2000, graphMs: 100 };
+// Ours, not the issue's: a tool that lists or summarises the whole vault answers its default page in no more than
+// this (a pass over every note on the request thread was 10-60 ms here and held every other caller meanwhile).
+const LISTING_MS = 5;
 
 function log(msg: string): void {
   console.error(`[scale ${new Date().toISOString().slice(11, 19)} load ${loadavg()}] ${msg}`);
@@ -51,10 +55,20 @@ interface ToolTiming {
   med: number;
   min: number;
   bytes: number;
+  goalMs: number;
+}
+
+interface TimedCall {
+  label: string;
+  name: string;
+  args: Record<string, unknown>;
+  goalMs: number;
+  /** Timed runs after the warm-up (default: timeTools' `runs`). */
+  runs?: number;
 }
 
 /** tools/call timings through a real `lettuce serve` (median of `runs` after one warm-up). */
-async function timeTools(vault: string, calls: { label: string; name: string; args: Record<string, unknown> }[], runs: number): Promise<{ tools: ToolTiming[]; rssMb: number }> {
+async function timeTools(vault: string, calls: TimedCall[], runs: number): Promise<{ tools: ToolTiming[]; rssMb: number }> {
   const { token } = lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", vault, "--scope", "read", "--name", `scale-${Date.now()}`, "--json"])).stdout);
   const server = await startServer(vault);
   try {
@@ -68,15 +82,16 @@ async function timeTools(vault: string, calls: { label: string; name: string; ar
     await waitIdle(server.pid);
     const tools: ToolTiming[] = [];
     for (const c of calls) {
-      log(`${c.label}: ${runs} runs`);
+      const n = c.runs ?? runs;
+      log(`${c.label}: ${n} runs`);
       const bytes = await call(c.name, c.args);
       const xs: number[] = [];
-      for (let i = 0; i < runs; i++) {
+      for (let i = 0; i < n; i++) {
         const t0 = performance.now();
         await call(c.name, c.args);
         xs.push(performance.now() - t0);
       }
-      tools.push({ name: c.label, med: median(xs), min: Math.min(...xs), bytes });
+      tools.push({ name: c.label, med: median(xs), min: Math.min(...xs), bytes, goalMs: c.goalMs });
     }
     return { tools, rssMb: vmHwmMb(server.pid) };
   } finally {
@@ -158,9 +173,12 @@ export async function runScaleBench(opts: { notes?: number; warm?: boolean } = {
     const { tools, rssMb } = await timeTools(
       vault,
       [
-        { label: "lint {limit: 100}", name: "lint", args: { limit: 100 } },
-        { label: "wiki_health", name: "wiki_health", args: {} },
-        { label: `link_graph depth 3 (most-linked note)`, name: "link_graph", args: { path: centre, depth: 3 } },
+        { label: "lint {limit: 100}", name: "lint", args: { limit: 100 }, goalMs: GOALS.hygieneMs },
+        { label: "wiki_health", name: "wiki_health", args: {}, goalMs: GOALS.hygieneMs },
+        { label: `link_graph depth 3 (most-linked note)`, name: "link_graph", args: { path: centre, depth: 3 }, goalMs: GOALS.graphMs },
+        ...["get_vault_info", "list_notes", "list_folders", "list_tags", "list_attachments", "recent_activity", "agent_mentions", "pending_directives", "get_changes_since"].map(
+          (name) => ({ label: `${name} {}`, name, args: {}, goalMs: LISTING_MS, runs: 21 }),
+        ),
       ],
       3,
     );
@@ -205,10 +223,7 @@ export async function runScaleBench(opts: { notes?: number; warm?: boolean } = {
       ],
       ["search p50, MCP HTTP", fmtMs(search.http.p50), fmtMs(search.floor.p50), `${(search.http.p50 / search.floor.p50).toFixed(2)}×`, `≤ 1.25× + 1 ms (${fmtMs(searchGoal)})`, yes(search.http.p50 <= searchGoal)],
       ["search p99, MCP HTTP", fmtMs(search.http.p99), fmtMs(search.floor.p99), `${(search.http.p99 / search.floor.p99).toFixed(2)}×`, "", ""],
-      ...tools.map((t) => {
-        const goal = t.name.startsWith("link_graph") ? GOALS.graphMs : GOALS.hygieneMs;
-        return [`${t.name}, MCP HTTP (median of 3)`, fmtMs(t.med), "", `${(t.bytes / 1024).toFixed(1)} KB answer`, `≤ ${fmtMs(goal)}`, yes(t.med <= goal)];
-      }),
+      ...tools.map((t) => [`${t.name}, MCP HTTP (median)`, fmtMs(t.med), "", `${(t.bytes / 1024).toFixed(1)} KB answer`, `≤ ${fmtMs(t.goalMs)}`, yes(t.med <= t.goalMs)]),
     ];
     const out = [
       `## ${fmtInt(N)} notes (issue 15, part 4), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
