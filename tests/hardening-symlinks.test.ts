@@ -210,8 +210,17 @@ describe("a vault reached through a link", () => {
       symlinkSync(join(dir, "moved"), real);
       expect(() => scanVault(real)).toThrow(/cannot list the vault folder/);
       await expect(v.indexer.fullScan()).rejects.toThrow(/cannot list the vault folder/);
+      // The watcher's path too: every changed path would look deleted.
+      const some = (v.indexDb.query("SELECT path FROM notes ORDER BY path LIMIT 3").all() as { path: string }[]).map((r) => r.path);
+      await expect(v.indexer.update([...some, "Projects"])).rejects.toThrow(/cannot list the vault folder/);
       rmSync(real);
       await expect(v.indexer.fullScan()).rejects.toThrow(/cannot list the vault folder/);
+      await expect(v.indexer.update(some)).rejects.toThrow(/cannot list the vault folder/);
+      expect((v.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBe(before);
+      // Back in place: the same calls see an unchanged vault.
+      renameSync(join(dir, "moved"), real);
+      expect((await v.indexer.update([...some, "Projects"])).deleted).toEqual([]);
+      expect((await v.indexer.fullScan()).deleted).toEqual([]);
       expect((v.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBe(before);
     } finally {
       v.close();

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
-import { isIgnoredPath, lstatInVault } from "../vault/paths";
+import { isIgnoredPath, isRealFolder, lstatInVault } from "../vault/paths";
 import { isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
@@ -128,6 +128,9 @@ export class Indexer {
    */
   update(paths: string[]): Promise<IndexChange> {
     return this.serial(async () => {
+      // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
+      // An error instead, as the full scan's; the index keeps its notes until the folder is back.
+      if (!isRealFolder(this.root)) throw new Error(`cannot list the vault folder ${this.root}`);
       const known = knownUnder(this.db, paths);
       const todo: FileEntry[] = [];
       const deleted: string[] = [];
@@ -142,7 +145,12 @@ export class Indexer {
         // exactly as the start-up scan skips it; what it points at is treated as not there.
         const isDir = lstatInVault(this.root, rel)?.isDirectory() ?? false;
         if (isDir) {
-          const sub = scanVault(abs);
+          let sub;
+          try {
+            sub = scanVault(abs);
+          } catch {
+            return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
+          }
           for (const n of sub.notes) consider(`${rel}/${n.path}`);
           for (const a of sub.attachments) consider(`${rel}/${a.path}`);
           return;

@@ -94,6 +94,15 @@ export function normalizeVaultPath(input: string, opts: { allowRoot?: boolean } 
   return pathSpellings(input, opts)[0]!;
 }
 
+/** A folder that is there and not a link (the vault root before a batch of changes is applied). */
+export function isRealFolder(abs: string): boolean {
+  try {
+    return lstatSync(abs).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * lstat of a vault-relative path when no component of it is a symlink (and
  * every component but the last is a folder); null when it does not exist or
