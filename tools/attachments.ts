@@ -4,7 +4,7 @@ import { ToolError } from "../lib/errors";
 import { listAttachmentsIn } from "../lib/retrieval/attachments";
 import { mimeTypeOf } from "../lib/vault/mime";
 import { lstatInVault, pathSpellings, resolveFolder, safeAbsPath } from "../lib/vault/paths";
-import { isNotePath } from "../lib/vault/scan";
+import { isNoteEntry, isNotePath } from "../lib/vault/scan";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
 /** Largest attachment read_attachment returns; base64 of more would swamp an agent's context. */
@@ -41,8 +41,9 @@ export const readAttachment = defineTool({
     for (const s of spellings) safeAbsPath(vault.root, s);
     const rel = spellings.find((s) => lstatInVault(vault.root, s)?.isFile()) ?? spellings[0]!;
     const abs = safeAbsPath(vault.root, rel);
-    if (isNotePath(rel)) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
     const st = lstatInVault(vault.root, rel);
+    // A Markdown file too big to be a note is listed as an attachment; the size check below answers for it.
+    if (isNotePath(rel) && !(st?.isFile() && !isNoteEntry(rel, st.size))) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
     if (!st) throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
     if (!st.isFile()) throw new ToolError("attachment-not-found", `Not a file: ${rel}`);
     if (st.size > MAX_ATTACHMENT_BYTES) {

@@ -4,13 +4,13 @@ import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
 import { isIgnoredPath, isRealFolder, lstatInVault } from "../vault/paths";
-import { isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
+import { isNoteEntry, isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
-import { diffListing, filesUnder, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
+import { diffListing, filesUnder, hasFileRow, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
 import type { LinkResolver } from "./resolver";
 
 export interface IndexStatus {
@@ -158,12 +158,17 @@ export class Indexer {
         const entry = statEntry(this.root, rel);
         if (entry) {
           const k = known.get(rel);
-          if (!isNotePath(rel)) attachments.push(entry);
-          else if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+          if (!isNoteEntry(rel, entry.size)) {
+            attachments.push(entry);
+            if (k) deleted.push(rel); // a note grown past the size of a note
+          } else {
+            if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+            if (!k && isNotePath(rel) && hasFileRow(this.db, rel)) goneFiles.push(rel); // back under it
+          }
           return;
         }
         if (known.has(rel)) deleted.push(rel);
-        else if (!isNotePath(rel)) goneFiles.push(rel);
+        else if (!isNotePath(rel) || hasFileRow(this.db, rel)) goneFiles.push(rel);
         // Gone, and perhaps a folder: everything indexed under it is gone too.
         for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(this.root, p)) deleted.push(p);
         for (const f of filesUnder(this.db, rel)) if (!lstatInVault(this.root, f)) goneFiles.push(f);

@@ -41,6 +41,10 @@ export function knownUnder(db: Database, paths: string[]): Map<string, KnownNote
 }
 
 /** Attachments indexed under a folder. */
+export function hasFileRow(db: Database, rel: string): boolean {
+  return db.query("SELECT 1 FROM files WHERE path = ?").get(rel) !== null;
+}
+
 export function filesUnder(db: Database, rel: string): string[] {
   const like = rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
   return (db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(like) as { path: string }[]).map((r) => r.path);

@@ -2,7 +2,8 @@ import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
-import { pathSpellings, safeAbsPath } from "../vault/paths";
+import { lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
+import { isNoteEntry, isNotePath, MAX_NOTE_FILE_BYTES } from "../vault/scan";
 
 export interface NoteRow {
   id: number;
@@ -58,6 +59,13 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
     if (row) return row;
   }
   // Indexed state may lag a file created a moment ago; say so precisely.
+  const st = lstatInVault(root, rel);
+  if (st?.isFile() && isNotePath(rel) && !isNoteEntry(rel, st.size)) {
+    throw new ToolError("too-large", `${rel} is ${st.size} bytes: Markdown files over ${MAX_NOTE_FILE_BYTES} bytes are not notes (search and list_attachments see them as files)`, {
+      size: st.size,
+      maxBytes: MAX_NOTE_FILE_BYTES,
+    });
+  }
   const onDisk = existsSync(join(root, rel));
   throw new ToolError("note-not-found", onDisk && !/\.md$/i.test(rel) ? `Not a note (not Markdown): ${rel}; use read_attachment` : `Note not found: ${rel}`);
 }

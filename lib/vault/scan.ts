@@ -20,6 +20,18 @@ export function isNotePath(rel: string): boolean {
   return /\.md$/i.test(rel);
 }
 
+/**
+ * Largest Markdown file that is a note. Past it (a log or data dump saved as .md) the file is listed as an
+ * attachment: read whole, hashed and parsed, 300 MB took 17 s and 1.9 GB of memory to index, and every tool that
+ * reads a note would read all of it. A person's 12 MB note is still a note.
+ */
+export const MAX_NOTE_FILE_BYTES = 64 * 1024 * 1024;
+
+/** A file that the index keeps as a note (Markdown, and not past MAX_NOTE_FILE_BYTES). */
+export function isNoteEntry(rel: string, size: number): boolean {
+  return size <= MAX_NOTE_FILE_BYTES && isNotePath(rel);
+}
+
 function entryOf(rel: string, st: Stats): FileEntry {
   return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs };
 }
@@ -51,7 +63,7 @@ interface Visitor {
 function listInto(out: VaultListing): Visitor {
   return {
     folder: (rel) => void out.folders.push(rel),
-    file: (rel, size, mtimeMs, ctimeMs) => void (isNotePath(rel) ? out.notes : out.attachments).push({ path: rel, size, mtimeMs, ctimeMs }),
+    file: (rel, size, mtimeMs, ctimeMs) => void (isNoteEntry(rel, size) ? out.notes : out.attachments).push({ path: rel, size, mtimeMs, ctimeMs }),
   };
 }
 

@@ -1,9 +1,11 @@
 // The small primitives every write stands on: content hashes, temp names, a
 // per-path lock, and the sweep of temp files a crash left. How a file is put
 // in place (folders held by descriptor, verified exchange) is vault-dir.ts.
-import { readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
+import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
 
 /** Content hash of a note: the index's own hash (read_note reports it), so an expectedHash always compares like with like. */
 export const hashBytes = contentHash;
@@ -13,9 +15,16 @@ export function absOf(root: string, rel: string): string {
   return join(root, ...rel.split("/"));
 }
 
-/** The file's bytes, or null when there is no regular file there. */
+/** The file's bytes, or null when there is no regular file there; too-large past the size of a note (lib/vault/scan.ts). */
 export function readBytes(abs: string): Buffer | null {
   try {
+    const size = statSync(abs).size;
+    if (size > MAX_NOTE_FILE_BYTES) {
+      throw new ToolError("too-large", `${abs.split(/[\\/]/).pop()} is ${size} bytes: files over ${MAX_NOTE_FILE_BYTES} bytes are not notes and are not rewritten`, {
+        size,
+        maxBytes: MAX_NOTE_FILE_BYTES,
+      });
+    }
     return readFileSync(abs);
   } catch (e) {
     const code = (e as { code?: string }).code;
@@ -24,10 +33,15 @@ export function readBytes(abs: string): Buffer | null {
   }
 }
 
-/** Hash of what is on disk now, or null when the file is absent. */
+/** Hash of what is on disk now, or null when the file is absent. A file too big to be a note has no hash any write made. */
 export function diskHash(abs: string): string | null {
-  const b = readBytes(abs);
-  return b === null ? null : hashBytes(b);
+  try {
+    const b = readBytes(abs);
+    return b === null ? null : hashBytes(b);
+  } catch (e) {
+    if (e instanceof ToolError && e.kind === "too-large") return "(too large to be a note)";
+    throw e;
+  }
 }
 
 let tmpCounter = 0;
