@@ -7,6 +7,7 @@
 // front (a window deep in "Sync/Version history › Restore a deleted file" says
 // "restore" and "file" but not what it restores); what is shown is the text.
 import { contentHash } from "../index/parse-job";
+import { backtickRuns } from "../vault/code-spans";
 
 export interface Passage {
   ord: number;
@@ -124,27 +125,6 @@ export function visibleText(line: string, open: Hidden): { text: string; hidden:
     }
   }
   return { text: out, hidden };
-}
-
-/** A line's runs of backticks (start, length), each with the index of the next run of the same length (-1: none). */
-function backtickRuns(line: string): { start: number[]; len: number[]; close: number[] } {
-  const start: number[] = [];
-  const len: number[] = [];
-  for (let i = line.indexOf("`"); i >= 0; i = line.indexOf("`", i)) {
-    let n = 1;
-    while (line[i + n] === "`") n++;
-    start.push(i);
-    len.push(n);
-    i += n;
-  }
-  const close = new Array<number>(start.length).fill(-1);
-  const later = new Map<number, number>();
-  for (let k = start.length - 1; k >= 0; k--) {
-    close[k] = later.get(len[k]!) ?? -1;
-    later.set(len[k]!, k);
-  }
-  start.push(Infinity); // a sentinel for the skipping loop
-  return { start, len, close };
 }
 
 function sections(body: string): Section[] {

@@ -2,6 +2,7 @@
 // masked out, so that the parser never sees tags or links inside code. Kept
 // apart from parse.ts: this is the part tuned for the cold-index budget.
 import type { Lexer as LexerClass, Token } from "marked";
+import { blankCodeSpans } from "./code-spans";
 
 // marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
 // cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
@@ -10,7 +11,6 @@ function markedLexer(): typeof LexerClass {
   return (lexer ??= (require("marked") as typeof import("marked")).Lexer);
 }
 
-const INLINE_CODE = /(`+)(?!`)[\s\S]*?[^`]\1(?!`)/g;
 const FENCE = /^[ \t>]*(```+|~~~+)/;
 
 function blank(s: string): string {
@@ -157,7 +157,7 @@ export function maskCode(bodyLines: string[], bl: Block[], body?: string): strin
   // Most notes have no code, quote or list block: then the text is the body as it is
   // (bodyLines is body split on "\n"), with no copy of every line and no join.
   if (body !== undefined && !bl.some((b) => b.type === "code" || b.type === "blockquote" || b.type === "list")) {
-    return body.includes("`") ? body.replace(INLINE_CODE, blank) : body;
+    return body.includes("`") ? blankCodeSpans(body) : body;
   }
   const lines = bodyLines.slice();
   for (const b of bl) {
@@ -168,7 +168,7 @@ export function maskCode(bodyLines: string[], bl: Block[], body?: string): strin
     }
   }
   const masked = lines.join("\n");
-  return masked.includes("`") ? masked.replace(INLINE_CODE, blank) : masked;
+  return masked.includes("`") ? blankCodeSpans(masked) : masked;
 }
 
 function maskNestedFences(lines: string[], from: number, to: number): void {

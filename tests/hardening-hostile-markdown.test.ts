@@ -1,0 +1,69 @@
+// Notes are untrusted input: no Markdown, however odd, may cost more than
+// linear time to parse. Notes under 256 KB are parsed on the request thread
+// when the watcher or a write indexes them, so before these fixes an 80 KB
+// line of '[' held every caller for 3 s (the Markdown-link pattern rescanned
+// the line from each bracket), and a heading of 100k backticks for 6 s (the
+// code-span pattern). Each note here is 400 KB: at the old cost each would
+// run for minutes and the test's 30 s would fail it; linear, all of them
+// take well under a second. No timing is asserted beyond that.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { backtickRuns, blankCodeSpans } from "../lib/vault/code-spans";
+import { parseNote } from "../lib/vault/parse";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+const SIZE = 400_000;
+const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
+
+const HOSTILE: [string, string][] = [
+  ["a line of [", `# T\n\n${fill("[")}\n`],
+  ["[a](b repeated", `# T\n\n${fill("[a](b")}\n`],
+  ["[a](<b repeated", `# T\n\n${fill("[a](<b")}\n`],
+  ['[a](b "t repeated', `# T\n\n${fill('[a](b "t')}\n`],
+  ["a heading of backticks", `# ${fill("`")}\n`],
+  ["a heading of [", `# ${fill("[")}\n`],
+  ["a heading of [a](", `# ${fill("[a](")}\n`],
+  ["backtick runs of growing length", `# T\n\n${Array.from({ length: 880 }, (_, i) => "`".repeat(i + 1) + "a").join("")}\n`],
+  ["[[ with no close", `# T\n\n${fill("[[a|")}\n`],
+];
+
+describe("hostile Markdown parses in linear time", () => {
+  for (const [what, text] of HOSTILE) {
+    test(what, () => {
+      const parsed = parseNote("hostile.md", text);
+      expect(parsed.title.length).toBeGreaterThan(0);
+    }, 30_000);
+  }
+
+  test("code spans: a run closes at the next run of the same length; unclosed runs are text", () => {
+    expect(blankCodeSpans("a `b` c")).toBe("a     c");
+    expect(blankCodeSpans("``x`y`` #tag")).toBe("        #tag");
+    expect(blankCodeSpans("`a ``b`` #t")).toBe("`a       #t");
+    expect(blankCodeSpans("`one\nline two`")).toBe("    \n         ");
+    expect(blankCodeSpans("no code")).toBe("no code");
+    expect(backtickRuns("a``b`c``").close.slice(0, 3)).toEqual([2, -1, -1]);
+  });
+
+  test("links and tags around the fixed patterns still come out", () => {
+    const p = parseNote("n.md", "# T\n\n[x](Other.md) [[Wiki]] `[[Hidden]] #nottag` #real [a [b](B.md) ![img](<My File.png> \"title\")\n");
+    expect(p.links.map((l) => l.target).sort()).toEqual(["B.md", "My File.png", "Other.md", "Wiki"]);
+    expect(p.tags).toEqual(["real"]);
+  });
+});
+
+describe("through the server", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s?.close());
+
+  test("hostile notes under the worker threshold index on the request thread and leave it answering", async () => {
+    const paths = HOSTILE.map((_, i) => `Hostile ${i}.md`);
+    HOSTILE.forEach(([, text], i) => writeFileSync(join(s.root, paths[i]!), text.slice(0, 200_000) + "\nhostilemarker\n"));
+    await s.vault.indexer.update(paths);
+    expect((await s.call("search", { query: "hostilemarker", limit: 50 }, "read")).total).toBe(HOSTILE.length);
+    expect((await (await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).json()) as any).toMatchObject({ result: {} });
+  }, 30_000);
+});
