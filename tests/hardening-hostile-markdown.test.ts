@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { backtickRuns, blankCodeSpans } from "../lib/vault/code-spans";
+import { splitPassages } from "../lib/semantic/passages";
 import { parseNote } from "../lib/vault/parse";
+import { maySetextHeading } from "../lib/vault/setext-guard";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 const SIZE = 400_000;
@@ -26,6 +28,9 @@ const HOSTILE: [string, string][] = [
   ["a heading of [a](", `# ${fill("[a](")}\n`],
   ["backtick runs of growing length", `# T\n\n${Array.from({ length: 880 }, (_, i) => "`".repeat(i + 1) + "a").join("")}\n`],
   ["[[ with no close", `# T\n\n${fill("[[a|")}\n`],
+  ["a line of | (spaces once cleaned)", `# T\n\n${fill("|")}\n`],
+  ["lines of ===", `# T\n\n${fill("===\n")}`],
+  ["a line of <http:", `# T\n\n${fill("<http:")}\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {
@@ -35,6 +40,20 @@ describe("hostile Markdown parses in linear time", () => {
       expect(parsed.title.length).toBeGreaterThan(0);
     }, 30_000);
   }
+
+  for (const [what, text] of HOSTILE) {
+    test(`${what}: split into passages`, () => {
+      expect(Array.isArray(splitPassages(text, 1000, "T"))).toBe(true);
+    }, 30_000);
+  }
+
+  test("the setext guard: false only where no underline can come before a blank line", () => {
+    expect(maySetextHeading("Title\n=====\n")).toBe(true);
+    expect(maySetextHeading("two\nlines\n---\n")).toBe(true);
+    expect(maySetextHeading("Title\n\n===\n")).toBe(false);
+    expect(maySetextHeading("x".repeat(100_000))).toBe(false);
+    expect(maySetextHeading("word\n".repeat(1000))).toBe(true); // past the look's reach: marked's rule decides
+  });
 
   test("code spans: a run closes at the next run of the same length; unclosed runs are text", () => {
     expect(blankCodeSpans("a `b` c")).toBe("a     c");

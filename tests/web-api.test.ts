@@ -96,6 +96,37 @@ describe("a note as the page shows it", () => {
   });
 });
 
+describe("rendering runs off the request thread, with a budget", () => {
+  test("links inside an embedded note resolve as they do in the note itself", async () => {
+    writeFileSync(join(s.root, "Inbox/Embedder.md"), "# Embedder\n\n![[Embedded]]\n");
+    writeFileSync(join(s.root, "Inbox/Embedded.md"), "# Embedded\n\nSee [[Wikilinks]] and [the plan](../Projects/Lettuce.md).\n");
+    await s.vault.indexer.update(["Inbox/Embedder.md", "Inbox/Embedded.md"]);
+    const { body } = await get("/api/note?path=Inbox/Embedder.md");
+    expect(body.html).toContain('class="embed"');
+    expect(body.html).toContain('href="/notes/Concepts/Wikilinks.md"');
+    expect(body.html).toContain('href="/notes/Projects/Lettuce.md"');
+  });
+
+  test("a note marked would take minutes over comes back as plain text, and a ping sent meanwhile is answered first", async () => {
+    // ~30 µs a character for marked's inline pass under Bun: 1 MB of '[' is minutes (a write token may save 2 MB).
+    writeFileSync(join(s.root, "Inbox/Brackets.md"), "# Brackets\n\n" + "[".repeat(1_000_000) + "\n");
+    await s.vault.indexer.update(["Inbox/Brackets.md"]);
+    const order: string[] = [];
+    const page = get("/api/note?path=Inbox/Brackets.md").then((r) => (order.push("page"), r));
+    await Bun.sleep(50);
+    const ping = s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" }).then(async (r) => (order.push("ping"), (await r.json()) as any));
+    const [{ status, body }, pong] = await Promise.all([page, ping]);
+    expect(pong.result).toEqual({});
+    expect(order).toEqual(["ping", "page"]);
+    expect(status).toBe(200);
+    expect(body.html).toContain("shown as plain text");
+    expect(body.html).toContain("[[[[[[");
+    expect(body.title).toBe("Brackets");
+    // The next note renders as usual (the worker that ran out of time was replaced).
+    expect((await get("/api/note?path=Projects/Lettuce.md")).body.html).toContain('id="h-architecture"');
+  }, 30_000);
+});
+
 describe("attachments", () => {
   test("an image is served as itself, sandboxed", async () => {
     const res = await web.fetch("/api/file?path=assets/diagram.png");

@@ -3,6 +3,7 @@
 // apart from parse.ts: this is the part tuned for the cold-index budget.
 import type { Lexer as LexerClass, Token } from "marked";
 import { blankCodeSpans } from "./code-spans";
+import { guardedTokenizer } from "./setext-guard";
 
 // marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
 // cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
@@ -129,7 +130,7 @@ export function blocks(lines: string[]): Block[] {
   if (simple) return simple;
   let tokens: Token[];
   try {
-    tokens = new (markedLexer())({ gfm: true }).blockTokens(skeleton(lines), []) as Token[];
+    tokens = new (markedLexer())({ gfm: true, tokenizer: guardedTokenizer(require("marked") as typeof import("marked")) }).blockTokens(skeleton(lines), []) as Token[];
   } catch {
     return [];
   }

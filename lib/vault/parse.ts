@@ -139,10 +139,10 @@ export function headingPlainText(md: string): string {
   if (!INLINE_MARKUP.test(md)) return md.trim();
   return md
     .replace(/!?\[\[([^[\]|]*?)(?:\\?\|([^[\]]*))?\]\]/g, (_, t: string, a?: string) => a ?? t)
-    .replace(/!?\[([^[\]]*)\]\([^()]*\)/g, "$1")
+    .replace(/!?\[([^[\]]*)\]\([^()]*(?:\([^()]*\)[^()]*)*\)/g, "$1")
     .replace(/`([^`]*)`/g, "$1")
     .replace(/(\*\*|__|\*|_|~~|==)(.+?)\1/g, "$2")
-    .replace(/\s+\^[\w-]+$/, "")
+    .replace(/\s\^[\w-]+$/, "") // one space, not \s+: a long run of spaces before no ^id was rescanned from each
     .trim();
 }
 

@@ -15,12 +15,15 @@ import { mimeTypeOf } from "../vault/mime";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
 import type { WebEnv } from "./auth";
-import { renderNote } from "./render";
+import { offloaded } from "../offload/pool";
+import { plainNoteHtml } from "../render/note-html";
 import { paging } from "./request";
 import { errorResponse, FILE_CSP } from "./security";
 
 /** Links listed with a note; more page through /api/links. */
 const LINKS_WITH_NOTE = 100;
+/** How long the note page waits for its render before showing the text as it is. */
+const RENDER_BUDGET_MS = 3000;
 const INLINE_TYPES = /^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml|x-icon|vnd\.microsoft\.icon)$/;
 
 function folderArg(raw: string | undefined): string {
@@ -49,7 +52,18 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     return c.json({ ...recentNotes(db, limit, offset), limit, offset });
   });
 
-  app.get("/api/note", (c) => {
+  // Rendered in a read worker with a budget: a note a person (or an agent with a write token) saved can be text
+  // that marked takes minutes over, and the thread that renders it would hold every request meanwhile.
+  const noteHtml = async (path: string, content: string): Promise<string> => {
+    try {
+      return await offloaded.renderNote(vault, path, content, AbortSignal.timeout(RENDER_BUDGET_MS));
+    } catch (e) {
+      if (e instanceof ToolError && e.kind === "timeout") return plainNoteHtml(content, `This note is shown as plain text: rendering it took longer than ${RENDER_BUDGET_MS / 1000} s.`);
+      throw e;
+    }
+  };
+
+  app.get("/api/note", async (c) => {
     try {
       const row = findNote(db, vault.root, c.req.query("path") ?? "");
       const abs = safeAbsPath(vault.root, row.path);
@@ -68,7 +82,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
         tags: JSON.parse(row.tags),
         aliases: JSON.parse(row.aliases),
         frontmatter: JSON.parse(row.frontmatter),
-        html: renderNote(vault, row.path, content),
+        html: await noteHtml(row.path, content),
         hash: contentHash(bytes),
         size: bytes.length,
         modified,

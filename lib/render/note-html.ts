@@ -1,15 +1,20 @@
 // A note as the person sees it: Markdown rendered with `marked` plus the
 // Obsidian syntax a vault uses ([[wikilinks]], ![[embeds]], callouts, #tags,
 // ==highlights==, %%comments%%), links resolved the way the index resolves
-// them, then sanitised (lib/web/sanitize.ts). A vault's Markdown is untrusted:
-// everything this file emits is escaped here and cleaned again after.
+// them, then sanitised (sanitize.ts). A vault's Markdown is untrusted:
+// everything this file emits is escaped here and cleaned again after. It runs
+// in a read worker with a time budget (marked is slow on some text under Bun:
+// ~30 µs a character of a long paragraph), so links are resolved beforehand on
+// the thread that holds the index's resolver (link-table.ts).
 import { readFileSync } from "node:fs";
 import GithubSlugger from "github-slugger";
 import { Marked, type MarkedExtension, type Tokens } from "marked";
 import { headingPlainText, parseWikilinkInner, splitFrontmatter } from "../vault/parse";
 import { safeAbsPath } from "../vault/paths";
-import type { VaultContext } from "../vault-context";
+import { maySetextHeading } from "../vault/setext-guard";
 import { sanitizeNoteHtml } from "./sanitize";
+
+import type { LinkKind, ResolveLink } from "./link-table";
 
 /** Largest note text rendered inside another by an embed. */
 const MAX_EMBED_CHARS = 50_000;
@@ -28,7 +33,8 @@ function slugOf(heading: string): string {
 }
 
 interface RenderContext {
-  vault: VaultContext;
+  root: string;
+  resolve: ResolveLink;
   path: string;
   depth: number;
   slugger: GithubSlugger;
@@ -38,9 +44,9 @@ interface RenderContext {
 const stack: RenderContext[] = [];
 const ctx = () => stack[stack.length - 1]!;
 
-function resolve(target: string, kind: "wikilink" | "markdown"): string | null {
+function resolve(target: string, kind: LinkKind): string | null {
   const c = ctx();
-  return c.vault.indexer.resolver.resolve({ target, kind }, c.path);
+  return c.resolve({ target, kind }, c.path);
 }
 
 /** The body under a heading: from the heading line to the next heading of the same or a higher level. */
@@ -69,13 +75,13 @@ function embedNote(path: string, heading: string | null, label: string): string 
   if (c.depth >= 1) return link;
   let body: string;
   try {
-    body = splitFrontmatter(readFileSync(safeAbsPath(c.vault.root, path), "utf8")).body;
+    body = splitFrontmatter(readFileSync(safeAbsPath(c.root, path), "utf8")).body;
   } catch {
     return `<span class="unresolved">${escapeHtml(label)}</span>`;
   }
   if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
   if (body.length > MAX_EMBED_CHARS) body = body.slice(0, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
-  const inner = renderWith({ vault: c.vault, path, depth: c.depth + 1, slugger: new GithubSlugger() }, body);
+  const inner = renderWith({ root: c.root, resolve: c.resolve, path, depth: c.depth + 1, slugger: new GithubSlugger() }, body);
   return `<div class="embed"><div class="embed-title">${link}</div><div class="embed-body">${inner}</div></div>`;
 }
 
@@ -118,6 +124,8 @@ const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
 const obsidian: MarkedExtension = {
   gfm: true,
   breaks: true, // Obsidian's default ("strict line breaks" off)
+  // marked's own rule where an underline can follow, else "no heading" (false runs the rule; lib/vault/setext-guard.ts).
+  tokenizer: { lheading: (src: string) => (maySetextHeading(src) ? false : undefined) },
   hooks: {
     // %%comments%% are for the editor only.
     preprocess: (md) => md.replace(/%%[\s\S]*?%%/g, ""),
@@ -222,7 +230,13 @@ function renderWith(c: RenderContext, markdown: string, clean = true): string {
 }
 
 /** A note's body (frontmatter removed) as sanitised HTML. */
-export function renderNote(vault: VaultContext, path: string, content: string): string {
+export function renderNote(root: string, resolve: ResolveLink, path: string, content: string): string {
   const body = splitFrontmatter(content.replace(/\r\n?/g, "\n")).body;
-  return renderWith({ vault, path, depth: 0, slugger: new GithubSlugger() }, body);
+  return renderWith({ root, resolve, path, depth: 0, slugger: new GithubSlugger() }, body);
+}
+
+/** Shown instead when the render ran out of its time: the text itself, escaped. */
+export function plainNoteHtml(content: string, why: string): string {
+  const body = splitFrontmatter(content.replace(/\r\n?/g, "\n")).body;
+  return `<p class="muted">${escapeHtml(why)}</p><pre class="plain-note">${escapeHtml(body)}</pre>`;
 }
