@@ -1,16 +1,16 @@
 import type { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
-import { isIgnoredPath, isRealFolder, lstatInVault } from "../vault/paths";
-import { isNoteEntry, isNotePath, scanVault, scanVaultYielding, statEntry, type FileEntry } from "../vault/scan";
+import { isRealFolder } from "../vault/paths";
+import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
-import { diffListing, filesUnder, hasFileRow, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
+import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
+import { diffPaths } from "./path-diff";
 import type { LinkResolver } from "./resolver";
 
 export interface IndexStatus {
@@ -132,52 +132,11 @@ export class Indexer {
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
       if (!isRealFolder(this.root)) throw new Error(`cannot list the vault folder ${this.root}`);
       const known = knownUnder(this.db, paths);
-      const todo: FileEntry[] = [];
-      const deleted: string[] = [];
-      const attachments: FileEntry[] = [];
-      const goneFiles: string[] = [];
-      const seen = new Set<string>();
-      const consider = (rel: string) => {
-        if (seen.has(rel) || isIgnoredPath(rel)) return;
-        seen.add(rel);
-        const abs = join(this.root, rel);
-        // lstat along the whole path: a symlink (to a folder outside, to .git, to a file) is never followed,
-        // exactly as the start-up scan skips it; what it points at is treated as not there.
-        const isDir = lstatInVault(this.root, rel)?.isDirectory() ?? false;
-        if (isDir) {
-          let sub;
-          try {
-            sub = scanVault(abs);
-          } catch {
-            return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
-          }
-          for (const n of sub.notes) consider(`${rel}/${n.path}`);
-          for (const a of sub.attachments) consider(`${rel}/${a.path}`);
-          return;
-        }
-        const entry = statEntry(this.root, rel);
-        if (entry) {
-          const k = known.get(rel);
-          if (!isNoteEntry(rel, entry.size)) {
-            attachments.push(entry);
-            if (k) deleted.push(rel); // a note grown past the size of a note
-          } else {
-            if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
-            if (!k && isNotePath(rel) && hasFileRow(this.db, rel)) goneFiles.push(rel); // back under it
-          }
-          return;
-        }
-        if (known.has(rel)) deleted.push(rel);
-        else if (!isNotePath(rel) || hasFileRow(this.db, rel)) goneFiles.push(rel);
-        // Gone, and perhaps a folder: everything indexed under it is gone too.
-        for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(this.root, p)) deleted.push(p);
-        for (const f of filesUnder(this.db, rel)) if (!lstatInVault(this.root, f)) goneFiles.push(f);
-      };
-      for (const p of paths) consider(p);
+      const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
       if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
         return { changed: [], deleted: [], attachments: [] };
       }
-      const change = await this.apply(todo, [...new Set(deleted)], attachments, [...new Set(goneFiles)], known);
+      const change = await this.apply(todo, deleted, attachments, goneFiles, known);
       if (this.status.state === "ready") this.markCurrent();
       return change;
     });

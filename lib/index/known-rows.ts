@@ -40,11 +40,12 @@ export function knownUnder(db: Database, paths: string[]): Map<string, KnownNote
   return m;
 }
 
-/** Attachments indexed under a folder. */
+/** Whether an attachment is indexed at this path. */
 export function hasFileRow(db: Database, rel: string): boolean {
   return db.query("SELECT 1 FROM files WHERE path = ?").get(rel) !== null;
 }
 
+/** Attachments indexed under a folder. */
 export function filesUnder(db: Database, rel: string): string[] {
   const like = rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
   return (db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(like) as { path: string }[]).map((r) => r.path);

@@ -1,0 +1,54 @@
+import type { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { isIgnoredPath, lstatInVault } from "../vault/paths";
+import { isNoteEntry, isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
+import { filesUnder, hasFileRow, type KnownNote, type ListingDiff } from "./known-rows";
+
+/**
+ * How some vault-relative paths (files or folders, existing or gone) differ
+ * from the index: update()'s counterpart to diffListing, which compares a
+ * whole listing. `known` holds the rows under those paths (knownUnder).
+ */
+export function diffPaths(root: string, db: Database, paths: string[], known: Map<string, KnownNote>): ListingDiff {
+  const todo: FileEntry[] = [];
+  const deleted: string[] = [];
+  const attachments: FileEntry[] = [];
+  const goneFiles: string[] = [];
+  const seen = new Set<string>();
+  const consider = (rel: string) => {
+    if (seen.has(rel) || isIgnoredPath(rel)) return;
+    seen.add(rel);
+    // lstat along the whole path: a symlink (to a folder outside, to .git, to a file) is never followed,
+    // exactly as the start-up scan skips it; what it points at is treated as not there.
+    if (lstatInVault(root, rel)?.isDirectory()) {
+      let sub;
+      try {
+        sub = scanVault(join(root, rel));
+      } catch {
+        return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
+      }
+      for (const n of sub.notes) consider(`${rel}/${n.path}`);
+      for (const a of sub.attachments) consider(`${rel}/${a.path}`);
+      return;
+    }
+    const entry = statEntry(root, rel);
+    if (entry) {
+      const k = known.get(rel);
+      if (!isNoteEntry(rel, entry.size)) {
+        attachments.push(entry);
+        if (k) deleted.push(rel); // a note grown past the size of a note
+      } else {
+        if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+        if (!k && isNotePath(rel) && hasFileRow(db, rel)) goneFiles.push(rel); // back under it
+      }
+      return;
+    }
+    if (known.has(rel)) deleted.push(rel);
+    else if (!isNotePath(rel) || hasFileRow(db, rel)) goneFiles.push(rel);
+    // Gone, and perhaps a folder: everything indexed under it is gone too.
+    for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(root, p)) deleted.push(p);
+    for (const f of filesUnder(db, rel)) if (!lstatInVault(root, f)) goneFiles.push(f);
+  };
+  for (const p of paths) consider(p);
+  return { todo, deleted: [...new Set(deleted)], attachments, goneFiles: [...new Set(goneFiles)] };
+}
