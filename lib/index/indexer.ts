@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
-import { isRealFolder } from "../vault/paths";
+import { lstatInVault } from "../vault/paths";
 import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
@@ -130,7 +130,7 @@ export class Indexer {
     return this.serial(async () => {
       // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
-      if (!isRealFolder(this.root)) throw new Error(`cannot list the vault folder ${this.root}`);
+      if (!lstatInVault(this.root, "")?.isDirectory()) throw new Error(`cannot list the vault folder ${this.root}`);
       const known = knownUnder(this.db, paths);
       const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
       if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {

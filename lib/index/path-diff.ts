@@ -27,8 +27,9 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
       } catch {
         return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
       }
-      for (const n of sub.notes) consider(`${rel}/${n.path}`);
-      for (const a of sub.attachments) consider(`${rel}/${a.path}`);
+      const under = rel ? `${rel}/` : "";
+      for (const n of sub.notes) consider(under + n.path);
+      for (const a of sub.attachments) consider(under + a.path);
       return;
     }
     const entry = statEntry(root, rel);

@@ -94,15 +94,6 @@ export function normalizeVaultPath(input: string, opts: { allowRoot?: boolean } 
   return pathSpellings(input, opts)[0]!;
 }
 
-/** A folder that is there and not a link (the vault root before a batch of changes is applied). */
-export function isRealFolder(abs: string): boolean {
-  try {
-    return lstatSync(abs).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * lstat of a vault-relative path when no component of it is a symlink (and
  * every component but the last is a folder); null when it does not exist or
@@ -110,7 +101,13 @@ export function isRealFolder(abs: string): boolean {
  * start-up scan, the watcher and the tools.
  */
 export function lstatInVault(root: string, rel: string): Stats | null {
-  if (!rel) return lstatSync(root);
+  if (!rel) {
+    try {
+      return lstatSync(root); // the root itself: a link here is the vault folder being swapped out
+    } catch {
+      return null;
+    }
+  }
   const parts = rel.split("/");
   let abs = root;
   for (let i = 0; i < parts.length; i++) {
