@@ -107,6 +107,17 @@ describe("rendering runs off the request thread, with a budget", () => {
     expect(body.html).toContain('href="/notes/Projects/Lettuce.md"');
   });
 
+  test("a note saved with a byte-order mark and CRLF line ends shows its body, not its frontmatter", async () => {
+    writeFileSync(join(s.root, "Inbox/Windows.md"), "\ufeff---\r\ntags: [win]\r\n---\r\n# Saved on Windows\r\n\r\nBody text.\r\n");
+    writeFileSync(join(s.root, "Inbox/Embeds Windows.md"), "# Host\n\n![[Windows]]\n");
+    await s.vault.indexer.update(["Inbox/Windows.md", "Inbox/Embeds Windows.md"]);
+    for (const path of ["Inbox/Windows.md", "Inbox/Embeds Windows.md"]) {
+      const { body } = await get(`/api/note?path=${encodeURIComponent(path)}`);
+      expect(body.html).toContain("Body text.");
+      expect(body.html).not.toContain("tags:");
+    }
+  });
+
   test("a note marked would take minutes over comes back as plain text, and a ping sent meanwhile is answered first", async () => {
     // ~30 µs a character for marked's inline pass under Bun: 1 MB of '[' is minutes (a write token may save 2 MB).
     writeFileSync(join(s.root, "Inbox/Brackets.md"), "# Brackets\n\n" + "[".repeat(1_000_000) + "\n");

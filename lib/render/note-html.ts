@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import GithubSlugger from "github-slugger";
 import { Marked, type MarkedExtension, type Tokens } from "marked";
-import { headingPlainText, parseWikilinkInner, splitFrontmatter } from "../vault/parse";
+import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
 import { safeAbsPath } from "../vault/paths";
 import { maySetextHeading } from "../vault/setext-guard";
 import { sanitizeNoteHtml } from "./sanitize";
@@ -75,7 +75,7 @@ function embedNote(path: string, heading: string | null, label: string): string 
   if (c.depth >= 1) return link;
   let body: string;
   try {
-    body = splitFrontmatter(readFileSync(safeAbsPath(c.root, path), "utf8")).body;
+    body = noteBody(readFileSync(safeAbsPath(c.root, path), "utf8"));
   } catch {
     return `<span class="unresolved">${escapeHtml(label)}</span>`;
   }
@@ -231,12 +231,12 @@ function renderWith(c: RenderContext, markdown: string, clean = true): string {
 
 /** A note's body (frontmatter removed) as sanitised HTML. */
 export function renderNote(root: string, resolve: ResolveLink, path: string, content: string): string {
-  const body = splitFrontmatter(content.replace(/\r\n?/g, "\n")).body;
+  const body = noteBody(content);
   return renderWith({ root, resolve, path, depth: 0, slugger: new GithubSlugger() }, body);
 }
 
 /** Shown instead when the render ran out of its time: the text itself, escaped. */
 export function plainNoteHtml(content: string, why: string): string {
-  const body = splitFrontmatter(content.replace(/\r\n?/g, "\n")).body;
+  const body = noteBody(content);
   return `<p class="muted">${escapeHtml(why)}</p><pre class="plain-note">${escapeHtml(body)}</pre>`;
 }

@@ -179,6 +179,11 @@ function plainText(content: string): string {
   return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
 }
 
+/** A note's text after its frontmatter, as the parser reads it (what a reader of the note sees). */
+export function noteBody(content: string): string {
+  return splitFrontmatter(plainText(content)).body;
+}
+
 export function parseNote(path: string, content: string): ParsedNote {
   const text = plainText(content);
   const fm = splitFrontmatter(text);
