@@ -39,11 +39,12 @@ export const readAttachment = defineTool({
     // The literal path first, then its decoded and NFC/NFD spellings; never through a symlink.
     const spellings = pathSpellings(path);
     for (const s of spellings) safeAbsPath(vault.root, s);
-    const rel = spellings.find((s) => lstatInVault(vault.root, s)?.isFile()) ?? spellings[0]!;
+    const found = spellings.map((s) => ({ rel: s, st: lstatInVault(vault.root, s) })).find((f) => f.st?.isFile());
+    const { rel, st } = found ?? { rel: spellings[0]!, st: lstatInVault(vault.root, spellings[0]!) };
     const abs = safeAbsPath(vault.root, rel);
-    const st = lstatInVault(vault.root, rel);
     // A Markdown file too big to be a note is listed as an attachment; the size check below answers for it.
-    if (isNotePath(rel) && !(st?.isFile() && !isNoteEntry(rel, st.size))) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
+    const oversizedNote = st?.isFile() && !isNoteEntry(rel, st.size);
+    if (isNotePath(rel) && !oversizedNote) throw new ToolError("invalid-input", `${rel} is a note; use read_note`);
     if (!st) throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
     if (!st.isFile()) throw new ToolError("attachment-not-found", `Not a file: ${rel}`);
     if (st.size > MAX_ATTACHMENT_BYTES) {

@@ -15,16 +15,22 @@ export function absOf(root: string, rel: string): string {
   return join(root, ...rel.split("/"));
 }
 
-/** The file's bytes, or null when there is no regular file there; too-large past the size of a note (lib/vault/scan.ts). */
+/**
+ * A file too big to be a note (lib/vault/scan.ts) is not read into memory to be
+ * edited, replaced or compared: the one refusal of every read on the write path.
+ */
+export function refuseIfNotNoteSized(name: string, size: number): void {
+  if (size <= MAX_NOTE_FILE_BYTES) return;
+  throw new ToolError("too-large", `${name} is ${size} bytes: files over ${MAX_NOTE_FILE_BYTES} bytes are not notes and are not rewritten`, {
+    size,
+    maxBytes: MAX_NOTE_FILE_BYTES,
+  });
+}
+
+/** The file's bytes, or null when there is no regular file there; too-large past the size of a note. */
 export function readBytes(abs: string): Buffer | null {
   try {
-    const size = statSync(abs).size;
-    if (size > MAX_NOTE_FILE_BYTES) {
-      throw new ToolError("too-large", `${abs.split(/[\\/]/).pop()} is ${size} bytes: files over ${MAX_NOTE_FILE_BYTES} bytes are not notes and are not rewritten`, {
-        size,
-        maxBytes: MAX_NOTE_FILE_BYTES,
-      });
-    }
+    refuseIfNotNoteSized(abs.split(/[\\/]/).pop()!, statSync(abs).size);
     return readFileSync(abs);
   } catch (e) {
     const code = (e as { code?: string }).code;

@@ -9,8 +9,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
-import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
-import { absOf } from "./atomic";
+import { absOf, refuseIfNotNoteSized } from "./atomic";
 import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
@@ -153,13 +152,7 @@ export class VaultDir {
     }
     try {
       const before = identityOfFd(fd);
-      // A file too big to be a note (lib/vault/scan.ts) is not read into memory to be edited or replaced.
-      if (before.size > BigInt(MAX_NOTE_FILE_BYTES)) {
-        throw new ToolError("too-large", `${name} is ${before.size} bytes: files over ${MAX_NOTE_FILE_BYTES} bytes are not notes and are not rewritten`, {
-          size: Number(before.size),
-          maxBytes: MAX_NOTE_FILE_BYTES,
-        });
-      }
+      refuseIfNotNoteSized(name, Number(before.size));
       const bytes = readFileSync(fd);
       const after = identityOfFd(fd);
       // Written to while we read (an in-place save): report it as changed, never as what we half-read.
