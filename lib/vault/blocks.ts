@@ -1,15 +1,22 @@
 // Where a note body's blocks are (headings, code, lists, quotes) and its code
 // masked out, so that the parser never sees tags or links inside code. Kept
 // apart from parse.ts: this is the part tuned for the cold-index budget.
-import type { Lexer as LexerClass, Token } from "marked";
+import type { Lexer as LexerClass, MarkedOptions, Token } from "marked";
 import { blankCodeSpans } from "./code-spans";
-import { guardedTokenizer } from "./setext-guard";
+import { setextGuard } from "./setext-guard";
 
 // marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
 // cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
 let lexer: typeof LexerClass | null = null;
+let lexerOptions: MarkedOptions | null = null;
 function markedLexer(): typeof LexerClass {
   return (lexer ??= (require("marked") as typeof import("marked")).Lexer);
+}
+
+/** A block lexer with the setext guard; the options (and their tokenizer) are built once and shared. */
+function guardedLexer(): LexerClass {
+  lexerOptions ??= new (require("marked") as typeof import("marked")).Marked({ gfm: true, tokenizer: setextGuard }).defaults;
+  return new (markedLexer())(lexerOptions);
 }
 
 const FENCE = /^[ \t>]*(```+|~~~+)/;
@@ -130,7 +137,7 @@ export function blocks(lines: string[]): Block[] {
   if (simple) return simple;
   let tokens: Token[];
   try {
-    tokens = new (markedLexer())({ gfm: true, tokenizer: guardedTokenizer(require("marked") as typeof import("marked")) }).blockTokens(skeleton(lines), []) as Token[];
+    tokens = guardedLexer().blockTokens(skeleton(lines), []) as Token[];
   } catch {
     return [];
   }

@@ -4,8 +4,6 @@
 // JSON) would hold the thread that renders it for half a minute. A setext
 // heading needs an underline line before the paragraph's first blank line, so
 // a paragraph without one is answered "no heading here" without the rule.
-import type { Tokenizer as TokenizerClass, Tokens } from "marked";
-
 const BLANK = /^[ \t]*$/;
 const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 // The lexer asks at every block; a look that ran to the first blank line each time would itself be quadratic in a
@@ -25,12 +23,10 @@ export function maySetextHeading(src: string): boolean {
   return i !== -1;
 }
 
-/** A marked Tokenizer whose setext-heading rule runs only where an underline line can end the paragraph. */
-export function guardedTokenizer(marked: { Tokenizer: typeof TokenizerClass }): TokenizerClass {
-  class Guarded extends marked.Tokenizer {
-    override lheading(src: string): Tokens.Heading | undefined {
-      return maySetextHeading(src) ? super.lheading(src) : undefined;
-    }
-  }
-  return new Guarded();
-}
+/**
+ * marked's setext-heading rule only where an underline line can end the paragraph, as a marked extension's
+ * tokenizer override ("false" runs marked's own rule; undefined is "no heading here").
+ */
+export const setextGuard = {
+  lheading: (src: string): false | undefined => (maySetextHeading(src) ? false : undefined),
+};
