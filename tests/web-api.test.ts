@@ -107,6 +107,17 @@ describe("rendering runs off the request thread, with a budget", () => {
     expect(body.html).toContain('href="/notes/Projects/Lettuce.md"');
   });
 
+  test("a note saved a moment ago, before the watcher indexed it, shows its new links, headings and title", async () => {
+    writeFileSync(join(s.root, "Inbox/Fresh.md"), "# Fresh\n\nNothing yet.\n");
+    await s.vault.indexer.update(["Inbox/Fresh.md"]);
+    writeFileSync(join(s.root, "Inbox/Fresh.md"), "# Fresher\n\n## Later part\n\nSee [[Wikilinks]].\n");
+    const { body } = await get("/api/note?path=Inbox/Fresh.md");
+    expect(body.title).toBe("Fresher");
+    expect(body.html).toContain('href="/notes/Concepts/Wikilinks.md"');
+    expect(body.headings.map((h: { title: string }) => h.title)).toContain("Later part");
+    expect(body.outgoing.items.map((l: { resolvedPath: string }) => l.resolvedPath)).toEqual(["Concepts/Wikilinks.md"]);
+  });
+
   test("a note saved with a byte-order mark and CRLF line ends shows its body, not its frontmatter", async () => {
     writeFileSync(join(s.root, "Inbox/Windows.md"), "\ufeff---\r\ntags: [win]\r\n---\r\n# Saved on Windows\r\n\r\nBody text.\r\n");
     writeFileSync(join(s.root, "Inbox/Embeds Windows.md"), "# Host\n\n![[Windows]]\n");

@@ -12,7 +12,8 @@ import { lintPage, lintSummary, SEVERITY, type LintFilter } from "../hygiene/lin
 import { RULES, type Rule } from "../hygiene/lint-config";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
-import { resolveFromTable } from "../render/link-table";
+import { resolveFromIndexed } from "../render/link-table";
+import { renderLinks } from "../retrieval/links";
 import { renderForWire } from "./json-text";
 
 // search, graph and lint answer with their tool result already as JSON text (see
@@ -25,7 +26,7 @@ export type ReadJob =
   | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
-  | { kind: "renderNote"; root: string; path: string; content: string; links: [string, string | null][] };
+  | { kind: "renderNote"; root: string; path: string; content: string };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -57,7 +58,7 @@ export function runJob(db: Database, job: ReadJob): unknown {
       // The web UI's note page: marked runs here, where the pool's time budget can stop it. Loaded on first use:
       // marked and sanitize-html are most of a worker's start-up otherwise, and a server may never render.
       const { renderNote } = require("../render/note-html") as typeof import("../render/note-html");
-      return renderNote(job.root, resolveFromTable(job.links), job.path, job.content);
+      return renderNote(job.root, resolveFromIndexed(renderLinks(db, job.path)), job.path, job.content);
     }
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.

@@ -13,7 +13,6 @@ import type { Finding, LintFilter, Severity } from "../hygiene/lint";
 import type { Rule } from "../hygiene/lint-config";
 import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
-import { linkTable, type ResolveLink } from "../render/link-table";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
@@ -260,9 +259,6 @@ export const offloaded = {
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** A note as sanitised HTML; rejects with kind "timeout" when `signal` fires first (the worker is then retired). */
-  renderNote: (vault: VaultContext, path: string, content: string, signal?: AbortSignal) => {
-    const resolve: ResolveLink = (link, from) => vault.indexer.resolver.resolve(link, from);
-    const links = linkTable(vault.root, resolve, path, content);
-    return readPool(vault).run<string>({ kind: "renderNote", root: vault.root, path, content, links }, signal);
-  },
+  renderNote: (vault: VaultContext, path: string, content: string, signal?: AbortSignal) =>
+    readPool(vault).run<string>({ kind: "renderNote", root: vault.root, path, content }, signal),
 };

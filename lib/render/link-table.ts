@@ -1,45 +1,28 @@
-// The links a note's render can meet, resolved on the thread that holds the
-// index's resolver, so that the render itself can run in a read worker
-// (note-html.ts). Kept apart from the renderer: building the table needs no
-// marked and no sanitizer, which the server's request thread never loads for it.
-import { readFileSync } from "node:fs";
-import { parseNote } from "../vault/parse";
-import { safeAbsPath } from "../vault/paths";
+// The links a note's render can meet, with where each resolves: read from the
+// index, which parsed and resolved them when it indexed the note (and keeps
+// them current as names come and go). The render runs in a read worker, away
+// from the index's in-memory resolver; parsing the note again for its links
+// on the request thread cost ~0.7 s for a 20 MB note, on every view of any
+// page that embeds it.
 
 export type LinkKind = "wikilink" | "markdown";
 /** Resolves a link as the index does: the note or file it names, or null. */
 export type ResolveLink = (link: { target: string; kind: LinkKind }, from: string) => string | null;
 
-/** The key of one link in a LinkTable. */
-const linkKey = (from: string, kind: string, target: string) => `${from}\n${kind}\n${target}`;
-
-/**
- * Every link a render of the note can meet, resolved: the note's own and those of the notes it embeds (one
- * level, as rendering does). Found by the index's parser (linear in the text; marked is not), so a render
- * elsewhere answers the same as one here; a link marked reads that the parser does not (a reference-style
- * link) shows as unresolved.
- */
-export function linkTable(root: string, resolve: ResolveLink, path: string, content: string): [string, string | null][] {
-  const out = new Map<string, string | null>();
-  const add = (from: string, text: string, embeds: boolean) => {
-    for (const l of parseNote(from, text).links) {
-      const hit = resolve({ target: l.target, kind: l.kind }, from);
-      out.set(linkKey(from, l.kind, l.target), hit);
-      if (!embeds || !l.embed || !hit || !/\.md$/i.test(hit) || out.has(linkKey(hit, "", ""))) continue;
-      out.set(linkKey(hit, "", ""), null);
-      try {
-        add(hit, readFileSync(safeAbsPath(root, hit), "utf8"), false);
-      } catch {
-        /* gone: the render shows it unresolved */
-      }
-    }
-  };
-  add(path, content, true);
-  return [...out];
+/** One indexed link: the note it is in, how it was written, and what it resolved to. */
+export interface IndexedLink {
+  source: string;
+  kind: string;
+  target: string;
+  resolved: string | null;
 }
 
-/** A ResolveLink that answers from a LinkTable (null for a link the table does not hold). */
-export function resolveFromTable(table: [string, string | null][]): ResolveLink {
-  const map = new Map(table);
-  return ({ target, kind }, from) => map.get(linkKey(from, kind, target)) ?? null;
+/**
+ * A ResolveLink that answers from the index's rows for a note and the notes it embeds. A link the rows do not
+ * hold (text saved a moment ago, before the index saw it; a link marked reads that the parser does not) shows
+ * as unresolved: the note page brings the index up to date before it renders.
+ */
+export function resolveFromIndexed(rows: IndexedLink[]): ResolveLink {
+  const map = new Map(rows.map((r) => [`${r.source}\n${r.kind}\n${r.target}`, r.resolved]));
+  return ({ target, kind }, from) => map.get(`${from}\n${kind}\n${target}`) ?? null;
 }

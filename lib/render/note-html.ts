@@ -4,8 +4,8 @@
 // them, then sanitised (sanitize.ts). A vault's Markdown is untrusted:
 // everything this file emits is escaped here and cleaned again after. It runs
 // in a read worker with a time budget (marked is slow on some text under Bun:
-// ~30 µs a character of a long paragraph), so links are resolved beforehand on
-// the thread that holds the index's resolver (link-table.ts).
+// ~30 µs a character of a long paragraph), so links resolve from the index's
+// own rows (link-table.ts).
 import { readFileSync } from "node:fs";
 import GithubSlugger from "github-slugger";
 import { Marked, type MarkedExtension, type Tokens } from "marked";

@@ -71,3 +71,14 @@ export function linkedNoteIds(db: Database, noteId: number): number[] {
 export function noteLinkPairs(db: Database): { src: number; dst: number }[] {
   return db.query("SELECT DISTINCT l.note_id AS src, t.id AS dst FROM links l JOIN notes t ON t.path = l.resolved WHERE t.id != l.note_id").all() as { src: number; dst: number }[];
 }
+
+/**
+ * The links a render of a note can meet, as the index resolved them: the note's own, and those of the notes
+ * it embeds (one level, as the web page renders embeds).
+ */
+export function renderLinks(db: Database, path: string): { source: string; kind: string; target: string; resolved: string | null }[] {
+  const q = db.query("SELECT n.path AS source, l.kind, l.target, l.resolved, l.embed FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = ?");
+  const own = q.all(path) as { source: string; kind: string; target: string; resolved: string | null; embed: number }[];
+  const embedded = new Set(own.filter((l) => l.embed && l.resolved && /\.md$/i.test(l.resolved) && l.resolved !== path).map((l) => l.resolved!));
+  return [...own, ...[...embedded].flatMap((p) => q.all(p) as typeof own)];
+}

@@ -65,7 +65,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
 
   app.get("/api/note", async (c) => {
     try {
-      const row = findNote(db, vault.root, c.req.query("path") ?? "");
+      let row = findNote(db, vault.root, c.req.query("path") ?? "");
       const abs = safeAbsPath(vault.root, row.path);
       let bytes: Buffer;
       let modified: string;
@@ -76,6 +76,13 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
         throw new ToolError("note-not-found", `Note not found: ${row.path}`);
       }
       const content = bytes.toString("utf8");
+      const hash = contentHash(bytes);
+      // Saved since the index last read it (the watcher has not caught up): index it now, so that the render's
+      // links (read from the index) and the headings and links listed here are those of the text shown.
+      if (hash !== row.hash) {
+        await vault.indexer.update([row.path]).catch(() => undefined);
+        row = findNote(db, vault.root, row.path);
+      }
       return c.json({
         path: row.path,
         title: row.title,
@@ -83,7 +90,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
         aliases: JSON.parse(row.aliases),
         frontmatter: JSON.parse(row.frontmatter),
         html: await noteHtml(row.path, content),
-        hash: contentHash(bytes),
+        hash,
         size: bytes.length,
         modified,
         headings: noteHeadings(db, row.id).map(({ level, title, id }) => ({ level, title, id })),
