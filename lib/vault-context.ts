@@ -1,7 +1,10 @@
 import type { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { Indexer } from "./index/indexer";
 import { VaultWatcher } from "./index/watcher";
-import { openIndexDb } from "./store/index-db";
+import { checkpointOffThread, unwatchWal, watchWal } from "./store/checkpointer";
+import { ftsPath } from "./store/fts-db";
+import { lettuceDir, openIndexDb } from "./store/index-db";
 import { getSetting, openStateDb } from "./store/state-db";
 import { checkVaultDir } from "./vault-dir";
 
@@ -44,6 +47,10 @@ export class VaultContext {
   }
 
   startWatching(): void {
+    // A process that watches a vault serves it for long: the index's WAL is checkpointed off the request thread.
+    checkpointOffThread();
+    watchWal(this.indexDb, join(lettuceDir(this.root), "index.db"));
+    watchWal(this.indexDb, ftsPath(this.root));
     if (!this.watcher) {
       this.watcher = new VaultWatcher(this.root, this.indexer);
       this.watcher.start();
@@ -69,6 +76,7 @@ export class VaultContext {
         /* closing anyway */
       }
     }
+    unwatchWal(this.indexDb);
     this.indexDb.close();
     this.stateDb.close();
   }

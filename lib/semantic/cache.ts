@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
+import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate } from "../store/migrate";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
@@ -34,6 +35,8 @@ export class EmbeddingCache {
     this.db.exec("PRAGMA synchronous = NORMAL");
     this.db.exec("PRAGMA busy_timeout = 5000");
     migrate(this.db, CACHE_MIGRATIONS, "embeddings.db");
+    // A serving process checkpoints it off the request thread (a no-op otherwise).
+    watchWal(this.db, file);
   }
 
   static open(root: string): EmbeddingCache {
@@ -91,6 +94,7 @@ export class EmbeddingCache {
   }
 
   close(): void {
+    unwatchWal(this.db);
     this.db.close();
   }
 }
