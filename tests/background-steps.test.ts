@@ -1,0 +1,102 @@
+// Background work and the request thread (issue 15 part 1): a background pass's
+// steps leave the event loop between them, so a request that arrives during
+// one step is taken in before the next (and the pass then waits for it); and a
+// served vault's write-ahead logs are checkpointed by a thread of their own, so
+// the thread that answers requests never copies pages back and fsyncs. Asserted
+// on order and on what the connections and files show, never on time.
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { betweenSteps } from "../lib/offload/activity";
+import { EmbeddingCache } from "../lib/semantic/cache";
+import { checkpointNow } from "../lib/store/checkpointer";
+import { VaultContext } from "../lib/vault-context";
+import { withEnv } from "./helpers/env";
+import { startTestServer, tempDir, waitFor } from "./helpers/server";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function vault(notes: number): string {
+  const root = tempDir();
+  dirs.push(root);
+  mkdirSync(join(root, "Notes"));
+  for (let i = 0; i < notes; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nNote ${i} links to [[N${(i + 1) % notes}]].\n`);
+  return root;
+}
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+test("a request sent while a background pass runs its steps is answered before the pass ends", async () => {
+  await withEnv({ LETTUCE_BACKGROUND_IDLE_MS: "30" }, async () => {
+    const s = await startTestServer({ root: vault(3) });
+    try {
+      await s.call("get_vault_info"); // connected and warm
+      await Bun.sleep(100); // past the quiet period: the pass starts on a quiet server
+      const order: string[] = [];
+      // Each step holds the thread as a batch's write does; between them, betweenSteps() (the embedding pass's hook).
+      const pass = (async () => {
+        for (let i = 0; i < 40; i++) {
+          busy(10);
+          order.push("step");
+          await betweenSteps();
+        }
+        order.push("pass done");
+      })();
+      const answered = s.call("get_vault_info").then(() => order.push("answered"));
+      await Promise.all([pass, answered]);
+      // Steps ran before and after the answer: it was let in between them, not made to wait for the pass.
+      const at = order.indexOf("answered");
+      expect(at).toBeGreaterThan(0);
+      expect(order.slice(at + 1)).toContain("step");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+test("a served vault's index and embedding cache are checkpointed off the request thread", async () => {
+  const root = vault(50);
+  const s = await startTestServer({ root, watch: true });
+  try {
+    const autocheckpoint = (db: { query: (sql: string) => { get: () => unknown } }) => (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    // The request thread's connection never checkpoints by itself...
+    expect(autocheckpoint(s.vault.indexDb)).toBe(0);
+    const cache = EmbeddingCache.open(root);
+    expect(autocheckpoint(cache.db)).toBe(0);
+    cache.close();
+    // ...and what it writes still reaches the database file: the WAL is copied back by the checkpoint thread.
+    const indexFile = join(root, ".lettuce", "index.db");
+    checkpointNow();
+    await Bun.sleep(100);
+    const before = statSync(indexFile).mtimeMs;
+    for (let i = 0; i < 50; i++) writeFileSync(join(root, "Notes", `New ${i}.md`), `# New ${i}\n\n${"words ".repeat(200)}\n`);
+    await s.vault.indexer.update(Array.from({ length: 50 }, (_, i) => `Notes/New ${i}.md`));
+    await waitFor(() => statSync(indexFile).mtimeMs > before, { what: "index.db to take the checkpointed pages", timeoutMs: 5000 });
+    expect(await s.call("search", { query: "words", limit: 1 })).toMatchObject({ total: 50 });
+  } finally {
+    await s.close();
+  }
+});
+
+test("a one-shot command (no watcher) and LETTUCE_CHECKPOINT_THREAD=0 keep SQLite's own checkpoints", async () => {
+  const plain = VaultContext.open(vault(3));
+  try {
+    expect((plain.indexDb.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint).toBe(1000);
+  } finally {
+    plain.close();
+  }
+  await withEnv({ LETTUCE_CHECKPOINT_THREAD: "0" }, async () => {
+    const s = await startTestServer({ root: vault(3), watch: true });
+    try {
+      expect((s.vault.indexDb.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint).toBe(1000);
+    } finally {
+      await s.close();
+    }
+  });
+});
