@@ -51,7 +51,7 @@ export interface ReconcileProgress {
 }
 
 // Passages written per transaction, and vectors cached per transaction (a background pass yields between them).
-const WRITE_PASSAGES = 16;
+const WRITE_PASSAGES = 8;
 const CACHE_PUT_CHUNK = 32;
 // A background pass splitting notes yields after this long (ms).
 const STEP_MS = 4;
