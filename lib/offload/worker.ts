@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import { ftsPath } from "../store/fts-db";
 import { runJob, type ReadJob } from "./jobs";
-import { lowerThreadPriority } from "./priority";
+import { lowerThreadPriority } from "../platform/thread-priority";
 
 declare const self: Worker;
 

@@ -7,7 +7,7 @@
 // arriving at start-up should not compete with at the same priority.
 import type { EmbeddingsModel } from "@energetic-ai/embeddings";
 import { readFileSync } from "node:fs";
-import { lowerThreadPriority } from "../offload/priority";
+import { lowerThreadPriority } from "../platform/thread-priority";
 import { threadTimes } from "../platform/thread-time";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
 import type { KernelRegistry } from "./builtin-kernels";

@@ -5,8 +5,12 @@
 // for a lock and never blocks the writer or a reader.
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
+import { lowerThreadPriority } from "../platform/thread-priority";
 
 declare const self: Worker;
+
+// Background work: on a busy machine the threads that answer requests get the core first.
+lowerThreadPriority();
 
 export type CheckpointRequest = { add: string } | { remove: string } | { now: true };
 
