@@ -5,27 +5,21 @@
 // the thread that answers requests never copies pages back and fsyncs. Asserted
 // on order and on what the connections and files show, never on time.
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { betweenSteps } from "../lib/offload/activity";
 import { EmbeddingCache } from "../lib/semantic/cache";
 import { checkpointNow } from "../lib/store/checkpointer";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
-import { startTestServer, tempDir, waitFor } from "./helpers/server";
+import { ringVault, startTestServer, waitFor } from "./helpers/server";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function vault(notes: number): string {
-  const root = tempDir();
-  dirs.push(root);
-  mkdirSync(join(root, "Notes"));
-  for (let i = 0; i < notes; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nNote ${i} links to [[N${(i + 1) % notes}]].\n`);
-  return root;
-}
+const vault = (notes: number) => ringVault(notes, dirs);
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;

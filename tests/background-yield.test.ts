@@ -6,27 +6,20 @@
 // layer makes for each request; the requests made meanwhile go through the
 // real server. Assertions are on order and progress, never on time.
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, rmSync } from "node:fs";
 import { auditLog } from "../lib/audit/log";
 import { changeJournal } from "../lib/changes/journal";
 import { requestStarted } from "../lib/offload/activity";
 import { startHealthRecorder } from "../lib/web/health-history";
 import { withEnv } from "./helpers/env";
-import { startTestServer, tempDir, waitFor } from "./helpers/server";
+import { ringVault, startTestServer, waitFor } from "./helpers/server";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function vault(notes: number): string {
-  const root = tempDir();
-  dirs.push(root);
-  mkdirSync(join(root, "Notes"));
-  for (let i = 0; i < notes; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nNote ${i} links to [[N${(i + 1) % notes}]].\n`);
-  return root;
-}
+const vault = (notes: number) => ringVault(notes, dirs);
 const mdCount = (root: string) => readdirSync(root, { recursive: true }).filter((f) => String(f).endsWith(".md")).length;
 // A few turns of the event loop and timers, longer than the quiet period set below.
 const turns = () => Bun.sleep(120);

@@ -2,7 +2,7 @@
 // ephemeral 127.0.0.1 port, and the official MCP SDK client.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startHttpServer, type RunningServer } from "../../lib/server/serve";
@@ -16,6 +16,15 @@ export { CORPORA, OBSIDIAN_HELP } from "./corpora";
 /** A fresh empty temp dir; the caller removes it (rmSync(dir, {recursive: true, force: true})). */
 export function tempDir(prefix = "lettuce-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A temp vault of `notes` small notes in Notes/, each linking to the next (a ring); its path is pushed onto `dirs` for removal. */
+export function ringVault(notes: number, dirs: string[]): string {
+  const root = tempDir();
+  dirs.push(root);
+  mkdirSync(join(root, "Notes"));
+  for (let i = 0; i < notes; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nNote ${i} links to [[N${(i + 1) % notes}]].\n`);
+  return root;
 }
 
 /** Copy a vault into a fresh temp dir (never write into examples/ or ../shared). */
