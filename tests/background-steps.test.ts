@@ -7,7 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { betweenSteps } from "../lib/offload/activity";
+import { whenQuiet } from "../lib/offload/activity";
 import { EmbeddingCache } from "../lib/semantic/cache";
 import { checkpointNow } from "../lib/store/checkpointer";
 import { VaultContext } from "../lib/vault-context";
@@ -33,12 +33,12 @@ test("a request sent while a background pass runs its steps is answered before t
       await s.call("get_vault_info"); // connected and warm
       await Bun.sleep(100); // past the quiet period: the pass starts on a quiet server
       const order: string[] = [];
-      // Each step holds the thread as a batch's write does; between them, betweenSteps() (the embedding pass's hook).
+      // Each step holds the thread as a batch's write does; between them, whenQuiet() (every background pass's hook).
       const pass = (async () => {
         for (let i = 0; i < 40; i++) {
           busy(10);
           order.push("step");
-          await betweenSteps();
+          await whenQuiet();
         }
         order.push("pass done");
       })();

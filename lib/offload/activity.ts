@@ -67,27 +67,23 @@ export function shouldYield(): boolean {
   return youngestWorking(now) !== null || now - lastEnd < quietMs();
 }
 
-/** Resolves once background work may go on (at once when the server is quiet). */
-export function whenQuiet(): Promise<void> {
-  if (!shouldYield()) return Promise.resolve();
-  return new Promise((resolve) => {
-    waiters.push(resolve);
-    wake();
-  });
-}
-
 /**
- * A background pass's step boundary. When the server is quiet whenQuiet() resolves as a microtask, so the
- * steps of a pass ran back to back in one turn of the event loop (a batch's cache write, its note writes and
- * the next batch's split: 40-90 ms, measured) and a request that arrived meanwhile waited for all of them.
- * Here the event loop turns first (a timer, not setImmediate: Bun runs immediates before timers that are
- * due and before new connections), taking in what has arrived, and the pass goes on only if that is nothing.
+ * Resolves once background work may go on. Background passes call it before each step, so it is their step
+ * boundary: unless a request waits for the work (foreground), the event loop turns first, taking in what has
+ * arrived meanwhile, and the check is made after that. Resolving at once (a microtask) on a quiet server let a
+ * pass run its steps back to back in one turn: an embedding batch's cache write, note writes and next split
+ * held the thread 40-90 ms (measured), the audit log's delete slices a year's worth at once. A timer, not
+ * setImmediate: Bun runs immediates before timers that are due and before new connections.
  */
-export async function betweenSteps(): Promise<void> {
+export async function whenQuiet(): Promise<void> {
   for (;;) {
+    if (foreground > 0) return;
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
     if (!shouldYield()) return;
-    await whenQuiet();
+    await new Promise<void>((resolve) => {
+      waiters.push(resolve);
+      wake();
+    });
   }
 }
 

@@ -3,7 +3,7 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
-import { betweenSteps, holdForeground } from "../offload/activity";
+import { holdForeground, whenQuiet } from "../offload/activity";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
@@ -149,7 +149,7 @@ export class SemanticService {
       try {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
-          yield: background ? betweenSteps : undefined,
+          yield: background ? whenQuiet : undefined,
           onReset: () => this.loaded.drop(),
           onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
           onWrite: (added, removed, notes, removedNotes) => this.loaded.apply(added, removed, notes, removedNotes),
