@@ -4,18 +4,11 @@
 // from the index's in-memory resolver; parsing the note again for its links
 // on the request thread cost ~0.7 s for a 20 MB note, on every view of any
 // page that embeds it.
+import type { IndexedLink } from "../retrieval/links";
 
 export type LinkKind = "wikilink" | "markdown";
 /** Resolves a link as the index does: the note or file it names, or null. */
 export type ResolveLink = (link: { target: string; kind: LinkKind }, from: string) => string | null;
-
-/** One indexed link: the note it is in, how it was written, and what it resolved to. */
-export interface IndexedLink {
-  source: string;
-  kind: string;
-  target: string;
-  resolved: string | null;
-}
 
 /**
  * A ResolveLink that answers from the index's rows for a note and the notes it embeds. A link the rows do not

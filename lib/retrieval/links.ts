@@ -72,13 +72,21 @@ export function noteLinkPairs(db: Database): { src: number; dst: number }[] {
   return db.query("SELECT DISTINCT l.note_id AS src, t.id AS dst FROM links l JOIN notes t ON t.path = l.resolved WHERE t.id != l.note_id").all() as { src: number; dst: number }[];
 }
 
+/** One indexed link: the note it is in, how it was written, and what it resolved to. */
+export interface IndexedLink {
+  source: string;
+  kind: string;
+  target: string;
+  resolved: string | null;
+}
+
 /**
  * The links a render of a note can meet, as the index resolved them: the note's own, and those of the notes
  * it embeds (one level, as the web page renders embeds).
  */
-export function renderLinks(db: Database, path: string): { source: string; kind: string; target: string; resolved: string | null }[] {
+export function renderLinks(db: Database, path: string): IndexedLink[] {
   const q = db.query("SELECT n.path AS source, l.kind, l.target, l.resolved, l.embed FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = ?");
-  const own = q.all(path) as { source: string; kind: string; target: string; resolved: string | null; embed: number }[];
+  const own = q.all(path) as (IndexedLink & { embed: number })[];
   const embedded = new Set(own.filter((l) => l.embed && l.resolved && /\.md$/i.test(l.resolved) && l.resolved !== path).map((l) => l.resolved!));
   return [...own, ...[...embedded].flatMap((p) => q.all(p) as typeof own)];
 }
