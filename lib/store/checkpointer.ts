@@ -2,8 +2,8 @@
 // whichever connection commits past 1,000 WAL pages, and a checkpoint copies
 // those pages into the database and fsyncs it: ~25 ms on this machine's disk,
 // up to 65 ms seen, on the thread that serves requests, every dozen or so
-// commits while a vault is embedded (128 vectors of the cache, 16 passages of
-// the index per commit). A long-running server (serve, stdio) turns SQLite's
+// commits while a vault is embedded (then 128 vectors of the cache, 16 passages
+// of the index per commit). A long-running server (serve, stdio) turns SQLite's
 // automatic checkpoint off on its own connections and lets a worker thread do
 // it on a connection of its own (checkpoint-worker.ts). One-shot commands keep
 // SQLite's default: they write in one go and checkpoint when they close.
@@ -71,7 +71,7 @@ export function unwatchWal(db: Database): void {
   }
 }
 
-/** Checkpoint every watched file now (tests, shutdown). */
+/** Checkpoint every watched file now, without waiting for the next round (tests). */
 export function checkpointNow(): void {
   if (files.size) worker?.postMessage({ now: true } satisfies CheckpointRequest);
 }
