@@ -69,22 +69,34 @@ export function shouldYield(): boolean {
 
 /**
  * Resolves once background work may go on. Background passes call it before each step, so it is their step
- * boundary: unless a request waits for the work (foreground), the event loop turns first, taking in what has
- * arrived meanwhile, and the check is made after that. Resolving at once (a microtask) on a quiet server let a
- * pass run its steps back to back in one turn: an embedding batch's cache write, note writes and next split
- * held the thread 40-90 ms (measured), the audit log's delete slices a year's worth at once. A timer, not
- * setImmediate: Bun runs immediates before timers that are due and before new connections.
+ * boundary. The first step since the event loop last turned goes at once when the server is quiet (a pass
+ * that starts with the server runs before the first request); a later one waits for the loop to turn first,
+ * taking in what has arrived meanwhile, unless a request waits for the work (foreground). Resolving at once
+ * every time let a pass run its steps back to back in one turn: an embedding batch's cache write, note
+ * writes and next split held the thread 40-90 ms (measured), the audit log's delete slices a year's worth
+ * at once. A timer, not setImmediate: Bun runs immediates before timers that are due and before new
+ * connections.
  */
 export async function whenQuiet(): Promise<void> {
   for (;;) {
     if (foreground > 0) return;
-    await new Promise<void>((resolve) => setTimeout(resolve, 0));
-    if (!shouldYield()) return;
+    if (steppedThisTurn) await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    if (!shouldYield()) {
+      markStep();
+      return;
+    }
     await new Promise<void>((resolve) => {
       waiters.push(resolve);
       wake();
     });
   }
+}
+
+let steppedThisTurn = false;
+function markStep(): void {
+  if (steppedThisTurn) return;
+  steppedThisTurn = true;
+  setTimeout(() => (steppedThisTurn = false), 0).unref?.();
 }
 
 /** Release the waiters if the server is quiet now, or check again when it may be. */
