@@ -4,8 +4,8 @@
 // scatter. The rules on their own, then through the real server with the real
 // built-in model on a slice of the SRD wiki: hybrid never drops a note that the
 // keyword ranking alone puts in the top 5 for a question in the page's words,
-// and prepare_context (which fuses retrieve()'s vector ranking by the same
-// rules) keeps the page its keywords find first.
+// and prepare_context, which ranks by retrieve() when there are vectors, keeps
+// the page its keywords find first and orders pages as semantic_search does.
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -132,5 +132,39 @@ describeWithCorpus("dnd-srd-wiki", "hybrid is never below the keyword ranking on
       expect({ task, ids: pack.concepts.map((c: { id: string }) => c.id) }).toEqual({ task, ids: expect.arrayContaining([n.path]) });
     }
     expect(checked).toBeGreaterThan(10);
+  }, 600_000);
+});
+
+describeWithCorpus("dnd-srd-wiki", "prepare_context ranks by retrieve() when the vault has vectors (built-in model)", () => {
+  // Folders that link nowhere: the pack's own priors (backlinks, co-links; no reviews, nothing stale) are all 1.
+  const v = useEmbeddedVault("lettuce-context-srd-", (root) => {
+    for (const dir of ["Monsters", "Treasure", "Classes"]) {
+      mkdirSync(join(root, dir));
+      const files = readdirSync(join(DND_SRD, dir)).filter((f) => f.endsWith(".md")).sort().slice(0, 40);
+      for (const f of files) cpSync(join(DND_SRD, dir, f), join(root, dir, f));
+    }
+  });
+
+  test("prepare_context's ranking is semantic_search's: on pages with no links, reviews or age to weigh, its concepts come in hybrid's order", async () => {
+    const titles = (v.s.vault.indexDb.query("SELECT title FROM notes ORDER BY path").all() as { title: string }[]).map((r) => r.title.replace(/\(.*?\)/g, "").trim());
+    const tasks = [...titles.filter((_, i) => i % 6 === 0).map((t) => `what should the party know about the ${t}`), "a flying beast that breathes fire", "gold and gems the heroes can sell", "how a wizard learns new spells"];
+    for (const task of tasks) {
+      const pack = await v.s.call("prepare_context", { task, maxConcepts: 6, maxTokens: 16000 });
+      const hybrid = (await v.s.call("semantic_search", { query: task, hybrid: true, limit: 6 })).items.map((i: { path: string }) => i.path);
+      const ids = pack.concepts.map((c: { id: string }) => c.id);
+      expect(pack.ranking).toBe("keyword+vector");
+      expect(ids.length).toBeGreaterThan(0);
+      expect({ task, ids }).toEqual({ task, ids: hybrid.slice(0, ids.length) });
+    }
+  }, 600_000);
+
+  test("prepare_context's keywords reach the hybrid ranking: a task in other words finds the page its keywords name", async () => {
+    const note = v.s.vault.indexDb.query("SELECT path, title FROM notes WHERE path LIKE 'Treasure/%' ORDER BY path LIMIT 1 OFFSET 7").get() as { path: string; title: string };
+    const task = "prepare tonight's encounter for the party";
+    const without = await v.s.call("prepare_context", { task, maxConcepts: 6 });
+    const withKeywords = await v.s.call("prepare_context", { task, keywords: [note.title], maxConcepts: 6 });
+    expect(withKeywords.ranking).toBe("keyword+vector");
+    expect(without.concepts.map((c: { id: string }) => c.id)).not.toContain(note.path);
+    expect(withKeywords.concepts.map((c: { id: string }) => c.id)).toContain(note.path);
   }, 600_000);
 });

@@ -36,6 +36,22 @@ export interface RetrieveOptions {
   signal?: AbortSignal;
   /** Replace the ranking chosen for the provider (benchmarks, `lettuce eval` comparisons). */
   ranking?: Partial<RankingParams>;
+  /**
+   * The caller's own words for what it wants, beside the query (prepare_context's
+   * keywords, often in the vault's words where the task is not): their BM25, times
+   * CALLER_KEYWORDS_WEIGHT, is added to the query's on the keyword side.
+   */
+  keywords?: string[];
+}
+
+/** A caller's keywords count half as much as the query's words (the prepare_context spec): they widen it, they do not replace it. */
+export const CALLER_KEYWORDS_WEIGHT = 0.5;
+
+/** The keyword ranking of the query, with the caller's keywords' BM25 added at CALLER_KEYWORDS_WEIGHT. */
+function keywordScores(db: Database, query: string, keywords: string[] | undefined, depth: number): Map<number, number> {
+  const out = new Map(keywordRank(db, query, depth).map((h) => [h.noteId, h.score]));
+  if (keywords?.length) for (const h of keywordRank(db, keywords.join(" "), depth)) out.set(h.noteId, (out.get(h.noteId) ?? 0) + CALLER_KEYWORDS_WEIGHT * h.score);
+  return out;
 }
 
 export interface RetrievedPassage {
@@ -56,6 +72,8 @@ export interface RetrievedNote {
   /** Higher is better: cosine (vector), fused and re-scored score (hybrid) or -bm25 (keyword). */
   score: number;
   passages: RetrievedPassage[];
+  /** Its place (from 1) in the query's own vector ranking, when it has one (vector and hybrid modes). */
+  vectorRank?: number;
 }
 
 export interface Retrieval {
@@ -163,7 +181,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keyword: Scored[] = [];
   if (mode === "hybrid") {
     await svc.syncKeywords();
-    for (const text of keywordTexts) keyword.push(new Map(keywordRank(db, text, depth).map((h) => [h.noteId, { score: h.score }])));
+    for (const text of keywordTexts) keyword.push(new Map([...keywordScores(db, text, text === o.query ? o.keywords : undefined, depth)].map(([id, score]) => [id, { score }])));
   }
   // What needs only the keyword side is read while the query embeds: how sure the keyword side is,
   // the passages of its hits (scored once the vector is here) and its best notes' texts for the second stage.
@@ -240,12 +258,14 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     page.map(([id]) => id),
   );
   const want = o.passagesPerNote ?? 1;
+  const vectorRanks = new Map([...(vector[0] ?? [])].sort((a, b) => b[1].score - a[1].score).map(([id], i) => [id, i + 1]));
   const notes: RetrievedNote[] = [];
   for (const [id, score] of page) {
     const n = refs.get(id);
     if (!n) continue; // deleted between ranking and now
     const passages = idx ? notePassagesByVector(db, idx.passages, id, queryVector, want) : [];
-    notes.push({ noteId: id, path: n.path, title: n.title, score, passages });
+    const vectorRank = vectorRanks.get(id);
+    notes.push({ noteId: id, path: n.path, title: n.title, score, passages, ...(vectorRank ? { vectorRank } : {}) });
   }
   return { mode, notes, total: scored.length };
 }
@@ -300,7 +320,7 @@ async function keywordRetrieve(svc: SemanticService, o: RetrieveOptions): Promis
   const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
   // Several query texts (expansion): a note keeps its best score.
   const best = new Map<number, number>();
-  for (const text of keywordTexts) for (const h of keywordRank(db, text, depth)) best.set(h.noteId, Math.max(best.get(h.noteId) ?? -Infinity, h.score));
+  for (const text of keywordTexts) for (const [id, score] of keywordScores(db, text, text === o.query ? o.keywords : undefined, depth)) best.set(id, Math.max(best.get(id) ?? -Infinity, score));
   let scored = [...best];
   if (o.preferRecent) scored = applyRecency(db, scored);
   scored.sort((a, b) => b[1] - a[1]);

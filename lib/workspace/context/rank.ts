@@ -1,18 +1,17 @@
 // Context Pack v2 ranking (docs/workspace.md, "Context packs"): which pages
-// answer a task. BM25 over titles (10×) and bodies for the task's words, plus
-// the agent's keywords at half weight; fused with the vector ranking when the
-// vault's embeddings are there; then a link-graph prior, a boost for pages a
-// person reviewed at their current content, and a penalty for deprecated or
-// stale ones. The weights are RANKING; the bench (bench/context.ts) measures them.
+// answer a task. When the vault's embeddings are there, retrieve()'s hybrid
+// ranking (the one semantic_search and answer use), the agent's keywords as a
+// half-weight keyword list; without them, BM25 over titles (10×) and bodies for
+// the task's words plus the keywords at half weight, scaled by coverage. Then
+// a link-graph prior, a boost for pages a person reviewed at their current
+// content, and a penalty for deprecated or stale ones. The weights are
+// RANKING; the bench (bench/context.ts) measures them.
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../../errors";
 import { selectEmbedder } from "../../providers/select";
 import { noteCount, SUMMARY_COLUMNS, type NoteRow } from "../../retrieval/notes";
 import { reviewsOf } from "../../store/reviews";
-import { rerankDocs } from "../../semantic/candidates";
-import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type RankingParams, type Scored } from "../../semantic/fusion";
-import { keywordConfidence } from "../../semantic/rerank";
-import { retrieve } from "../../semantic/retrieve";
+import { retrieve, type RetrievedNote } from "../../semantic/retrieve";
 import { SemanticService } from "../../semantic/service";
 import { embeddedModel, inList } from "../../semantic/store";
 import type { VaultContext } from "../../vault-context";
@@ -28,8 +27,6 @@ export const RANKING = {
   /** Candidates each ranked list contributes. */
   depth: 40,
   keywordWeight: 0.5,
-  /** RRF constant when fusing with vectors: small, so the top of each list counts most. */
-  rrfK: 10,
   /** × (1 + inbound · ln(1 + notes linking here)). */
   inbound: 0.04,
   /** × this when one / two or more of the three best candidates link to the page. */
@@ -162,28 +159,49 @@ function coverage(text: string, res: RegExp[]): number {
   return hits / res.length;
 }
 
-/** The vector ranking of the task, when this vault has vectors of the configured model; null otherwise (with why, when it tried). */
-async function vectorRanking(vault: VaultContext, text: string, depth: number, signal?: AbortSignal): Promise<{ ids: number[]; rules: RankingParams } | { skipped: string } | null> {
+/**
+ * The task ranked by retrieve()'s hybrid (keyword and vector, fused and
+ * re-scored as semantic_search and answer rank), when this vault has vectors
+ * of the configured model; null when it has none (with why, when it tried).
+ */
+async function hybridRanking(vault: VaultContext, o: { task: string; keywords: string[]; signal?: AbortSignal }): Promise<{ notes: RetrievedNote[] } | { skipped: string } | null> {
   const model = embeddedModel(vault.indexDb);
   // No vectors yet: never start a vault-wide embedding from here (serve and `lettuce embed` build them).
   if (!model?.dim) return null;
   const sel = await selectEmbedder();
   if (!sel.provider || sel.provider.id !== model.id) return null;
   try {
-    const r = await retrieve(SemanticService.for(vault), { query: text, limit: depth, mode: "vector", signal });
-    return { ids: r.notes.map((n) => n.noteId), rules: rankingFor(sel.provider.kind, sel.provider.model) };
+    const r = await retrieve(SemanticService.for(vault), { query: o.task, keywords: o.keywords, limit: RANKING.depth, mode: "hybrid", signal: o.signal });
+    return { notes: r.notes };
   } catch (e) {
     if (e instanceof ToolError) return { skipped: e.message };
     throw e;
   }
 }
 
+/** The words-only ranking: the task's BM25 plus half the keywords', each scaled by how many of the task's words the page holds. */
+async function lexicalRanking(db: Database, task: { terms: Term[]; query: string[] }, keywords: { terms: Term[]; query: string[] }, byKeyword: Map<number, number>): Promise<Map<number, number>> {
+  const lexical = bm25Any(db, task.query, RANKING.depth);
+  await nextTurn();
+  for (const [id, s] of byKeyword) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
+  // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
+  const taskRes = wordStarts(task.terms);
+  const keywordRes = wordStarts(keywords.terms);
+  const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
+  let read = 0;
+  for (const [id, s] of lexical) {
+    if (++read % 16 === 0) await nextTurn();
+    const text = candidateText(db, id);
+    const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
+    lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
+  }
+  return lexical;
+}
+
 export interface Candidate {
   row: NoteRow;
   frontmatter: Record<string, unknown>;
   score: number;
-  taskScore: number;
-  keywordScore: number;
   vectorRank: number | null;
   inbound: number;
   coLinked: number;
@@ -236,44 +254,12 @@ export async function rankForTask(
   const taskQuery = informative(taskTerms, taskDf, notes);
   const keywordQuery = informative(keywordTerms, await documentFrequencies(vault, keywordTerms), notes);
   await nextTurn();
-  const byTask = bm25Any(db, taskQuery.query, RANKING.depth);
-  await nextTurn();
   const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
   await nextTurn();
-  const vec = taskTerms.length || keywordTerms.length ? await vectorRanking(vault, [o.task, ...o.keywords].join("\n"), RANKING.depth, o.signal) : null;
-  const vectorIds = vec && "ids" in vec ? vec.ids : null;
-
-  // Lexical score: the task's BM25 plus half the keywords'.
-  const lexical = new Map<number, number>();
-  for (const [id, s] of byTask) lexical.set(id, s);
-  for (const [id, s] of byKeyword) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
-  // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
-  const taskRes = wordStarts(taskQuery.terms);
-  const keywordRes = wordStarts(keywordQuery.terms);
-  const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
-  let read = 0;
-  for (const [id, s] of lexical) {
-    if (++read % 16 === 0) await nextTurn();
-    const text = candidateText(db, id);
-    const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
-    lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
-  }
-  let base: Map<number, number>;
-  if (vectorIds && vectorIds.length && vec && "rules" in vec) {
-    // The vector list is fused as retrieve()'s hybrid fuses it for this model (lib/semantic/fusion.ts):
-    // with the built-in model it counts only when it agrees with the words' ranking, at half weight
-    // for pages the words did not find, and its best page keeps a place when the words scatter.
-    const lexList: Scored = new Map([...lexical].map(([id, s]) => [id, { score: s }]));
-    const vecList: Scored = new Map(vectorIds.map((id, i) => [id, { score: -i }]));
-    const w = vectorWeighting(lexList, vecList, 1, vec.rules);
-    base = fuseRankings([lexList], [vecList], { fusion: "rrf", k: RANKING.rrfK, vectorWeight: w.weight }, [], w.factor);
-    if (vec.rules.vectorSlot && lexical.size) {
-      const top = [...lexical].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([id]) => id);
-      const fused = [...base].sort((a, b) => b[1] - a[1]);
-      keepVectorSlot(fused, vectorIds[0], keywordConfidence(o.task, [...rerankDocs(db, top).values()]), vec.rules);
-      base = new Map(fused);
-    }
-  } else base = lexical;
+  // With vectors, the ranking is retrieve()'s, the one every tool shares; without, the words' own.
+  const hybrid = taskTerms.length || keywordTerms.length ? await hybridRanking(vault, o) : null;
+  const fused = hybrid && "notes" in hybrid ? hybrid.notes : null;
+  const base = fused ? new Map(fused.map((n) => [n.noteId, n.score])) : await lexicalRanking(db, taskQuery, keywordQuery, byKeyword);
   const max = Math.max(0, ...base.values());
   const ids = [...base.keys()];
   const rows = rowsByIds(db, ids);
@@ -285,7 +271,7 @@ export async function rankForTask(
     db,
     [...rows.values()].map((r) => r.path),
   );
-  const vectorRank = new Map((vectorIds ?? []).map((id, i) => [id, i + 1]));
+  const vectorRank = new Map((fused ?? []).flatMap((n) => (n.vectorRank ? [[n.noteId, n.vectorRank] as const] : [])));
 
   let candidates: Candidate[] = [];
   for (const [id, b] of base) {
@@ -304,7 +290,7 @@ export async function rankForTask(
     if (o.trustPolicy !== "any") score *= trust.trust === "human-reviewed" ? RANKING.reviewed : trust.trust === "external-human-asserted" ? RANKING.asserted : 1;
     if (fresh.deprecated) score *= RANKING.deprecated;
     else if (fresh.stale) score *= RANKING.stale;
-    candidates.push({ row, frontmatter: fm, score, taskScore: byTask.get(id) ?? 0, keywordScore: byKeyword.get(id) ?? 0, vectorRank: vectorRank.get(id) ?? null, inbound: n, coLinked: 0, trust, fresh });
+    candidates.push({ row, frontmatter: fm, score, vectorRank: vectorRank.get(id) ?? null, inbound: n, coLinked: 0, trust, fresh });
   }
   candidates.sort((a, b) => b.score - a.score || (a.row.path < b.row.path ? -1 : 1));
   // Graph prior, second half: pages the three best candidates point at.
@@ -328,8 +314,8 @@ export async function rankForTask(
   candidates = candidates.filter((c) => c.score >= RANKING.floor * top).slice(0, o.maxConcepts);
   return {
     candidates,
-    ranking: vectorIds ? "keyword+vector" : "keyword",
-    ...(vec && "skipped" in vec ? { vectorSkipped: vec.skipped } : {}),
+    ranking: fused ? "keyword+vector" : "keyword",
+    ...(hybrid && "skipped" in hybrid ? { vectorSkipped: hybrid.skipped } : {}),
     taskTerms,
     keywordTerms,
     missing,
