@@ -257,7 +257,8 @@ export async function rankForTask(
   const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
   await nextTurn();
   // With vectors, the ranking is retrieve()'s, the one every tool shares; without, the words' own.
-  const hybrid = taskTerms.length || keywordTerms.length ? await hybridRanking(vault, o) : null;
+  // The keywords as step 1 kept them: a word the task already has does not count twice.
+  const hybrid = taskTerms.length || keywordTerms.length ? await hybridRanking(vault, { task: o.task, keywords: keywordTerms.map((t) => t.word), signal: o.signal }) : null;
   const fused = hybrid && "notes" in hybrid ? hybrid.notes : null;
   const base = fused ? new Map(fused.map((n) => [n.noteId, n.score])) : await lexicalRanking(db, taskQuery, keywordQuery, byKeyword);
   const max = Math.max(0, ...base.values());
