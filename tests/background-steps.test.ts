@@ -4,6 +4,7 @@
 // served vault's write-ahead logs are checkpointed by a thread of their own, so
 // the thread that answers requests never copies pages back and fsyncs. Asserted
 // on order and on what the connections and files show, never on time.
+import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -93,4 +94,28 @@ test("a one-shot command (no watcher) and LETTUCE_CHECKPOINT_THREAD=0 keep SQLit
       await s.close();
     }
   });
+});
+
+test("an embedding-cache lookup that finds nothing takes no write lock; one that finds vectors marks only those as used", () => {
+  const root = vault(1);
+  const cache = EmbeddingCache.open(root);
+  const other = new Database(join(root, ".lettuce", "embeddings.db"));
+  try {
+    cache.put("m", [["a", new Float32Array([1, 2])]]);
+    cache.db.query("UPDATE vectors SET used_at = 0").run();
+    // Another connection holds the write lock (as a background write would): a lookup of a first build's
+    // new passages must not wait for it (it used to run an UPDATE, and wait out busy_timeout).
+    other.exec("PRAGMA busy_timeout = 0");
+    other.exec("BEGIN IMMEDIATE");
+    cache.db.exec("PRAGMA busy_timeout = 0");
+    expect(cache.get("m", ["new-1", "new-2"]).size).toBe(0);
+    other.exec("ROLLBACK");
+    const before = (cache.db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+    expect([...cache.get("m", ["a", "new-1"]).keys()]).toEqual(["a"]);
+    expect((cache.db.query("SELECT total_changes() AS n").get() as { n: number }).n - before).toBe(1);
+    expect((cache.db.query("SELECT used_at FROM vectors WHERE hash = 'a'").get() as { used_at: number }).used_at).toBeGreaterThan(0);
+  } finally {
+    other.close();
+    cache.close();
+  }
 });

@@ -55,9 +55,11 @@ export class EmbeddingCache {
       vec: Uint8Array;
     }[];
     const out = new Map(rows.map((r) => [r.hash, blobToVector(r.vec)]));
-    // Mark what was used (at most once a day per vector, to keep this a read).
+    // Mark what was used (at most once a day per vector, to keep this a read). Nothing found, nothing
+    // to mark: a first build finds nothing, and a write transaction per batch held the request thread.
+    if (!rows.length) return out;
     const t = now();
-    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, list);
+    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, JSON.stringify(rows.map((r) => r.hash)));
     return out;
   }
 
