@@ -175,7 +175,12 @@ test("a pair search's working memory is given back: repeated calls on a large se
   similarPairs(vectors, 0.9, 10);
   Bun.gc(true);
   const before = process.memoryUsage().rss;
-  for (let i = 0; i < 4; i++) similarPairs(vectors, 0.9, 10);
-  // Without the collection, three to six working copies were alive at once after calls like these.
-  expect(process.memoryUsage().rss - before).toBeLessThan(60 * 2 ** 20);
+  let peak = 0;
+  for (let i = 0; i < 8; i++) {
+    similarPairs(vectors, 0.9, 10);
+    peak = Math.max(peak, process.memoryUsage().rss - before);
+  }
+  // Measured: a peak growth of 36 MB with the collection, 207 MB without it (copies pile up call after
+  // call). The bound sits between them: at 60 MB after four calls, one full run crossed it (64 MB).
+  expect(peak).toBeLessThan(100 * 2 ** 20);
 }, 120_000);
