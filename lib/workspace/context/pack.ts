@@ -153,7 +153,7 @@ function relatedOf(vault: VaultContext, top: Candidate[], exclude: Set<string>):
 function warningsOf(r: Ranking, o: PackOptions, conceptCount: number): string[] {
   const w: string[] = [];
   const missing = r.missing.map((t) => t.word.slice(0, 40));
-  if (r.taskTerms.length && missing.length * 2 > r.taskTerms.length && r.keywordHits === 0) {
+  if (r.taskTerms.length && missing.length * 2 > r.taskTerms.length && r.keywordTermsFound === 0) {
     w.push(
       `Most of the task's words appear nowhere in this vault (${missing.slice(0, 12).join(", ")}). If the task is in another language than the notes, or uses other words for the same things, call again with keywords in the vault's own words.`,
     );

@@ -1,11 +1,11 @@
 // Context Pack v2 ranking (docs/workspace.md, "Context packs"): which pages
 // answer a task. When the vault's embeddings are there, retrieve()'s hybrid
-// ranking (the one semantic_search and answer use), the agent's keywords as a
-// half-weight keyword list; without them, BM25 over titles (10×) and bodies for
-// the task's words plus the keywords at half weight, scaled by coverage. Then
-// a link-graph prior, a boost for pages a person reviewed at their current
-// content, and a penalty for deprecated or stale ones. The weights are
-// RANKING; the bench (bench/context.ts) measures them.
+// ranking (the one semantic_search and answer use), the agent's keywords' BM25
+// added at half weight on its keyword side; without them, BM25 over titles
+// (10×) and bodies for the task's words plus the keywords' at half weight,
+// scaled by coverage. Then a link-graph prior, a boost for pages a person
+// reviewed at their current content, and a penalty for deprecated or stale
+// ones. The weights are RANKING; the bench (bench/context.ts) measures them.
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../../errors";
 import { selectEmbedder } from "../../providers/select";
@@ -180,10 +180,10 @@ async function hybridRanking(vault: VaultContext, o: { task: string; keywords: s
 }
 
 /** The words-only ranking: the task's BM25 plus half the keywords', each scaled by how many of the task's words the page holds. */
-async function lexicalRanking(db: Database, task: { terms: Term[]; query: string[] }, keywords: { terms: Term[]; query: string[] }, byKeyword: Map<number, number>): Promise<Map<number, number>> {
+async function lexicalRanking(db: Database, task: { terms: Term[]; query: string[] }, keywords: { terms: Term[]; query: string[] }): Promise<Map<number, number>> {
   const lexical = bm25Any(db, task.query, RANKING.depth);
   await nextTurn();
-  for (const [id, s] of byKeyword) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
+  for (const [id, s] of bm25Any(db, keywords.query, RANKING.depth)) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
   // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
   const taskRes = wordStarts(task.terms);
   const keywordRes = wordStarts(keywords.terms);
@@ -216,7 +216,8 @@ export interface Ranking {
   taskTerms: Term[];
   keywordTerms: Term[];
   missing: Term[];
-  keywordHits: number;
+  /** How many of the keywords' terms some page holds (0: none of the keywords matched anything). */
+  keywordTermsFound: number;
   /** Matching pages left out by trustPolicy human-reviewed-only. */
   excludedByTrust: number;
 }
@@ -254,13 +255,11 @@ export async function rankForTask(
   const taskQuery = informative(taskTerms, taskDf, notes);
   const keywordQuery = informative(keywordTerms, await documentFrequencies(vault, keywordTerms), notes);
   await nextTurn();
-  const byKeyword = bm25Any(db, keywordQuery.query, RANKING.depth);
-  await nextTurn();
   // With vectors, the ranking is retrieve()'s, the one every tool shares; without, the words' own.
   // The keywords as step 1 kept them: a word the task already has does not count twice.
   const hybrid = taskTerms.length || keywordTerms.length ? await hybridRanking(vault, { task: o.task, keywords: keywordTerms.map((t) => t.word), signal: o.signal }) : null;
   const fused = hybrid && "notes" in hybrid ? hybrid.notes : null;
-  const base = fused ? new Map(fused.map((n) => [n.noteId, n.score])) : await lexicalRanking(db, taskQuery, keywordQuery, byKeyword);
+  const base = fused ? new Map(fused.map((n) => [n.noteId, n.score])) : await lexicalRanking(db, taskQuery, keywordQuery);
   const max = Math.max(0, ...base.values());
   const ids = [...base.keys()];
   const rows = rowsByIds(db, ids);
@@ -320,7 +319,7 @@ export async function rankForTask(
     taskTerms,
     keywordTerms,
     missing,
-    keywordHits: byKeyword.size,
+    keywordTermsFound: keywordQuery.terms.length,
     excludedByTrust,
   };
 }
