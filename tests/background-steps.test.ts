@@ -6,10 +6,12 @@
 // on order and on what the connections and files show, never on time.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { whenQuiet } from "../lib/offload/activity";
+import { OllamaEmbedder } from "../lib/providers/ollama";
 import { EmbeddingCache } from "../lib/semantic/cache";
+import { reconcile } from "../lib/semantic/reconcile";
 import { checkpointNow } from "../lib/store/checkpointer";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
@@ -117,5 +119,44 @@ test("an embedding-cache lookup that finds nothing takes no write lock; one that
   } finally {
     other.close();
     cache.close();
+  }
+});
+
+test("the count before an embedding pass yields while it splits, not once per 64 notes", async () => {
+  // Sixteen long notes: splitting each takes longer than a step may hold the request thread, so the
+  // count must yield between notes. It used to split 64 notes per step (11-40 ms on a 10k vault).
+  const root = vault(0);
+  mkdirSync(join(root, "Long"), { recursive: true });
+  const para = (n: number) => `Paragraph ${n} tells of rivers, glaciers and the valleys they carve over long ages of ice and water.\n\n`;
+  const notes = 16;
+  for (let i = 0; i < notes; i++) {
+    let body = `# Long ${i}\n\n`;
+    for (let h = 0; h < 200; h++) body += `## Part ${h}\n\n${para(h).repeat(12)}`;
+    writeFileSync(join(root, "Long", `L${i}.md`), body);
+  }
+  const ctx = VaultContext.open(root);
+  const cache = EmbeddingCache.open(root);
+  try {
+    await ctx.indexer.fullScan();
+    let yields = 0;
+    let counted = -1;
+    const stop = new AbortController();
+    // Nothing is embedded: the pass is stopped when the count is in (its first progress report), before any batch.
+    const provider = new OllamaEmbedder("http://127.0.0.1:9", "never-called");
+    const pass = reconcile(ctx.indexDb, provider, cache, {
+      yield: async () => {
+        yields++;
+      },
+      onProgress: () => {
+        if (counted < 0) counted = yields;
+        stop.abort();
+      },
+      signal: stop.signal,
+    });
+    await expect(pass).rejects.toThrow(/stopped/);
+    expect(counted).toBeGreaterThanOrEqual(notes / 2);
+  } finally {
+    cache.close();
+    ctx.close();
   }
 });
