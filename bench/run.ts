@@ -39,12 +39,19 @@ else console.log("\n100k-note section skipped (--quick): run `bun bench/scale.ts
   }
 }
 
+// The request thread while the build runs (bench/request-thread.ts): how often and how long it is held, without queries.
+{
+  const args = quick ? ["--notes", "1000", "--seconds", "20"] : ["--notes", "10000", "--seconds", "60"];
+  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "request-thread.ts"), ...args], { stdout: "pipe", stderr: "inherit" });
+  console.log("\n" + (p.exitCode === 0 ? p.stdout.toString().trim() : `bench/request-thread.ts ${args.join(" ")} failed (exit ${p.exitCode})`));
+}
+
 // The abuse section (bench/abuse.ts): attacks on a served obsidian-hub, worst ping pause and lost saves.
 const hub = join(import.meta.dir, "../../shared/corpora/obsidian-hub");
 if (existsSync(hub)) console.log("\n" + abuseReport(await runAbuseBench({ vault: hub, quick })));
 else console.log("\nAbuse section skipped: ../shared/corpora/obsidian-hub is not here.");
 
-const others = readdirSync(import.meta.dir).filter((f) => f.endsWith(".ts") && !["run.ts", "index-bench.ts", "abuse.ts", "scale.ts", "startup.ts", "embedding.ts"].includes(f));
+const others = readdirSync(import.meta.dir).filter((f) => f.endsWith(".ts") && !["run.ts", "index-bench.ts", "abuse.ts", "scale.ts", "startup.ts", "embedding.ts", "request-thread.ts"].includes(f));
 if (others.length) {
   console.log("\nOther benchmarks (run each on its own):");
   for (const f of others.sort()) console.log(`  bun bench/${f}${quick ? " --quick" : ""}`);
