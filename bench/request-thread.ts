@@ -39,6 +39,10 @@ function source(): { dir: string; label: string; temp: boolean } {
 async function probe(indexed: string, background: boolean): Promise<[number, number][]> {
   const root = mkdtempSync(join(tmpdir(), "lettuce-lag-"));
   cpSync(indexed, root, { recursive: true });
+  // A copy's files are new to the index (other inodes and times): index it first, so that serve starts as a
+  // restart does and its first seconds are not a re-read of every note.
+  const ix = Bun.spawnSync([BUN, MAIN, "index", root], { stdout: "ignore", stderr: "pipe" });
+  if (ix.exitCode !== 0) throw new Error(ix.stderr.toString());
   const out = join(root, ".lag.json");
   // The engine options set here, so that serve does not start itself again (which would drop --preload).
   const env = { ...process.env, ...JSC_OPTIONS, LAG_PROBE_OUT: out, LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_BACKGROUND: background ? "1" : "0" };
