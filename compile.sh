@@ -23,7 +23,7 @@ BUN="$PWD/node_modules/.bin/bun"
 ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 windows-x64 linux-x64-musl)
 # Workers are extra entry points: Bun embeds each under <virtual root>/<source
 # path>, where lib/platform/embedded.ts's workerEntry() finds them.
-ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts ./lib/offload/worker.ts ./lib/store/checkpoint-worker.ts)
+ENTRIES=(./main.ts ./lib/index/parse-worker.ts ./lib/index/fts-writer.ts ./lib/providers/builtin-worker.ts ./lib/offload/worker.ts ./lib/store/checkpoint-worker.ts ./lib/semantic/cache-writer-worker.ts)
 # Folders of files embedded byte for byte (any type: html, js, css, json, images)
 # and found at run time by their repo path: embeddedAsset("web/dist/index.html")
 # in lib/platform/embedded.ts. Adding one is one line here.

@@ -12,6 +12,8 @@ import { whenQuiet } from "../lib/offload/activity";
 import { OllamaEmbedder } from "../lib/providers/ollama";
 import { EmbeddingCache } from "../lib/semantic/cache";
 import { reconcile } from "../lib/semantic/reconcile";
+import { SemanticService } from "../lib/semantic/service";
+import { useBuiltinModel } from "./helpers/builtin-model";
 import { checkpointNow } from "../lib/store/checkpointer";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
@@ -98,7 +100,12 @@ test("a one-shot command (no watcher) and LETTUCE_CHECKPOINT_THREAD=0 keep SQLit
   });
 });
 
-test("an embedding-cache lookup that finds nothing takes no write lock; one that finds vectors marks only those as used", () => {
+test("an embedding-cache lookup that finds nothing takes no write lock; one that finds vectors marks only those as used", async () => {
+  // The cache's own thread (no writer thread: a one-shot command; a served vault's is the test below).
+  await withEnv({ LETTUCE_CACHE_WRITER: "0" }, async () => lookupMarksInThread());
+});
+
+function lookupMarksInThread(): void {
   const root = vault(1);
   const cache = EmbeddingCache.open(root);
   const other = new Database(join(root, ".lettuce", "embeddings.db"));
@@ -119,6 +126,42 @@ test("an embedding-cache lookup that finds nothing takes no write lock; one that
   } finally {
     other.close();
     cache.close();
+  }
+}
+
+test("a served vault's embedding cache is written by a thread of its own: the request thread's connection only reads it", async () => {
+  const restore = useBuiltinModel();
+  const root = vault(12);
+  const s = await startTestServer({ root, watch: true });
+  try {
+    const svc = SemanticService.for(s.vault);
+    const result = await svc.reconcileNow();
+    expect(result.embedded).toBeGreaterThan(0);
+    const changes = (db: Database) => (db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+    // Every vector of the pass is in the cache (another connection sees it), and none was written by the request thread's.
+    const other = new Database(join(root, ".lettuce", "embeddings.db"), { readonly: true });
+    try {
+      expect((other.query("SELECT count(*) AS n FROM vectors").get() as { n: number }).n).toBe(result.embedded);
+    } finally {
+      other.close();
+    }
+    expect(changes(svc.cache.db)).toBe(0);
+    // A lookup that finds vectors has them marked as used by the writer thread too.
+    const model = (svc.cache.db.query("SELECT model FROM vectors LIMIT 1").get() as { model: string }).model;
+    svc.cache.db.exec("PRAGMA busy_timeout = 5000");
+    const hash = (svc.cache.db.query("SELECT hash FROM vectors LIMIT 1").get() as { hash: string }).hash;
+    const stale = new Database(join(root, ".lettuce", "embeddings.db"));
+    stale.query("UPDATE vectors SET used_at = 0 WHERE hash = ?").run(hash);
+    stale.close();
+    expect(svc.cache.get(model, [hash]).size).toBe(1);
+    await waitFor(() => (svc.cache.db.query("SELECT used_at FROM vectors WHERE hash = ?").get(hash) as { used_at: number }).used_at > 0, { what: "the writer thread to mark the vector as used" });
+    expect(changes(svc.cache.db)).toBe(0);
+    // And semantic search answers from what it wrote.
+    const hit = await s.call("semantic_search", { query: "a note that links to another", limit: 3 });
+    expect(hit.items).toHaveLength(3);
+  } finally {
+    await s.close();
+    restore();
   }
 });
 

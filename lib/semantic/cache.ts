@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate } from "../store/migrate";
+import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
 // from index.db, so that deleting index.db (which may happen at any time) or
@@ -29,7 +30,7 @@ const now = () => Math.floor(Date.now() / 1000);
 export class EmbeddingCache {
   readonly db: Database;
 
-  constructor(file: string) {
+  constructor(readonly file: string) {
     this.db = new Database(file, { create: true, strict: true });
     this.db.exec("PRAGMA journal_mode = WAL");
     this.db.exec("PRAGMA synchronous = NORMAL");
@@ -59,7 +60,10 @@ export class EmbeddingCache {
     // to mark: a first build finds nothing, and a write transaction per batch held the request thread.
     if (!rows.length) return out;
     const t = now();
-    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, JSON.stringify(rows.map((r) => r.hash)));
+    const found = rows.map((r) => r.hash);
+    // While serving, the writer thread marks them: the request thread's connection only reads (./cache-writer.ts).
+    if (cacheWritesOffThread() && touchOffThread(this.file, model, found, t, t - DAY)) return out;
+    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, JSON.stringify(found));
     return out;
   }
 
@@ -68,6 +72,23 @@ export class EmbeddingCache {
     if (!hashes.length) return new Set();
     const rows = this.db.query("SELECT hash FROM vectors WHERE model = ? AND hash IN (SELECT value FROM json_each(?))").all(model, JSON.stringify(hashes)) as { hash: string }[];
     return new Set(rows.map((r) => r.hash));
+  }
+
+  /** Whether put() would hold the calling thread (no writer thread): callers then write in small chunks. */
+  get writesHere(): boolean {
+    return !cacheWritesOffThread();
+  }
+
+  /** put() on the writer thread while serving (resolves once committed), else here. */
+  async putAsync(model: string, entries: [string, Float32Array][]): Promise<void> {
+    const off = cacheWritesOffThread() ? putOffThread(this.file, model, entries, now()) : null;
+    if (!off) return this.put(model, entries);
+    try {
+      await off;
+    } catch {
+      // The writer thread stopped (or could not write): the vectors are still wanted.
+      this.put(model, entries);
+    }
   }
 
   put(model: string, entries: [string, Float32Array][]): void {
@@ -96,6 +117,7 @@ export class EmbeddingCache {
   }
 
   close(): void {
+    closeOffThread(this.file);
     unwatchWal(this.db);
     this.db.close();
   }

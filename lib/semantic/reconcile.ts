@@ -226,11 +226,14 @@ async function finishBatch(
       dim ??= v.length;
       have.set(h, v);
     }
-    // Cached a chunk at a time: 128 vectors in one transaction held the thread ~20 ms.
-    for (let k = 0; k < fresh.length; k += CACHE_PUT_CHUNK) {
-      if (k > 0) await hooks.yield?.();
-      cache.put(provider.id, fresh.slice(k, k + CACHE_PUT_CHUNK));
-    }
+    // Written by the cache's writer thread while serving; else here a chunk at a time (128 vectors in one
+    // transaction held the thread ~20 ms).
+    if (!cache.writesHere) await cache.putAsync(provider.id, fresh);
+    else
+      for (let k = 0; k < fresh.length; k += CACHE_PUT_CHUNK) {
+        if (k > 0) await hooks.yield?.();
+        cache.put(provider.id, fresh.slice(k, k + CACHE_PUT_CHUNK));
+      }
     result.embedded += fresh.length;
   }
   const owed = [...new Set(split.flatMap((x) => x.passages.map((p) => p.hash)).filter((h) => !have.has(h)))];

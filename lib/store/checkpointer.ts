@@ -15,9 +15,17 @@ let worker: Worker | null = null;
 let active = false;
 const files = new Map<string, Database>();
 
+let longRunning = false;
+
 /** This process serves a vault for a long time: connections handed to watchWal() from now on checkpoint off-thread. */
 export function checkpointOffThread(): void {
   active = true;
+  longRunning = true;
+}
+
+/** Whether checkpointOffThread() was called: this process serves a vault (other writers off the request thread ask too). */
+export function servesForLong(): boolean {
+  return longRunning;
 }
 
 function post(m: CheckpointRequest): boolean {
