@@ -29,6 +29,7 @@ import { splitPassages } from "../lib/semantic/passages";
 import { splitFrontmatter } from "../lib/vault/parse";
 import { BUN, sampleThreads, track, type ThreadCpu } from "./lib/child";
 import { fmtMs, loadavg, percentile } from "./lib/stats";
+import { synthVault } from "./lib/synth-vault";
 
 const REPO = resolve(import.meta.dir, "..");
 const MAIN = join(REPO, "main.ts");
@@ -48,14 +49,6 @@ const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none", L
 function copy(src: string, label: string): string {
   const root = mkdtempSync(join(tmpdir(), `lettuce-embed-${label}-`));
   cpSync(src, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
-  return root;
-}
-
-function synthVault(n: number): string {
-  const root = mkdtempSync(join(tmpdir(), `lettuce-embed-synth-`));
-  const gen = resolve(REPO, "../shared/tools/gen-vault.mjs");
-  const p = Bun.spawnSync(["node", gen, root, String(n), "7"], { stdout: "ignore", stderr: "pipe" });
-  if (p.exitCode !== 0) throw new Error(`gen-vault failed: ${p.stderr.toString()}`);
   return root;
 }
 
@@ -367,7 +360,7 @@ async function modelCost(): Promise<string[]> {
 
 const report: string[] = [`## Background embedding (bun bench/embedding.ts; load average at start ${loadavg()}, ${availableParallelism()} cores)`, ""];
 if (PARTS.has("model") && existsSync(HUB)) report.push(...(await modelCost()));
-const synth = arg("--vault") ?? (PARTS.has("latency") || PARTS.has("build") || PARTS.has("floor") ? synthVault(SYNTH_NOTES) : "");
+const synth = arg("--vault") ?? (PARTS.has("latency") || PARTS.has("build") || PARTS.has("floor") ? synthVault(SYNTH_NOTES, "lettuce-embed-synth-") : "");
 const synthLabel = arg("--vault") ? "vault" : `synthetic ${SYNTH_NOTES}`;
 try {
   if (PARTS.has("latency")) log(`search latency on ${synthLabel}…`);

@@ -15,6 +15,7 @@ import { join, resolve } from "node:path";
 import { BUN } from "./lib/child";
 import { JSC_OPTIONS } from "../lib/platform/jsc-options";
 import { loadavg, percentile } from "./lib/stats";
+import { synthVault } from "./lib/synth-vault";
 
 const REPO = resolve(import.meta.dir, "..");
 const MAIN = join(REPO, "main.ts");
@@ -29,10 +30,7 @@ const START_MS = 10_000;
 function source(): { dir: string; label: string; temp: boolean } {
   const given = arg("--vault");
   if (given) return { dir: resolve(given), label: given, temp: false };
-  const dir = mkdtempSync(join(tmpdir(), "lettuce-lag-synth-"));
-  const p = Bun.spawnSync(["node", resolve(REPO, "../shared/tools/gen-vault.mjs"), dir, String(NOTES), "7"], { stdout: "ignore", stderr: "pipe" });
-  if (p.exitCode !== 0) throw new Error(`gen-vault failed: ${p.stderr.toString()}`);
-  return { dir, label: `synthetic ${NOTES.toLocaleString("en")}`, temp: true };
+  return { dir: synthVault(NOTES, "lettuce-lag-synth-"), label: `synthetic ${NOTES.toLocaleString("en")}`, temp: true };
 }
 
 /** Serve a copy of the indexed vault for SECONDS with the probe in; returns the late ticks. */

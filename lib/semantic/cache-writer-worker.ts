@@ -1,7 +1,8 @@
-// Worker entry: writes the embedding cache (embeddings.db) for a serving process, on a connection of its
-// own, so that the request thread never runs these transactions (cache-writer.ts says why).
-import { Database } from "bun:sqlite";
+// Worker entry: writes the embedding cache (embeddings.db) for a serving process, through an
+// EmbeddingCache of its own, so that the request thread never runs these transactions (cache-writer.ts
+// says why). In this thread the cache writes in place: it serves nothing.
 import { lowerThreadPriority } from "../platform/thread-priority";
+import { EmbeddingCache } from "./cache";
 
 declare const self: Worker;
 
@@ -9,25 +10,22 @@ declare const self: Worker;
 lowerThreadPriority();
 
 export type CacheWriteRequest =
-  | { id: number; file: string; model: string; hashes: string[]; vectors: Float32Array; dim: number; at: number }
-  | { touch: string; model: string; hashes: string[]; at: number; since: number }
+  | { id: number; file: string; model: string; hashes: string[]; vectors: Float32Array; dim: number }
+  | { touch: string; model: string; hashes: string[] }
   | { close: string };
 export type CacheWriteReply = { id: number; error?: string };
 
-const open = new Map<string, Database>();
+const open = new Map<string, EmbeddingCache>();
 
-function connection(file: string): Database {
-  let db = open.get(file);
-  if (!db) {
-    db = new Database(file, { strict: true });
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("PRAGMA busy_timeout = 5000");
+function cacheAt(file: string): EmbeddingCache {
+  let c = open.get(file);
+  if (!c) {
+    c = new EmbeddingCache(file);
     // The serving process's checkpoint thread copies the WAL back (lib/store/checkpointer.ts).
-    db.exec("PRAGMA wal_autocheckpoint = 0");
-    open.set(file, db);
+    c.db.exec("PRAGMA wal_autocheckpoint = 0");
+    open.set(file, c);
   }
-  return db;
+  return c;
 }
 
 self.onmessage = (ev: MessageEvent<CacheWriteRequest>) => {
@@ -39,22 +37,15 @@ self.onmessage = (ev: MessageEvent<CacheWriteRequest>) => {
   }
   if ("touch" in m) {
     try {
-      connection(m.touch)
-        .query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))")
-        .run(m.at, m.model, m.since, JSON.stringify(m.hashes));
+      cacheAt(m.touch).markUsed(m.model, m.hashes);
     } catch {
       /* a missed "last used" mark only keeps a vector a little less long */
     }
     return;
   }
   try {
-    const db = connection(m.file);
-    const ins = db.query("INSERT OR REPLACE INTO vectors(model, hash, vec, used_at) VALUES (?, ?, ?, ?)");
-    const bytes = new Uint8Array(m.vectors.buffer, m.vectors.byteOffset, m.vectors.byteLength);
-    const size = m.dim * 4;
-    db.transaction(() => {
-      m.hashes.forEach((h, i) => ins.run(m.model, h, bytes.subarray(i * size, (i + 1) * size), m.at));
-    })();
+    const entries = m.hashes.map((h, i): [string, Float32Array] => [h, m.vectors.subarray(i * m.dim, (i + 1) * m.dim)]);
+    cacheAt(m.file).put(m.model, entries);
     self.postMessage({ id: m.id } satisfies CacheWriteReply);
   } catch (e) {
     self.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) } satisfies CacheWriteReply);

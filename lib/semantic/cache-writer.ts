@@ -47,25 +47,25 @@ function ensureWorker(): Worker | null {
   return worker;
 }
 
-/** Write vectors (all of one dimension) to the cache file in one transaction on the writer thread; resolves once committed. */
-export function putOffThread(file: string, model: string, entries: [string, Float32Array][], at: number): Promise<void> | null {
+/** Write vectors (all of one dimension) to the cache file in one transaction on the writer thread; resolves once committed, null without the thread. */
+export function putOffThread(file: string, model: string, entries: [string, Float32Array][]): Promise<void> | null {
   const w = ensureWorker();
-  if (!w || !entries.length) return w ? Promise.resolve() : null;
+  if (!w) return null;
   const dim = entries[0]![1].length;
   const vectors = new Float32Array(entries.length * dim);
   entries.forEach(([, v], i) => vectors.set(v, i * dim));
   const id = nextId++;
   const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
   keepAlive(w, true);
-  w.postMessage({ id, file, model, hashes: entries.map(([h]) => h), vectors, dim, at } satisfies CacheWriteRequest, [vectors.buffer]);
+  w.postMessage({ id, file, model, hashes: entries.map(([h]) => h), vectors, dim } satisfies CacheWriteRequest, [vectors.buffer]);
   return done;
 }
 
 /** Mark vectors as used (no answer awaited). Returns false when the writer thread is not there. */
-export function touchOffThread(file: string, model: string, hashes: string[], at: number, since: number): boolean {
+export function touchOffThread(file: string, model: string, hashes: string[]): boolean {
   const w = ensureWorker();
   if (!w) return false;
-  w.postMessage({ touch: file, model, hashes, at, since } satisfies CacheWriteRequest);
+  w.postMessage({ touch: file, model, hashes } satisfies CacheWriteRequest);
   return true;
 }
 

@@ -26,6 +26,8 @@ const DAY = 86_400;
 /** Unused vectors are kept this long, so that undoing an edit or switching a setting back is free. */
 export const KEEP_UNUSED_DAYS = 30;
 const now = () => Math.floor(Date.now() / 1000);
+// Vectors per transaction when a background pass writes on the request thread.
+const PUT_CHUNK = 32;
 
 export class EmbeddingCache {
   readonly db: Database;
@@ -59,12 +61,16 @@ export class EmbeddingCache {
     // Mark what was used (at most once a day per vector, to keep this a read). Nothing found, nothing
     // to mark: a first build finds nothing, and a write transaction per batch held the request thread.
     if (!rows.length) return out;
-    const t = now();
     const found = rows.map((r) => r.hash);
     // While serving, the writer thread marks them: the request thread's connection only reads (./cache-writer.ts).
-    if (cacheWritesOffThread() && touchOffThread(this.file, model, found, t, t - DAY)) return out;
-    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, JSON.stringify(found));
+    if (!(cacheWritesOffThread() && touchOffThread(this.file, model, found))) this.markUsed(model, found);
     return out;
+  }
+
+  /** Record that these vectors were used now (at most once a day per vector, to keep lookups reads). */
+  markUsed(model: string, hashes: string[]): void {
+    const t = now();
+    this.db.query("UPDATE vectors SET used_at = ? WHERE model = ? AND used_at < ? AND hash IN (SELECT value FROM json_each(?))").run(t, model, t - DAY, JSON.stringify(hashes));
   }
 
   /** Which of these hashes have a cached vector (no vectors read: for counting what is left to embed). */
@@ -74,20 +80,24 @@ export class EmbeddingCache {
     return new Set(rows.map((r) => r.hash));
   }
 
-  /** Whether put() would hold the calling thread (no writer thread): callers then write in small chunks. */
-  get writesHere(): boolean {
-    return !cacheWritesOffThread();
-  }
-
-  /** put() on the writer thread while serving (resolves once committed), else here. */
-  async putAsync(model: string, entries: [string, Float32Array][]): Promise<void> {
-    const off = cacheWritesOffThread() ? putOffThread(this.file, model, entries, now()) : null;
-    if (!off) return this.put(model, entries);
-    try {
-      await off;
-    } catch {
-      // The writer thread stopped (or could not write): the vectors are still wanted.
-      this.put(model, entries);
+  /**
+   * put() for a background pass: while serving, on the writer thread in one transaction (resolves once
+   * committed); otherwise here, PUT_CHUNK vectors to a transaction with `between` awaited between them
+   * (128 vectors in one transaction held the thread ~20 ms).
+   */
+  async putPaced(model: string, entries: [string, Float32Array][], between?: () => Promise<void>): Promise<void> {
+    if (!entries.length) return;
+    if (cacheWritesOffThread()) {
+      const off = putOffThread(this.file, model, entries);
+      try {
+        if (off) return await off;
+      } catch {
+        // The writer thread stopped (or could not write): the vectors are still wanted, here.
+      }
+    }
+    for (let k = 0; k < entries.length; k += PUT_CHUNK) {
+      if (k > 0) await between?.();
+      this.put(model, entries.slice(k, k + PUT_CHUNK));
     }
   }
 

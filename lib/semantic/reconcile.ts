@@ -50,12 +50,11 @@ export interface ReconcileProgress {
   embedded: number;
 }
 
-// Passages written per transaction, and vectors cached per transaction (a background pass yields between them).
+// Passages written per transaction (a background pass yields between them).
 const WRITE_PASSAGES = 8;
-const CACHE_PUT_CHUNK = 32;
 // A background pass splitting notes yields after this long (ms).
 const STEP_MS = 4;
-// Notes read per query of the counting pass (it also yields every STEP_MS while it splits them).
+// Notes read per query of the counting pass (it yields every STEP_MS while it splits them).
 const COUNT_STEP = 64;
 // Hashes looked up in the cache per step of the count.
 const CACHE_HAS_CHUNK = 1024;
@@ -226,14 +225,7 @@ async function finishBatch(
       dim ??= v.length;
       have.set(h, v);
     }
-    // Written by the cache's writer thread while serving; else here a chunk at a time (128 vectors in one
-    // transaction held the thread ~20 ms).
-    if (!cache.writesHere) await cache.putAsync(provider.id, fresh);
-    else
-      for (let k = 0; k < fresh.length; k += CACHE_PUT_CHUNK) {
-        if (k > 0) await hooks.yield?.();
-        cache.put(provider.id, fresh.slice(k, k + CACHE_PUT_CHUNK));
-      }
+    await cache.putPaced(provider.id, fresh, hooks.yield);
     result.embedded += fresh.length;
   }
   const owed = [...new Set(split.flatMap((x) => x.passages.map((p) => p.hash)).filter((h) => !have.has(h)))];
@@ -296,7 +288,6 @@ async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: Em
   const pace = pacer(hooks);
   const eachNote = async (ids: number[], fn: (t: ReturnType<typeof noteTexts>[number]) => void) => {
     for (let i = 0; i < ids.length; i += COUNT_STEP) {
-      await hooks.yield?.();
       for (const t of noteTexts(db, ids.slice(i, i + COUNT_STEP))) {
         await pace();
         fn(t);
