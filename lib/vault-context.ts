@@ -5,7 +5,7 @@ import { VaultWatcher } from "./index/watcher";
 import { checkpointOffThread, unwatchWal, watchWal } from "./store/checkpointer";
 import { ftsPath } from "./store/fts-db";
 import { lettuceDir, openIndexDb } from "./store/index-db";
-import { getSetting, openStateDb } from "./store/state-db";
+import { getSetting, openStateDb, openStateDbNoSync, stateDbPath } from "./store/state-db";
 import { checkVaultDir } from "./vault-dir";
 
 export const DEFAULT_IMMUTABLE_PATHS = ["sources/"];
@@ -20,6 +20,8 @@ export class VaultContext {
   readonly indexer: Indexer;
   private watcher: VaultWatcher | null = null;
   private closers: (() => void)[] = [];
+  private noSyncState: Database | null = null;
+  private watching = false;
 
   private constructor(
     readonly root: string,
@@ -46,11 +48,26 @@ export class VaultContext {
     }
   }
 
+  /**
+   * state.db through a connection that does not fsync its commits, for the rows a server writes as it
+   * goes: the edits timeline and the audit log (see openStateDbNoSync). One per vault, opened on first use.
+   */
+  get stateDbNoSync(): Database {
+    if (!this.noSyncState) {
+      this.noSyncState = openStateDbNoSync(this.root);
+      if (this.watching) watchWal(this.noSyncState, stateDbPath(this.root));
+    }
+    return this.noSyncState;
+  }
+
   startWatching(): void {
-    // A process that watches a vault serves it for long: the index's WAL is checkpointed off the request thread.
+    // A process that watches a vault serves it for long: the WALs its request thread writes are checkpointed off it.
     checkpointOffThread();
+    this.watching = true;
     watchWal(this.indexDb, join(lettuceDir(this.root), "index.db"));
     watchWal(this.indexDb, ftsPath(this.root));
+    watchWal(this.stateDb, stateDbPath(this.root));
+    if (this.noSyncState) watchWal(this.noSyncState, stateDbPath(this.root));
     if (!this.watcher) {
       this.watcher = new VaultWatcher(this.root, this.indexer);
       this.watcher.start();
@@ -77,6 +94,11 @@ export class VaultContext {
       }
     }
     unwatchWal(this.indexDb);
+    unwatchWal(this.stateDb);
+    if (this.noSyncState) {
+      unwatchWal(this.noSyncState);
+      this.noSyncState.close();
+    }
     this.indexDb.close();
     this.stateDb.close();
   }

@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { openStateDb } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
-import { insertPending, listEdits, openTimelineDb } from "../lib/write/edits";
+import { openStateDbNoSync } from "../lib/store/state-db";
+import { insertPending, listEdits } from "../lib/write/edits";
 import { BUN } from "./helpers/cli";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
 
@@ -29,7 +30,7 @@ const tmpName = (n: number) => `.lettuce-tmp-${deadPid}-crash-${n}`;
 
 test("pending rows and leftover temp files are settled at start, before any write", async () => {
   openStateDb(root).close(); // creates state.db's tables
-  const db = openTimelineDb(root);
+  const db = openStateDbNoSync(root);
   const landed = Buffer.from("# Landed\n\nthe rename happened before the crash\n");
   const unlanded = Buffer.from("# Never landed\n");
   mkdirSync(join(root, "Crash"), { recursive: true });
@@ -49,7 +50,7 @@ test("pending rows and leftover temp files are settled at start, before any writ
 
   s = await startTestServer({ root });
   // No tool call yet: start-up alone must have settled everything.
-  const check = openTimelineDb(root);
+  const check = openStateDbNoSync(root);
   const pending = check.query("SELECT count(*) AS n FROM agent_edits WHERE state = 'pending'").get() as { n: number };
   const applied = listEdits(check).map((e) => e.path);
   check.close();

@@ -196,11 +196,14 @@ export class AuditLog {
 
 const logs = new WeakMap<object, AuditLog>();
 
-/** The vault's audit log, made on first use and flushed when the vault closes. */
-export function auditLog(vault: { stateDb: Database; onClose(fn: () => void): void }): AuditLog {
+/**
+ * The vault's audit log, made on first use and flushed when the vault closes. It writes through the
+ * connection that does not fsync each commit: a flush runs on the request thread, between calls.
+ */
+export function auditLog(vault: { stateDbNoSync: Database; onClose(fn: () => void): void }): AuditLog {
   let log = logs.get(vault);
   if (!log) {
-    const l = new AuditLog(vault.stateDb);
+    const l = new AuditLog(vault.stateDbNoSync);
     logs.set(vault, l);
     vault.onClose(() => l.close());
     log = l;

@@ -81,7 +81,7 @@ interface Row {
 const SHAPE_SLICE = 50;
 
 export async function changesSince(vault: JournalVault, journal: ChangeJournal, opts: { since?: string; cursor?: string; limit: number }): Promise<ChangesPage> {
-  const db = vault.stateDb;
+  const db = vault.stateDbNoSync; // the journal's own connection: its rows and maxSeq() read in one transaction
   // The page and its cursor are read in one transaction; shaping the rows needs none.
   const { page, cur, next } = db.transaction(() => {
     const max = journal.maxSeq();

@@ -15,7 +15,8 @@ import { whenQuiet } from "../offload/activity";
 import { safeAbsPath } from "../vault/paths";
 
 export interface JournalVault extends VaultLike {
-  stateDb: Database;
+  /** The journal is written after each index pass, on the request thread: through the connection that does not fsync. */
+  stateDbNoSync: Database;
   indexer: Indexer;
   onClose(fn: () => void): void;
 }
@@ -46,7 +47,8 @@ export class ChangeJournal {
   private readonly db: Database;
 
   constructor(private readonly vault: JournalVault) {
-    this.db = vault.stateDb;
+    // A power cut that drops its last rows also drops the hashes they recorded: the next pass reports those changes again.
+    this.db = vault.stateDbNoSync;
   }
 
   private noteItems(paths: string[] | null): LiveItem[] {

@@ -145,7 +145,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     // A malformed Authorization header is as bad as a wrong token: the same flat 401 (Hono's default is 400).
     invalidAuthenticationHeader: { message: () => new Response("Unauthorized", { status: 401 }), wwwAuthenticateHeader: 'Bearer error="invalid_token"' },
     verifyToken: (token, c) => {
-      const info = verifyToken(vault.stateDb, token);
+      const info = verifyToken(vault.stateDbNoSync, token);
       if (info) (c as unknown as { set(k: "token", v: TokenInfo): void }).set("token", info);
       return info !== null;
     },

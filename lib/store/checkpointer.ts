@@ -13,7 +13,8 @@ import type { CheckpointRequest } from "./checkpoint-worker";
 
 let worker: Worker | null = null;
 let active = false;
-const files = new Map<string, Database>();
+// Each watched file and the connections of this thread that write it (state.db has three).
+const files = new Map<string, Set<Database>>();
 
 let longRunning = false;
 
@@ -48,7 +49,7 @@ function giveBack(): void {
   active = false;
   worker?.terminate();
   worker = null;
-  for (const db of new Set(files.values())) {
+  for (const db of new Set([...files.values()].flatMap((s) => [...s]))) {
     try {
       db.exec("PRAGMA wal_autocheckpoint = 1000");
     } catch {
@@ -61,19 +62,20 @@ function giveBack(): void {
 /**
  * Hand the WAL checkpoints of `file` (the main database of `db`, or one attached to it) to the checkpoint
  * thread, if this process serves: `db` then stops checkpointing by itself (wal_autocheckpoint is per
- * connection, so one call with its main file covers attached ones too; pass each file).
+ * connection, so one call with its main file covers attached ones too; pass each file). Hand over every
+ * connection that writes the file: one left out would still checkpoint it, on the request thread.
  */
 export function watchWal(db: Database, file: string): void {
-  if (!active || files.has(file) || process.env.LETTUCE_CHECKPOINT_THREAD === "0") return;
-  if (!post({ add: file })) return;
+  if (!active || files.get(file)?.has(db) || process.env.LETTUCE_CHECKPOINT_THREAD === "0") return;
+  if (!files.has(file) && !post({ add: file })) return;
   db.exec("PRAGMA wal_autocheckpoint = 0");
-  files.set(file, db);
+  files.set(file, (files.get(file) ?? new Set()).add(db));
 }
 
 /** `db` is closing: its files are no longer checkpointed (the close itself checkpoints what is left, when last). */
 export function unwatchWal(db: Database): void {
-  for (const [file, d] of files) {
-    if (d !== db) continue;
+  for (const [file, dbs] of files) {
+    if (!dbs.delete(db) || dbs.size) continue;
     files.delete(file);
     worker?.postMessage({ remove: file } satisfies CheckpointRequest);
   }

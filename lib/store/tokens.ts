@@ -80,6 +80,7 @@ export function verifyToken(db: Database, presented: string): TokenInfo | null {
   if (!row || !timingSafeEqual(Buffer.from(row.hash as string), Buffer.from(h))) return null;
   const info = toInfo(row);
   // Record use at most once a minute per token: a write on every request would cost more than the request.
+  // A server passes its connection that does not fsync (VaultContext.stateDbNoSync): this write is inside a request.
   const now = Date.now();
   if ((lastTouched.get(info.id) ?? 0) < now - 60_000) {
     lastTouched.set(info.id, now);

@@ -49,7 +49,7 @@ export function startHealthRecorder(vault: VaultContext, everyMs = HOUR, checkMs
     if (stopped) return;
     try {
       const health = await offloaded.health(vault);
-      if (!stopped) recordHealth(vault.stateDb, health);
+      if (!stopped) recordHealth(vault.stateDbNoSync, health);
     } catch (e) {
       if (!stopped) console.error("lettuce: could not record the health score:", e);
     }

@@ -56,7 +56,7 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     // Per rule, only the first findings are written (lintPage): a big vault can have millions.
     const { health, rules } = await offloaded.hygieneReport(vault, FINDINGS_PER_RULE);
     try {
-      recordHealth(vault.stateDb, health);
+      recordHealth(vault.stateDbNoSync, health);
     } catch {
       /* a busy state.db: the hourly recorder catches up */
     }

@@ -50,7 +50,7 @@ export class StaleError extends Error {
 
 export interface WriteTarget {
   root: string;
-  /** The timeline connection (openTimelineDb). */
+  /** The timeline's connection to state.db (VaultContext.stateDbNoSync). */
   timelineDb: Database;
 }
 

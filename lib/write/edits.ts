@@ -3,27 +3,9 @@
 // edit can be listed and reverted. A row is written as "pending" before its
 // rename and marked "applied" right after; recoverTimeline() settles rows a
 // crashed process left pending.
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { lettuceDir } from "../store/index-db";
 import { absOf, diskHash, removeQuietly } from "./atomic";
-
-/**
- * A connection to state.db for timeline rows, with synchronous = NORMAL: in
- * WAL mode a commit then reaches the OS but is not fsynced, so a process
- * crash loses nothing while a write costs no extra disk flush on the event
- * loop. A power cut may drop the last few rows (never a note's content: the
- * note's temp file and folder are fsynced). Open it after openStateDb, which
- * creates the tables.
- */
-export function openTimelineDb(root: string): Database {
-  const db = new Database(join(lettuceDir(root), "state.db"), { strict: true });
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
-  db.exec("PRAGMA busy_timeout = 5000");
-  return db;
-}
 
 export type EditAction = "write" | "move" | "delete";
 

@@ -6,7 +6,7 @@ import type { VaultContext } from "../vault-context";
 import { scanVault } from "../vault/scan";
 import { KeyedLock, sweepOrphanTemps } from "./atomic";
 import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
-import { openTimelineDb, recoverTimeline } from "./edits";
+import { recoverTimeline } from "./edits";
 import { emitWrite } from "./events";
 import { readState } from "./notes";
 import { planPaths, type Base, type Plan, type WriteOp } from "./plan";
@@ -34,7 +34,7 @@ function hashOfPrimary(plan: Plan, { afterHashes }: CommitResult): string | null
 
 export class WriteService {
   readonly locks = new KeyedLock();
-  /** state.db through the timeline's own connection (see openTimelineDb). */
+  /** state.db through the vault's connection for rows written as the server goes (VaultContext.stateDbNoSync). */
   readonly db: Database;
 
   constructor(
@@ -42,8 +42,7 @@ export class WriteService {
     /** Re-index before returning (the server). The CLI leaves it to the running server's watcher or the next scan. */
     private reindex: boolean,
   ) {
-    this.db = openTimelineDb(vault.root);
-    vault.onClose(() => this.db.close());
+    this.db = vault.stateDbNoSync;
     recoverTimeline(vault.root, this.db);
     // Temp files no pending row names (a crash between its steps): swept now, not at some later write.
     const pending = new Set((this.db.query("SELECT tmp FROM agent_edits WHERE state = 'pending' AND tmp IS NOT NULL").all() as { tmp: string }[]).map((r) => r.tmp));
