@@ -69,15 +69,26 @@ test("a served vault's index and embedding cache are checkpointed off the reques
     const cache = EmbeddingCache.open(root);
     expect(autocheckpoint(cache.db)).toBe(0);
     cache.close();
-    // ...and what it writes still reaches the database file: the WAL is copied back by the checkpoint thread.
+    // ...and what it writes still reaches the database file: the WAL is copied back by the checkpoint thread,
+    // once it holds 1,000 frames (SQLite's own threshold): a WAL copied back restarts at the next commit,
+    // which fsyncs its header on the committing thread, so a few small commits must not set it off.
     const indexFile = join(root, ".lettuce", "index.db");
     checkpointNow();
     await Bun.sleep(100);
     const before = statSync(indexFile).mtimeMs;
-    for (let i = 0; i < 50; i++) writeFileSync(join(root, "Notes", `New ${i}.md`), `# New ${i}\n\n${"words ".repeat(200)}\n`);
-    await s.vault.indexer.update(Array.from({ length: 50 }, (_, i) => `Notes/New ${i}.md`));
+    let n = 0;
+    const addNotes = async (count: number) => {
+      const paths = Array.from({ length: count }, () => `Notes/New ${n++}.md`);
+      for (const p of paths) writeFileSync(join(root, p), `# ${p}\n\n${"words ".repeat(200)}\n`);
+      await s.vault.indexer.update(paths);
+    };
+    await addNotes(2);
+    await Bun.sleep(1200); // two rounds of the checkpoint thread
+    expect(statSync(indexFile).mtimeMs).toBe(before);
+    const frames = () => statSync(indexFile + "-wal").size / (4096 + 24);
+    while (frames() < 1000) await addNotes(50);
     await waitFor(() => statSync(indexFile).mtimeMs > before, { what: "index.db to take the checkpointed pages", timeoutMs: 5000 });
-    expect(await s.call("search", { query: "words", limit: 1 })).toMatchObject({ total: 50 });
+    expect(await s.call("search", { query: "words", limit: 1 })).toMatchObject({ total: n });
   } finally {
     await s.close();
   }
