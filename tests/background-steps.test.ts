@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { whenQuiet } from "../lib/offload/activity";
+import { requestStarted, whenQuiet } from "../lib/offload/activity";
 import { OllamaEmbedder } from "../lib/providers/ollama";
 import { EmbeddingCache } from "../lib/semantic/cache";
 import { reconcile } from "../lib/semantic/reconcile";
@@ -209,6 +209,29 @@ test("the count before an embedding pass yields while it splits, not once per 64
     });
     await expect(pass).rejects.toThrow(/stopped/);
     expect(counted).toBeGreaterThanOrEqual(notes / 2);
+  } finally {
+    cache.close();
+    ctx.close();
+  }
+});
+
+test("a background pass loads the model only once the server is quiet: loading keeps the runtime's compiler threads busy", async () => {
+  const root = vault(40);
+  const ctx = VaultContext.open(root);
+  const cache = EmbeddingCache.open(root);
+  try {
+    await ctx.indexer.fullScan();
+    let warmed = 0;
+    const provider = Object.assign(new OllamaEmbedder("http://127.0.0.1:9", "never-called"), { warm: () => void warmed++ });
+    const stop = new AbortController();
+    const end = requestStarted(); // a request in flight: background work waits
+    const pass = reconcile(ctx.indexDb, provider, cache, { yield: whenQuiet, signal: stop.signal, onProgress: () => stop.abort() });
+    pass.catch(() => undefined);
+    await Bun.sleep(300);
+    expect(warmed).toBe(0);
+    end();
+    await waitFor(() => warmed === 1, { what: "the model to load once the request ended", timeoutMs: 5000 });
+    await expect(pass).rejects.toThrow(/stopped/);
   } finally {
     cache.close();
     ctx.close();
