@@ -1,16 +1,18 @@
 // Worker entry: checkpoints the WAL of the databases a long-running server
 // writes, on a connection of its own (see checkpointer.ts for why). Every
-// CHECK_MS it reads how many frames of each WAL are not yet copied back (the
-// wal-index in the -shm file, no SQLite call) and runs a PASSIVE checkpoint, one that never
-// waits for a lock and never blocks the writer or a reader, where that passes
-// FRAMES, SQLite's own threshold. Not sooner: once a checkpoint has copied
-// every frame back, the next commit starts the WAL over and fsyncs its header,
-// on the thread that commits (the request thread). Checkpointing whatever had
-// changed every half second cost that thread an fsync ~twice a second while a
-// build wrote the index, and one per audit-log flush (measured: 1-28 ms each).
+// CHECK_MS it stats each WAL file (no SQLite call, and never an open: closing
+// any descriptor of a file drops every POSIX lock this process holds on it,
+// SQLite's included) and runs a PASSIVE checkpoint, one that never waits for
+// a lock and never blocks the writer or a reader, where the WAL has changed
+// and either EVERY_MS have passed since its last one or it has grown by
+// GROWTH bytes (~1,000 frames, SQLite's own threshold). Not at every change:
+// once a checkpoint has copied every frame back, the next commit starts the
+// WAL over and fsyncs its header, on the thread that commits (the request
+// thread). Checkpointing whatever had changed every half second cost that
+// thread an fsync ~twice a second while a build wrote the index, and one per
+// audit-log flush (measured: 1-28 ms each).
 import { Database } from "bun:sqlite";
-import { closeSync, openSync, readSync } from "node:fs";
-import { endianness } from "node:os";
+import { statSync } from "node:fs";
 import { lowerThreadPriority } from "../platform/thread-priority";
 
 declare const self: Worker;
@@ -21,38 +23,46 @@ lowerThreadPriority();
 export type CheckpointRequest = { add: string } | { remove: string } | { now: true };
 
 const CHECK_MS = 500;
-const FRAMES = 1000;
-const open = new Map<string, Database>();
-const header = new Uint8Array(100);
-const little = endianness() === "LE";
+const EVERY_MS = 30_000;
+const GROWTH = 4 * 1024 * 1024;
 
-/**
- * Frames in `file`'s WAL not yet copied back: mxFrame (byte 16 of the wal-index header that starts the
- * -shm file) less nBackfill (byte 96), in the machine's byte order (https://www.sqlite.org/walformat.html).
- * -1 when they cannot be read.
- */
-function framesBehind(file: string): number {
-  let fd: number | null = null;
+interface Watched {
+  db: Database;
+  /** The WAL's size and mtime when last looked at. */
+  seen: string;
+  changed: boolean;
+  lastAt: number;
+  /** The WAL file's size at the last checkpoint: it keeps its largest size, and grows past it only with new frames. */
+  lastSize: number;
+}
+const open = new Map<string, Watched>();
+
+function walStat(file: string): { size: number; stamp: string } | null {
   try {
-    fd = openSync(file + "-shm", "r");
-    if (readSync(fd, header, 0, header.length, 0) < header.length) return -1;
-    const v = new DataView(header.buffer);
-    return v.getUint32(16, little) - v.getUint32(96, little);
+    const st = statSync(file + "-wal");
+    return { size: st.size, stamp: `${st.size}:${st.mtimeMs}` };
   } catch {
-    return -1;
-  } finally {
-    if (fd !== null) closeSync(fd);
+    return null;
   }
 }
 
 function checkpoint(force = false): void {
-  for (const [file, db] of open) {
-    if (!force && framesBehind(file) < FRAMES) continue;
+  const now = Date.now();
+  for (const [file, w] of open) {
+    const st = walStat(file);
+    if (!st) continue;
+    if (st.stamp !== w.seen) w.changed = true;
+    w.seen = st.stamp;
+    if (!force && (!w.changed || (now - w.lastAt < EVERY_MS && st.size - w.lastSize < GROWTH))) continue;
     try {
-      db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+      w.db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
     } catch {
       /* busy or gone: the next round tries again */
+      continue;
     }
+    w.changed = false;
+    w.lastAt = now;
+    w.lastSize = st.size;
   }
 }
 
@@ -61,14 +71,15 @@ self.onmessage = (ev: MessageEvent<CheckpointRequest>) => {
   if ("add" in m) {
     if (open.has(m.add)) return;
     try {
-      open.set(m.add, new Database(m.add));
+      const db = new Database(m.add);
+      open.set(m.add, { db, seen: walStat(m.add)?.stamp ?? "", changed: false, lastAt: Date.now(), lastSize: walStat(m.add)?.size ?? 0 });
     } catch {
       /* not openable here: that file's WAL grows until its own connection closes */
     }
   } else if ("remove" in m) {
-    const db = open.get(m.remove);
+    const w = open.get(m.remove);
     open.delete(m.remove);
-    db?.close();
+    w?.db.close();
   } else checkpoint(true);
 };
 
