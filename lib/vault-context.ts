@@ -50,7 +50,8 @@ export class VaultContext {
 
   /**
    * state.db through a connection that does not fsync its commits, for the rows a server writes as it
-   * goes: the edits timeline and the audit log (see openStateDbNoSync). One per vault, opened on first use.
+   * goes: the edits timeline, the audit log, the change journal, a token's last use, the health score
+   * (see openStateDbNoSync). One per vault, opened on first use.
    */
   get stateDbNoSync(): Database {
     if (!this.noSyncState) {

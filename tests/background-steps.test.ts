@@ -9,6 +9,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requestStarted, whenQuiet } from "../lib/offload/activity";
+import { BuiltinEmbedder } from "../lib/providers/builtin";
 import { OllamaEmbedder } from "../lib/providers/ollama";
 import { EmbeddingCache } from "../lib/semantic/cache";
 import { reconcile } from "../lib/semantic/reconcile";
@@ -222,17 +223,23 @@ test("a background pass loads the model only once the server is quiet: loading k
   const cache = EmbeddingCache.open(root);
   try {
     await ctx.indexer.fullScan();
-    let warmed = 0;
-    const provider = Object.assign(new OllamaEmbedder("http://127.0.0.1:9", "never-called"), { warm: () => void warmed++ });
+    // The built-in model's provider, one worker; the pass is stopped once its count is in, before any batch.
+    const provider = new BuiltinEmbedder(1);
+    const warmed = () => provider.workerCount;
     const stop = new AbortController();
     const end = requestStarted(); // a request in flight: background work waits
     const pass = reconcile(ctx.indexDb, provider, cache, { yield: whenQuiet, signal: stop.signal, onProgress: () => stop.abort() });
     pass.catch(() => undefined);
-    await Bun.sleep(300);
-    expect(warmed).toBe(0);
-    end();
-    await waitFor(() => warmed === 1, { what: "the model to load once the request ended", timeoutMs: 5000 });
-    await expect(pass).rejects.toThrow(/stopped/);
+    try {
+      await Bun.sleep(300);
+      expect(warmed()).toBe(0);
+      end();
+      await waitFor(() => warmed() === 1, { what: "the model to load once the request ended", timeoutMs: 5000 });
+      await expect(pass).rejects.toThrow(/stopped/);
+    } finally {
+      end();
+      provider.close();
+    }
   } finally {
     cache.close();
     ctx.close();

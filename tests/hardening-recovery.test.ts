@@ -4,9 +4,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStateDb } from "../lib/store/state-db";
+import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
-import { openStateDbNoSync } from "../lib/store/state-db";
 import { insertPending, listEdits } from "../lib/write/edits";
 import { BUN } from "./helpers/cli";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";

@@ -1,7 +1,7 @@
 // What a server writes to state.db as it goes (the audit log's flush a moment after each call, a
-// token's "last used" mark, the edits timeline, the change journal, the daily health score) must cost the request thread no disk flush: measured
-// here, an audit flush's fsync took 9-49 ms now and then, and a request arriving meanwhile waited
-// for it. Those rows go through a connection that does not fsync its commits, and a served vault's
+// token's "last used" mark, the edits timeline, the change journal, the daily health score) must cost
+// the request thread no disk flush: measured here, an audit flush's fsync took 9-49 ms now and then,
+// and a request arriving meanwhile waited for it. Those rows go through a connection that does not fsync its commits, and a served vault's
 // state.db WAL is checkpointed by the checkpoint thread. A process crash must still lose none of them.
 // Asserted on what the connections and the file show, never on time.
 import { Database } from "bun:sqlite";

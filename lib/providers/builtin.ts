@@ -93,6 +93,8 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private broken: string | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private waitingForQuiet = false;
+  private warmWaiting = false;
+  private closed = false;
   private readonly fixedThreads: number | null;
   /** Called with each finished job's cost in its worker (benches trace where a query's time goes). */
   onJob?: (job: { texts: number; urgent: boolean; stats: JobStats | null; sentAt: number; doneAt: number }) => void;
@@ -135,9 +137,23 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     });
   }
 
-  /** Start the workers now (loading the model takes seconds), so that they are ready when passage work comes. */
+  /**
+   * Start the workers now (loading the model takes seconds), so that they are ready when passage work comes.
+   * Like passage work, the load waits while requests come: it keeps the runtime's compiler and collector
+   * threads, at normal priority, busy for seconds.
+   */
   warm(): void {
-    if (this.broken) return;
+    if (this.broken || this.closed) return;
+    if (shouldYield()) {
+      if (!this.warmWaiting) {
+        this.warmWaiting = true;
+        void whenQuiet().then(() => {
+          this.warmWaiting = false;
+          this.warm();
+        });
+      }
+      return;
+    }
     while (this.withRole("bulk").length < this.threads) if (!this.start("bulk")) return;
     this.pump();
   }
@@ -264,7 +280,13 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     this.slots = [];
   }
 
+  /** Model workers started (loading or ready). */
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
   close(): void {
+    this.closed = true;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.rejectAllAndStop(new ProviderError("provider-unavailable", "The embedding provider was closed"));
   }

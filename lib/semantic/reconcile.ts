@@ -110,9 +110,7 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
     const total = done + stale.length;
     // The model's workers load while the passages are counted below (a few changed notes start
     // only the workers their chunks need, as they come).
-    // Background work like the rest: loading the model keeps the runtime's compiler and collector
-    // threads busy for seconds, so it waits while requests come.
-    if (stale.length >= WARM_NOTES) void (hooks.yield?.() ?? Promise.resolve()).then(() => provider.warm?.());
+    if (stale.length >= WARM_NOTES) provider.warm?.();
     // Count what the model really has to embed (distinct passages not in the cache), so that
     // progress and time estimates rest on it rather than on note sizes.
     // Template boilerplate is found while counting (./boilerplate.ts), and left out from then on.

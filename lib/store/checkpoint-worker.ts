@@ -72,7 +72,8 @@ self.onmessage = (ev: MessageEvent<CheckpointRequest>) => {
     if (open.has(m.add)) return;
     try {
       const db = new Database(m.add);
-      open.set(m.add, { db, seen: walStat(m.add)?.stamp ?? "", changed: false, lastAt: Date.now(), lastSize: walStat(m.add)?.size ?? 0 });
+      const st = walStat(m.add);
+      open.set(m.add, { db, seen: st?.stamp ?? "", changed: false, lastAt: Date.now(), lastSize: st?.size ?? 0 });
     } catch {
       /* not openable here: that file's WAL grows until its own connection closes */
     }

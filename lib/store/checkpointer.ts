@@ -13,7 +13,7 @@ import type { CheckpointRequest } from "./checkpoint-worker";
 
 let worker: Worker | null = null;
 let active = false;
-// Each watched file and the connections of this thread that write it (state.db has three).
+// Each watched file and the connections of this thread that write it (state.db has two).
 const files = new Map<string, Set<Database>>();
 
 let longRunning = false;

@@ -35,30 +35,31 @@ export function stateDbPath(root: string): string {
   return join(lettuceDir(root), "state.db");
 }
 
-export function openStateDb(root: string): Database {
-  mkdirSync(lettuceDir(root), { recursive: true });
+function connect(root: string, synchronous: "FULL" | "NORMAL"): Database {
   const db = new Database(stateDbPath(root), { create: true, strict: true });
   db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = FULL");
+  db.exec(`PRAGMA synchronous = ${synchronous}`);
   db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+export function openStateDb(root: string): Database {
+  mkdirSync(lettuceDir(root), { recursive: true });
+  const db = connect(root, "FULL");
   migrate(db, STATE_MIGRATIONS, "state.db");
   return db;
 }
 
 /**
  * A second connection to state.db for rows a server writes as it goes (the edits timeline, the audit
- * log), with synchronous = NORMAL: in WAL mode a commit then reaches the OS but is not fsynced, so a
+ * log, the change journal, a token's last use, the health score), with synchronous = NORMAL: in WAL mode a commit then reaches the OS but is not fsynced, so a
  * process crash loses nothing while a write costs no disk flush on the event loop (an audit flush's
  * fsync took 9-49 ms now and then on this machine's disk, and a request arriving then waited for it).
  * A power cut may drop the last few rows, never a note's content (a note's temp file and folder are
  * fsynced). Open it after openStateDb, which creates the tables.
  */
 export function openStateDbNoSync(root: string): Database {
-  const db = new Database(stateDbPath(root), { strict: true });
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
-  db.exec("PRAGMA busy_timeout = 5000");
-  return db;
+  return connect(root, "NORMAL");
 }
 
 export function getSetting(db: Database, key: string): string | null {
