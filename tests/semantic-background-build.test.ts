@@ -9,6 +9,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readPool } from "../lib/offload/pool";
+import { plainStorageForced, VEC_CHUNK } from "../lib/store/vector-storage";
 import { SemanticService } from "../lib/semantic/service";
 import { startTestServer, tempDir, waitFor } from "./helpers/server";
 import { withEnv } from "./helpers/env";
@@ -206,3 +208,80 @@ test("the next batch is sent to the model while one is written: a passage shared
     }
   });
 }, 180_000);
+
+test("a background build splits notes in a read worker, not on the request thread, into the same passages an in-line split makes, boilerplate left out", async () => {
+  // 80 notes of three sections each (two passages or more apiece) that all end in the same footer: the count
+  // finds the footer in 50 notes or more and leaves it out (lib/semantic/boilerplate.ts), which exercises
+  // every kind of split job: the count, the second split of notes holding boilerplate, and the batches.
+  const NOTES_SPLIT = 80;
+  const make = () => {
+    const root = tempDir();
+    dirs.push(root);
+    for (let i = 0; i < NOTES_SPLIT; i++) {
+      const sections = ["Rivers", "Glaciers", "Deltas"].map((h, k) => `## ${h} ${i}\n\n${`Section ${k} of note ${i} describes ${h.toLowerCase()} number ${i * 3 + k} at length, with sediment and slope. `.repeat(12)}\n`);
+      writeFileSync(join(root, `Place ${i}.md`), `# Place ${i}\n\n${sections.join("\n")}\n## Footer\n\nThis note in the atlas: edit it, copy it, or download the whole atlas.\n`);
+    }
+    return root;
+  };
+  const passages = (s: { vault: { indexDb: import("bun:sqlite").Database } }) =>
+    s.vault.indexDb.query("SELECT n.path AS path, p.ord AS ord, p.heading AS heading, p.text AS text, p.hash AS hash FROM passages p JOIN notes n ON n.id = p.note_id ORDER BY n.path, p.ord").all();
+  const m = startModelServer();
+  servers.push(m);
+  await withEnv(ollamaEnv(m), async () => {
+    const background = await startTestServer({ root: make() });
+    const inline = await startTestServer({ root: make() });
+    try {
+      await background.call("get_vault_info");
+      const svc = SemanticService.for(background.vault);
+      await svc.enableBackground();
+      // Watched in-process: a request would make the background pass wait.
+      await waitFor(() => svc.progressNow().state === "current", { what: "the background build to finish", timeoutMs: 60_000 });
+      // The split jobs went to a worker thread (the main thread's id is 0).
+      expect(readPool(background.vault).lastWorker("splitNotes")).toBeGreaterThan(0);
+      // A request waiting for its passages splits in-line: the same rows come out.
+      expect(await inline.call("reindex_embeddings")).toMatchObject({ notes: NOTES_SPLIT });
+      expect(readPool(inline.vault).lastWorker("splitNotes")).toBeUndefined();
+      const built = passages(background);
+      expect(built.length).toBeGreaterThanOrEqual(NOTES_SPLIT * 2);
+      expect(built).toEqual(passages(inline));
+      expect(built.some((p) => String((p as { text: string }).text).includes("download the whole atlas"))).toBe(false);
+    } finally {
+      await background.close();
+      await inline.close();
+    }
+  });
+}, 180_000);
+
+test("sqlite-vec tables are made in chunks of 64 vectors: a build's write that starts a chunk stays short, and every vector reads back", async () => {
+  const root = makeVault();
+  const m = startModelServer();
+  servers.push(m);
+  await withEnv(ollamaEnv(m), async () => {
+    const s = await startTestServer({ root });
+    try {
+      const r = await s.call("reindex_embeddings");
+      expect(r.passages).toBe(NOTES + 1);
+      const db = s.vault.indexDb;
+      const count = (sql: string) => (db.query(sql).get() as { n: number }).n;
+      // (tests/binaries-plain-storage.test.ts runs this file again with plain tables: no chunks there.)
+      if (plainStorageForced()) expect(count("SELECT count(*) AS n FROM plain_passages")).toBe(NOTES + 1);
+      else {
+        const ddl = (name: string) => (db.query("SELECT sql FROM sqlite_master WHERE name = ?").get(name) as { sql: string }).sql;
+        expect(ddl("vec_passages")).toContain(`chunk_size=${VEC_CHUNK}`);
+        expect(ddl("vec_notes")).toContain(`chunk_size=${VEC_CHUNK}`);
+        expect(count("SELECT count(*) AS n FROM vec_passages_chunks")).toBe(Math.ceil((NOTES + 1) / VEC_CHUNK));
+        expect(count("SELECT count(*) AS n FROM vec_passages")).toBe(NOTES + 1);
+      }
+    } finally {
+      await s.close();
+    }
+    // A restart loads every vector from those chunks into the in-memory index.
+    const again = await startTestServer({ root });
+    try {
+      const hit = await again.call("semantic_search", { query: "Note number 250 talks about item250 and thing1750", limit: 3 });
+      expect(hit.items.map((x: { path: string }) => x.path)).toContain("Notes/Note 250.md");
+    } finally {
+      await again.close();
+    }
+  });
+}, 120_000);

@@ -15,6 +15,7 @@ import { searchNotes } from "../retrieval/search";
 import { resolveFromIndexed } from "../render/link-table";
 import { renderLinks } from "../retrieval/links";
 import { renderForWire } from "./json-text";
+import { splitNotes, type SplitJob } from "../semantic/split-notes";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -26,7 +27,8 @@ export type ReadJob =
   | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
-  | { kind: "renderNote"; root: string; path: string; content: string };
+  | { kind: "renderNote"; root: string; path: string; content: string }
+  | { kind: "splitNotes"; job: SplitJob };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -60,6 +62,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
       const { renderNote } = require("../render/note-html") as typeof import("../render/note-html");
       return renderNote(job.root, resolveFromIndexed(renderLinks(db, job.path)), job.path, job.content);
     }
+    case "splitNotes":
+      // A background embedding pass's splitting (lib/semantic/split-notes.ts), kept off the request thread.
+      return splitNotes(db, job.job);
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;

@@ -13,6 +13,7 @@ import type { Finding, LintFilter, Severity } from "../hygiene/lint";
 import type { Rule } from "../hygiene/lint-config";
 import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
+import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { VaultContext } from "../vault-context";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
@@ -26,7 +27,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks", "splitNotes"]);
 
 const poolSize = () => {
   const v = process.env.LETTUCE_READ_WORKERS;
@@ -258,6 +259,8 @@ export const offloaded = {
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "queryDatabase", root: vault.root, input }, signal))),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
+  /** Notes split for a background embedding pass, in the niced worker. */
+  splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
   /** A note as sanitised HTML; rejects with kind "timeout" when `signal` fires first (the worker is then retired). */
   renderNote: (vault: VaultContext, path: string, content: string, signal?: AbortSignal) =>
     readPool(vault).run<string>({ kind: "renderNote", root: vault.root, path, content }, signal),

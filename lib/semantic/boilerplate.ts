@@ -65,6 +65,11 @@ export class Boilerplate {
     if (added) setMeta(db, META_KEY, JSON.stringify({ layout: this.layout, keys: [...this.keys] }));
   }
 
+  /** The keys kept, for a split that runs in another thread (./split-notes.ts); null while there are none. */
+  get keyList(): number[] | null {
+    return this.keys.size ? [...this.keys] : null;
+  }
+
   /** For splitPassages: is this section boilerplate? (undefined while the set is empty: nothing to skip) */
   get skip(): ((sectionKey: number) => boolean) | undefined {
     return this.keys.size ? (k) => this.keys.has(k) : undefined;

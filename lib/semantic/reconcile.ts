@@ -8,7 +8,8 @@ import { normalize, ProviderError, type EmbeddingProvider } from "../providers/t
 import { Boilerplate, BOILERPLATE_NOTES } from "./boilerplate";
 import type { EmbeddingCache } from "./cache";
 import { getMeta, setMeta } from "../store/index-db";
-import { chunkLayout, passageCharsFor, splitCounting, splitPassages, type Passage } from "./passages";
+import { chunkLayout, passageCharsFor } from "./passages";
+import { skipTest, splitOne, type CountedNote, type SplitJob, type SplitNote, type SplitResult, type Splitter } from "./split-notes";
 import {
   embeddedModel,
   ensureVecTables,
@@ -40,6 +41,8 @@ export interface ReconcileHooks {
   onProgress?: (done: number, total: number, detail: ReconcileProgress) => void;
   /** Awaited before each step: background passes wait here while requests are served. */
   yield?: () => Promise<void>;
+  /** Reads and splits notes elsewhere (a read worker); without it they are split in-line, between yields. */
+  split?: Splitter;
   signal?: AbortSignal;
 }
 
@@ -54,8 +57,10 @@ export interface ReconcileProgress {
 const WRITE_PASSAGES = 8;
 // A background pass splitting notes yields after this long (ms).
 const STEP_MS = 4;
-// Notes read per query of the counting pass (it yields every STEP_MS while it splits them).
+// Notes read per query when splitting in-line (it yields every STEP_MS while it splits them).
 const COUNT_STEP = 64;
+// Notes per job of the count when a worker splits (~40 ms of its time on the synthetic 10k vault).
+const COUNT_JOB = 128;
 // Hashes looked up in the cache per step of the count.
 const CACHE_HAS_CHUNK = 1024;
 
@@ -157,7 +162,7 @@ export async function reconcile(db: Database, provider: EmbeddingProvider, cache
 
 interface Batch {
   ids: number[];
-  split: { note: ReturnType<typeof noteTexts>[number]; passages: Passage[] }[];
+  split: SplitNote[];
   have: Map<string, Float32Array>;
   missing: [string, string][];
   /** The model's vectors for `missing`, in order (already running). */
@@ -166,18 +171,11 @@ interface Batch {
 
 /**
  * Read and split a batch of notes, and hand the passages with no cached vector to the provider (not awaited).
- * A background pass yields every STEP_MS while it splits: a batch's notes took 13-23 ms to split in one go.
+ * In-line, a background pass yields every STEP_MS while it splits: a batch's notes took 13-23 ms to split in one go.
  */
 async function startBatch(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, ids: number[], size: number, boilerplate: Boilerplate, hooks: ReconcileHooks, inFlight?: Set<string>): Promise<Batch> {
-  const texts = noteTexts(db, ids);
-  const skip = boilerplate.skip;
-  const pace = pacer(hooks);
-  const split: Batch["split"] = [];
-  for (const t of texts) {
-    await pace();
-    split.push({ note: t, passages: splitPassages(t.body, size, t.title, { skip }) });
-  }
-  const all: Passage[] = split.flatMap((s) => s.passages);
+  const split = (await splitNotes(db, { ids, size, skip: boilerplate.keyList, mode: "passages" }, hooks)) as SplitNote[];
+  const all = split.flatMap((s) => s.passages);
   const have = cache.get(provider.id, all.map((p) => p.hash));
   // A passage the batch before is embedding now is not sent twice: finishBatch takes its vector from the cache.
   const missing = [...new Map(all.filter((p) => !have.has(p.hash) && !inFlight?.has(p.hash)).map((p) => [p.hash, p.input])).entries()];
@@ -185,6 +183,29 @@ async function startBatch(db: Database, provider: EmbeddingProvider, cache: Embe
   // Awaited in finishBatch; an earlier batch's failure must not leave this rejection unhandled meanwhile.
   vectors?.catch(() => undefined);
   return { ids, split, have, missing, vectors };
+}
+
+/** Split through the hook (a worker), or here a note at a time, yielding every STEP_MS. */
+async function splitNotes(db: Database, job: SplitJob, hooks: ReconcileHooks): Promise<SplitResult> {
+  if (hooks.split) {
+    try {
+      return await hooks.split(job);
+    } catch (e) {
+      // The worker pool closes with the vault: that is the pass being stopped, not a fault.
+      if (hooks.signal?.aborted) throw new ProviderError("provider-unavailable", "Embedding was stopped");
+      throw e;
+    }
+  }
+  const pace = pacer(hooks);
+  const skip = skipTest(job.skip);
+  const out: (SplitNote | CountedNote)[] = [];
+  for (let i = 0; i < job.ids.length; i += COUNT_STEP) {
+    for (const t of noteTexts(db, job.ids.slice(i, i + COUNT_STEP))) {
+      await pace();
+      out.push(splitOne(t, job, skip));
+    }
+  }
+  return out as SplitResult;
 }
 
 /** Yields to the hook once STEP_MS have passed since the last yield (none without a hook). */
@@ -279,46 +300,35 @@ async function finishBatch(
  */
 async function countToEmbed(db: Database, provider: EmbeddingProvider, cache: EmbeddingCache, stale: { id: number }[], size: number, hooks: ReconcileHooks, boilerplate: Boilerplate): Promise<number> {
   const counting = stale.length >= BOILERPLATE_NOTES;
-  const kept = boilerplate.skip;
   const hashes = new Set<string>();
-  // While counting, each note's section keys and its passages' hashes as if nothing were boilerplate.
-  const split: { id: number; keys: number[]; hashes: string[] }[] = [];
-  // Paced by the clock like a batch's split: 64 notes at a time held the request thread 11-40 ms per
-  // step while a 10k vault's first pass counted (measured), and a request arriving then waited for it.
-  const pace = pacer(hooks);
-  const eachNote = async (ids: number[], fn: (t: ReturnType<typeof noteTexts>[number]) => void) => {
-    for (let i = 0; i < ids.length; i += COUNT_STEP) {
-      for (const t of noteTexts(db, ids.slice(i, i + COUNT_STEP))) {
-        await pace();
-        fn(t);
-      }
+  // In jobs, with a yield before each: a worker's split is paced by the requests the server takes too.
+  const each = async (ids: number[], mode: SplitJob["mode"], skip: number[] | null, fn: (n: CountedNote) => void) => {
+    const step = hooks.split ? COUNT_JOB : ids.length;
+    for (let i = 0; i < ids.length; i += step) {
+      if (i > 0) await hooks.yield?.();
+      for (const n of (await splitNotes(db, { ids: ids.slice(i, i + step), size, skip, mode }, hooks)) as CountedNote[]) fn(n);
     }
   };
-  await eachNote(
-    stale.map((s) => s.id),
-    (t) => {
-      if (!counting) {
-        for (const p of splitPassages(t.body, size, t.title, { skip: kept })) hashes.add(p.hash);
-        return;
-      }
-      const c = splitCounting(t.body, size, t.title);
-      boilerplate.see(t.id, c.sectionKeys);
-      split.push({ id: t.id, keys: c.sectionKeys, hashes: c.passages.map((p) => p.hash) });
-    },
-  );
-  if (counting) {
+  const pace = pacer(hooks);
+  if (!counting) {
+    await each(stale.map((s) => s.id), "hashes", boilerplate.keyList, (n) => n.hashes.forEach((h) => hashes.add(h)));
+  } else {
+    // While counting, each note's section keys and its passages' hashes as if nothing were boilerplate.
+    const split: CountedNote[] = [];
+    await each(stale.map((s) => s.id), "count", null, (n) => {
+      boilerplate.see(n.id, n.keys!);
+      split.push(n);
+    });
     await whenIdle(db);
     boilerplate.commit(db);
     const skip = boilerplate.skip;
     const again: number[] = [];
     for (const n of split) {
       await pace();
-      if (skip && n.keys.some(skip)) again.push(n.id);
+      if (skip && n.keys!.some(skip)) again.push(n.id);
       else for (const h of n.hashes) hashes.add(h);
     }
-    await eachNote(again, (t) => {
-      for (const p of splitPassages(t.body, size, t.title, { skip })) hashes.add(p.hash);
-    });
+    await each(again, "hashes", boilerplate.keyList, (n) => n.hashes.forEach((h) => hashes.add(h)));
   }
   const all = [...hashes];
   let cached = 0;

@@ -4,6 +4,7 @@
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
 import { holdForeground, whenQuiet } from "../offload/activity";
+import { offloaded } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
@@ -150,6 +151,8 @@ export class SemanticService {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
           yield: background ? whenQuiet : undefined,
+          // A background pass splits notes in the read pool's niced worker: the request thread only writes vectors.
+          split: background ? (job) => offloaded.splitNotes(this.vault, job, this.abort.signal) : undefined,
           onReset: () => this.loaded.drop(),
           onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
           onWrite: (added, removed, notes, removedNotes) => this.loaded.apply(added, removed, notes, removedNotes),

@@ -32,6 +32,9 @@ export function plainStorageForced(env: Record<string, string | undefined> = pro
   return env.LETTUCE_VECTOR_STORAGE === "plain";
 }
 
+/** Vectors per sqlite-vec chunk (a multiple of 8). */
+export const VEC_CHUNK = 64;
+
 export function hasTable(db: Database, name: string): boolean {
   return db.query("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== null;
 }
@@ -41,7 +44,10 @@ export function createVectorTables(db: Database, kind: VectorStorageKind, dim: n
   const t = VECTOR_TABLES[kind];
   for (const name of [t.passages, t.notes]) {
     if (hasTable(db, name)) continue;
-    if (kind === "sqlite-vec") db.exec(`CREATE VIRTUAL TABLE ${name} USING vec0(embedding float[${dim}] distance_metric=cosine)`);
+    // Chunks of 64 vectors, not sqlite-vec's 1,024: a chunk is allocated whole (2 MB at 512-d, ~5-20 ms in the
+    // write that starts it, on the request thread during a background build), and reading every vector back
+    // at start-up measured 2.7x faster (50k vectors: 196 against 547 ms); nothing here runs vec0's own KNN.
+    if (kind === "sqlite-vec") db.exec(`CREATE VIRTUAL TABLE ${name} USING vec0(embedding float[${dim}] distance_metric=cosine, chunk_size=${VEC_CHUNK})`);
     else db.exec(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)`);
   }
 }
