@@ -244,6 +244,19 @@ test("a background build splits notes in a read worker, not on the request threa
       const built = passages(background);
       expect(built.length).toBeGreaterThanOrEqual(NOTES_SPLIT * 2);
       expect(built).toEqual(passages(inline));
+      // With no read workers (LETTUCE_READ_WORKERS=0) a background pass splits in-line, paced: the same rows again.
+      await withEnv({ LETTUCE_READ_WORKERS: "0" }, async () => {
+        const unthreaded = await startTestServer({ root: make() });
+        try {
+          const svc0 = SemanticService.for(unthreaded.vault);
+          await svc0.enableBackground();
+          await waitFor(() => svc0.progressNow().state === "current", { what: "the in-line background build to finish", timeoutMs: 60_000 });
+          expect(readPool(unthreaded.vault).threaded).toBe(false);
+          expect(passages(unthreaded)).toEqual(built);
+        } finally {
+          await unthreaded.close();
+        }
+      });
       expect(built.some((p) => String((p as { text: string }).text).includes("download the whole atlas"))).toBe(false);
     } finally {
       await background.close();

@@ -77,6 +77,11 @@ export class ReadPool {
     this.inline = size === 0;
   }
 
+  /** False when jobs run in-line on the caller's thread (LETTUCE_READ_WORKERS=0, or no worker threads here). */
+  get threaded(): boolean {
+    return !this.inline && !this.closed;
+  }
+
   /** The thread id of the worker that last took a job of this kind (diagnostics and tests). */
   lastWorker(kind: ReadJob["kind"]): number | undefined {
     return this.ranOn.get(kind);

@@ -4,7 +4,7 @@
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
 import { holdForeground, whenQuiet } from "../offload/activity";
-import { offloaded } from "../offload/pool";
+import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
@@ -152,7 +152,8 @@ export class SemanticService {
           signal: this.abort.signal,
           yield: background ? whenQuiet : undefined,
           // A background pass splits notes in the read pool's niced worker: the request thread only writes vectors.
-          split: background ? (job) => offloaded.splitNotes(this.vault, job, this.abort.signal) : undefined,
+          // Without worker threads the pool would split a whole job at once here: the pass's own paced split does better.
+          split: background && readPool(this.vault).threaded ? (job) => offloaded.splitNotes(this.vault, job, this.abort.signal) : undefined,
           onReset: () => this.loaded.drop(),
           onProgress: (done, total, detail) => this.noteProgress(done, total, detail, onProgress),
           onWrite: (added, removed, notes, removedNotes) => this.loaded.apply(added, removed, notes, removedNotes),
