@@ -3,7 +3,9 @@
 // is its vault-relative path ("Tasks.base"); its name is the file name.
 import type { Database } from "bun:sqlite";
 import { readFileSync, statSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
+// The yaml package loads on first use (~19 ms of start-up): a vault may hold no base.
+const parseYaml = (text: string, opts: import("yaml").ParseOptions & import("yaml").DocumentOptions & import("yaml").SchemaOptions & import("yaml").ToJSOptions): unknown =>
+  (require("yaml") as typeof import("yaml")).parse(text, opts);
 import { ToolError } from "../errors";
 import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { evaluate, truthy, type EvalEnv } from "./evaluate";

@@ -3,8 +3,8 @@
 // nodes) and cached until the index changes, so the page only draws: a
 // browser laying out thousands of nodes itself would take seconds. Past
 // `cap` notes the least-linked ones are folded into one node per folder.
-import Graph from "graphology";
-import forceAtlas2 from "graphology-layout-forceatlas2";
+import type Graph from "graphology";
+import type forceAtlas2 from "graphology-layout-forceatlas2";
 import { linkGraph, vaultGraph, type VaultGraph } from "../retrieval/graph";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
@@ -57,7 +57,10 @@ const SLICE = 4;
 
 /** Place nodes: seeded on a circle per group (so one folder starts together), then ForceAtlas2. */
 async function layout(nodes: DrawNode[], edges: [number, number][]): Promise<void> {
-  const g = new Graph({ type: "undirected", multi: false });
+  // Loaded on first use: only the web UI's graph page lays nodes out.
+  const GraphClass = require("graphology") as typeof Graph;
+  const fa2 = require("graphology-layout-forceatlas2") as typeof forceAtlas2;
+  const g = new GraphClass({ type: "undirected", multi: false });
   const groups = [...new Set(nodes.map((n) => n.group))].sort();
   const angleOf = new Map(groups.map((gname, i) => [gname, (2 * Math.PI * i) / Math.max(1, groups.length)]));
   let seed = 42;
@@ -70,10 +73,10 @@ async function layout(nodes: DrawNode[], edges: [number, number][]): Promise<voi
   for (const [a, b] of edges) if (a !== b && !g.hasEdge(String(a), String(b))) g.addEdge(String(a), String(b));
   if (nodes.length > 1) {
     const big = nodes.length > 400;
-    const settings = { ...forceAtlas2.inferSettings(g), barnesHutOptimize: big, scalingRatio: 10, gravity: 1 };
+    const settings = { ...fa2.inferSettings(g), barnesHutOptimize: big, scalingRatio: 10, gravity: 1 };
     const total = nodes.length > 1500 ? 40 : nodes.length > 400 ? 80 : 200;
     for (let done = 0; done < total; done += SLICE) {
-      forceAtlas2.assign(g, { iterations: SLICE, settings });
+      fa2.assign(g, { iterations: SLICE, settings });
       if (big) await new Promise((r) => setImmediate(r));
     }
   }

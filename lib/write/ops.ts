@@ -2,7 +2,8 @@
 // rules (immutable prefixes, expected hashes, limits) and plans the change.
 // Moves and deletes live in ops-move.ts.
 import { readdirSync } from "node:fs";
-import { stringify as toYaml } from "yaml";
+// The yaml package loads on first use (~19 ms of start-up); most writes never make frontmatter from scratch.
+const toYaml = (v: unknown): string => (require("yaml") as typeof import("yaml")).stringify(v);
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { noteName } from "../vault/parse";
