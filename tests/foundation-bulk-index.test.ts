@@ -3,13 +3,13 @@
 // the index the ordinary path builds; and a crash between the two files'
 // commits must be noticed at the next open.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { searchNotes } from "../lib/retrieval/search";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
-import { copyVault, OBSIDIAN_HELP } from "./helpers/server";
+import { copyVault, OBSIDIAN_HELP, tempDir } from "./helpers/server";
 import { describeWithCorpus } from "./helpers/corpora";
 
 setDefaultTimeout(60_000);
@@ -106,4 +106,46 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
       }
     });
   });
+});
+
+test("a cold index resolves links to aliases, on both paths, and an update re-resolves them when the alias goes", async () => {
+  // Links are resolved while notes are parsed, when every note's name is known but no alias yet; the
+  // unresolved ones are retried at the end of a cold index (lib/index/indexer.ts reresolve).
+  for (const threshold of ["1", "1000000"]) {
+    const root = tempDir();
+    try {
+      mkdirSync(join(root, "a"));
+      mkdirSync(join(root, "z"));
+      // The linking notes sort (and parse, in batches) before the notes whose aliases they name.
+      const N = 600;
+      for (let i = 0; i < N; i++) writeFileSync(join(root, "a", `Asker ${i}.md`), `# Asker ${i}\n\nSee [[Nick ${i}]], [[Target ${i}]] and [[Nobody ${i}]].\n`);
+      for (let i = 0; i < N; i++) writeFileSync(join(root, "z", `Target ${i}.md`), `---\naliases: [Nick ${i}]\n---\n# Target ${i}\n`);
+      await withEnv({ LETTUCE_BULK_THRESHOLD: threshold }, async () => {
+        const v = VaultContext.open(root);
+        try {
+          await v.indexer.fullScan();
+          const links = (path: string) =>
+            v.indexDb.query("SELECT l.target AS target, l.resolved AS resolved FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = ? ORDER BY l.ord").all(path);
+          const counts = (path: string) => v.indexDb.query("SELECT unresolved, out_notes AS outNotes FROM notes WHERE path = ?").get(path);
+          for (const i of [0, 17, N - 1]) {
+            expect(links(`a/Asker ${i}.md`)).toEqual([
+              { target: `Nick ${i}`, resolved: `z/Target ${i}.md` },
+              { target: `Target ${i}`, resolved: `z/Target ${i}.md` },
+              { target: `Nobody ${i}`, resolved: null },
+            ]);
+            expect(counts(`a/Asker ${i}.md`)).toEqual({ unresolved: 1, outNotes: 2 });
+          }
+          // The alias goes: the link through it points nowhere again.
+          writeFileSync(join(root, "z", "Target 17.md"), "# Target 17\n");
+          await v.indexer.fullScan();
+          expect(links("a/Asker 17.md")[0]).toEqual({ target: "Nick 17", resolved: null });
+          expect(counts("a/Asker 17.md")).toEqual({ unresolved: 2, outNotes: 1 });
+        } finally {
+          v.close();
+        }
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
 });

@@ -7,7 +7,7 @@ import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
-import { NoteRows } from "./note-rows";
+import { NoteRows, type LinkRow } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
 import { diffPaths } from "./path-diff";
@@ -187,7 +187,6 @@ export class Indexer {
     // update() passes only the rows it needs, so an empty map alone does not mean an empty index.
     const coldStart = this.isColdStart(known);
     const affectedKeys = new Set<string>();
-    const batchPaths = new Set(todo.map((e) => e.path));
     const changed: string[] = [];
 
     const bulk = coldStart && todo.length >= bulkThreshold();
@@ -269,7 +268,7 @@ export class Indexer {
       ftsDone?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
-      this.reresolve(affectedKeys, coldStart ? batchPaths : new Set());
+      this.reresolve(affectedKeys, coldStart);
       coldTrace("reresolved");
       db.exec("COMMIT");
       committed = true;
@@ -340,21 +339,23 @@ export class Indexer {
 
   /**
    * Re-resolve links whose target could now point elsewhere (a name or alias
-   * appeared or vanished). On a cold start the batch's own links were resolved
-   * with every name known, so only their still-unresolved links are retried.
+   * appeared or vanished). On a cold start every link was resolved with every
+   * note's name known (only aliases came later), so only the still-unresolved
+   * ones are retried: found in one pass over them rather than one query per
+   * alias (obsidian-hub: 5,723 aliases, ~80 ms; 67 unresolved links).
    */
-  private reresolve(keys: Set<string>, freshlyResolved: Set<string>): void {
+  private reresolve(keys: Set<string>, coldStart: boolean): void {
     const touched = new Set<number>();
-    for (const key of keys) {
-      for (const row of this.rows.linksWithKey(key)) {
-        if (freshlyResolved.has(row.source) && row.resolved !== null) continue;
-        const r = this.resolver.resolve(row, row.source);
-        if (r !== row.resolved) {
-          this.rows.setResolved(row, r);
-          touched.add(row.noteId);
-        }
+    const retry = (row: LinkRow) => {
+      const r = this.resolver.resolve(row, row.source);
+      if (r !== row.resolved) {
+        this.rows.setResolved(row, r);
+        touched.add(row.noteId);
       }
-    }
+    };
+    if (coldStart) {
+      if (keys.size) for (const row of this.rows.unresolvedLinks()) if (keys.has(row.key)) retry(row);
+    } else for (const key of keys) for (const row of this.rows.linksWithKey(key)) retry(row);
     for (const id of touched) this.rows.recount(id);
   }
 }

@@ -26,7 +26,7 @@ export class NoteRows {
     insertNote: Statement; updateNote: Statement; touchNote: Statement; deleteNote: Statement;
     insertLink: Statement; insertTag: Statement; insertHeading: Statement; insertDirective: Statement;
     insertMention: Statement; insertFts: Statement; insertKey: Statement; clear: Statement[]; deleteFts: Statement;
-    upsertFile: Statement; deleteFile: Statement; linksByKey: Statement; setResolved: Statement; recount: Statement;
+    upsertFile: Statement; deleteFile: Statement; linksByKey: Statement; unresolvedLinks: Statement; setResolved: Statement; recount: Statement;
   };
 
   constructor(db: Database) {
@@ -51,6 +51,8 @@ export class NoteRows {
       deleteFile: q(`DELETE FROM files WHERE path = ?`),
       linksByKey: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
                      FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ?`),
+      unresolvedLinks: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source, l.target_key AS key
+                     FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved IS NULL`),
       setResolved: q(`UPDATE links SET resolved = ? WHERE note_id = ? AND ord = ?`),
       // The same counts write() makes in memory, from the rows (after links were re-resolved).
       recount: q(`UPDATE notes SET
@@ -134,6 +136,11 @@ export class NoteRows {
 
   linksWithKey(key: string): LinkRow[] {
     return this.st.linksByKey.all(key) as LinkRow[];
+  }
+
+  /** Every link that points nowhere yet, with its target key. */
+  unresolvedLinks(): (LinkRow & { key: string })[] {
+    return this.st.unresolvedLinks.all() as (LinkRow & { key: string })[];
   }
 
   setResolved(row: LinkRow, resolved: string | null): void {
