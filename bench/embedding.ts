@@ -13,6 +13,10 @@
 //     CPU time, not wall time: it holds up on a loaded machine.
 //
 //   bun bench/embedding.ts [--vault DIR | --notes N] [--queries N] [--spaced N] [--gap-ms N] [--parts latency,build,hub,floor]
+//                          [--after-count] [--slowest]
+//
+// --slowest (latency) prints, to stderr, the slowest queries of each run with when they started, the CPU each
+// server thread used during the back-to-back run, and the server's log on the same clock: where a tail comes from.
 //
 // The 10k-vault goal (serve-mode full embedding < 2x the all-cores floor) on a slice sized to
 // finish in minutes: `bun bench/embedding.ts --parts build,floor --notes 1000` prints both times,
@@ -153,16 +157,31 @@ async function call(s: Served, name: string, args: Record<string, unknown>): Pro
 }
 
 const WORDS = ["plugin", "theme", "vault", "graph", "template", "daily", "note", "link", "tag", "search", "canvas", "sync", "publish", "markdown", "folder", "zettelkasten", "dataview", "calendar", "task", "backlink"];
+// When each query of the last run started (ms on this process's clock), for --slowest.
+let startedAt: number[] = [];
+
 async function searchLatencies(s: Served, n: number, gapMs = 0): Promise<number[]> {
   const out: number[] = [];
+  startedAt = [];
   for (let i = 0; i < n; i++) {
     const q = `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]}`;
     if (gapMs) await Bun.sleep(gapMs);
     const t = performance.now();
+    startedAt.push(t);
     await call(s, "search", { query: q, limit: 10 });
     out.push(performance.now() - t);
   }
   return out;
+}
+
+/** The slowest queries of a run, each with when it started (s since the run's first) and its query number. */
+function slowest(lat: number[], at: number[], k = 12): string {
+  return lat
+    .map((ms, i) => ({ ms, i }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, k)
+    .map(({ ms, i }) => `${ms.toFixed(1)} ms @${((at[i]! - at[0]!) / 1000).toFixed(2)} s (#${i})`)
+    .join(", ");
 }
 
 // Seconds and passages of the last serve build and `lettuce embed` floor of the synthetic vault (for the ratio).
@@ -251,9 +270,21 @@ async function latency(src: string): Promise<string[]> {
     await searchLatencies(s, 20);
     const info = async () => (await call(s, "get_vault_info", {})).embedding as { notesEmbedded: number; passagesLeft: number | null } | undefined;
     const b0 = await info();
+    sampleThreads(s.pid, s.threads);
+    const cpuBefore = new Map([...s.threads].map(([tid, t]) => [tid, t.cpuMs]));
     const backToBack = await searchLatencies(s, QUERIES);
+    const backToBackAt = startedAt;
+    sampleThreads(s.pid, s.threads);
+    if (process.argv.includes("--slowest"))
+      log(`CPU by thread during back to back (${((performance.now() - backToBackAt[0]!) / 1000).toFixed(2)} s): ${[...s.threads.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0")).join(", ")}`);
     const b1 = await info();
     const spaced = await searchLatencies(s, spacedN, SPACED_GAP_MS);
+    if (process.argv.includes("--slowest")) {
+      // The server's log lines on the same clock as the queries (s since the back-to-back run's first).
+      const rel = (ms: number) => ((ms + s.t0 - backToBackAt[0]!) / 1000).toFixed(2);
+      log(`slowest back to back: ${slowest(backToBack, backToBackAt)}\nslowest spaced: ${slowest(spaced, startedAt)}`);
+      log(`spaced run from @${rel(startedAt[0]! - s.t0)} s; server log: ${s.lines.map((l) => `@${rel(l.at)} ${l.text.slice(0, 90)}`).join(" | ")}`);
+    }
     const b2 = await info();
     return { backToBack, spaced, b0, b1, b2 };
   };
@@ -274,6 +305,8 @@ async function latency(src: string): Promise<string[]> {
     await busy.waitFor(/in the background/, 60_000);
     // Let the build get going (workers loaded, first batches embedded) before measuring.
     await Bun.sleep(5_000);
+    // --after-count: measure once the pass has counted its work (its first progress line), past the count's jobs.
+    if (process.argv.includes("--after-count")) await busy.waitFor(/passages to go|Semantic index current/, 120_000);
     const m = await measure(busy);
     const p = (xs: number[], q: number) => percentile(xs, q);
     const progress = (a?: { notesEmbedded: number; passagesLeft: number | null }, b?: { notesEmbedded: number; passagesLeft: number | null }) =>
