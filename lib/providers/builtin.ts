@@ -11,10 +11,19 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 // calls): 27.9 passages per CPU-second against 26.5 with chunks of 8 from batches of 64 (+5%);
 // chunks of 32, or batches of 256, gained nothing more. A query no longer waits behind a chunk: it
 // has its own worker (below). LETTUCE_EMBED_CHUNK sets another size.
+//
+// Serving on a machine with two cores or fewer, chunks are 4 passages: the model cannot stop inside a
+// chunk, so a request that comes while the build runs finds the model workers busy for that long. A
+// burst of searches after a quiet spell met both workers inside chunks of 16 (~400 ms of CPU each
+// while 1,000 searches ran), and its p99 was 1.8-2.2x the idle server's in 7 runs of 9; with chunks
+// of 4, 0.98-1.23x in 3 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md).
+// The price is a quarter more CPU per passage: obsidian-hub embeds under serve in 244 s, not ~200 s.
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
-  return set > 0 ? Math.floor(set) : 16;
+  if (set > 0) return Math.floor(set);
+  return isServing() && availableParallelism() <= 2 ? SERVING_CHUNK : 16;
 }
+const SERVING_CHUNK = 4;
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
 const IDLE_MS = 120_000;
 const MAX_CRASHES = 3;
