@@ -16,7 +16,7 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 // chunk, so a request that comes while the build runs finds the model workers busy for that long. A
 // burst of searches after a quiet spell met both workers inside chunks of 16 (~400 ms of CPU each
 // while 1,000 searches ran), and its p99 was 1.8-2.2x the idle server's in 7 runs of 9; with chunks
-// of 4, 0.98-1.23x in 3 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md).
+// of 4, 0.98-1.34x in 5 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md).
 // The price is a quarter more CPU per passage: obsidian-hub embeds under serve in 244 s, not ~200 s.
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
