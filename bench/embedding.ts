@@ -48,6 +48,8 @@ const SPACED_GAP_MS = Number(arg("--gap-ms") ?? 250);
 const spacedN = Number(arg("--spaced") ?? 200);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const PARTS = new Set((arg("--parts") ?? "latency,build,hub,floor").split(","));
+const SLOWEST = process.argv.includes("--slowest");
+const AFTER_COUNT = process.argv.includes("--after-count");
 const ENV = { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_LOG_MS: "10000" };
 
 function copy(src: string, label: string): string {
@@ -270,16 +272,18 @@ async function latency(src: string): Promise<string[]> {
     await searchLatencies(s, 20);
     const info = async () => (await call(s, "get_vault_info", {})).embedding as { notesEmbedded: number; passagesLeft: number | null } | undefined;
     const b0 = await info();
-    sampleThreads(s.pid, s.threads);
+    if (SLOWEST) sampleThreads(s.pid, s.threads);
     const cpuBefore = new Map([...s.threads].map(([tid, t]) => [tid, t.cpuMs]));
     const backToBack = await searchLatencies(s, QUERIES);
     const backToBackAt = startedAt;
-    sampleThreads(s.pid, s.threads);
-    if (process.argv.includes("--slowest"))
-      log(`CPU by thread during back to back (${((performance.now() - backToBackAt[0]!) / 1000).toFixed(2)} s): ${[...s.threads.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0")).join(", ")}`);
+    if (SLOWEST) {
+      sampleThreads(s.pid, s.threads);
+      const used = [...s.threads.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0"));
+      log(`CPU by thread during back to back (${((performance.now() - backToBackAt[0]!) / 1000).toFixed(2)} s): ${used.join(", ")}`);
+    }
     const b1 = await info();
     const spaced = await searchLatencies(s, spacedN, SPACED_GAP_MS);
-    if (process.argv.includes("--slowest")) {
+    if (SLOWEST) {
       // The server's log lines on the same clock as the queries (s since the back-to-back run's first).
       const rel = (ms: number) => ((ms + s.t0 - backToBackAt[0]!) / 1000).toFixed(2);
       log(`slowest back to back: ${slowest(backToBack, backToBackAt)}\nslowest spaced: ${slowest(spaced, startedAt)}`);
@@ -306,7 +310,7 @@ async function latency(src: string): Promise<string[]> {
     // Let the build get going (workers loaded, first batches embedded) before measuring.
     await Bun.sleep(5_000);
     // --after-count: measure once the pass has counted its work (its first progress line), past the count's jobs.
-    if (process.argv.includes("--after-count")) await busy.waitFor(/passages to go|Semantic index current/, 120_000);
+    if (AFTER_COUNT) await busy.waitFor(/passages to go|Semantic index current/, 120_000);
     const m = await measure(busy);
     const p = (xs: number[], q: number) => percentile(xs, q);
     const progress = (a?: { notesEmbedded: number; passagesLeft: number | null }, b?: { notesEmbedded: number; passagesLeft: number | null }) =>

@@ -4,16 +4,11 @@
 // comes meanwhile finds it busy for a quarter as long. The vectors are the
 // ones chunks of 16 give, in the caller's order. The real model, in this
 // process.
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
 import { isServing, markServing } from "../lib/offload/activity";
 import { BuiltinEmbedder } from "../lib/providers/builtin";
 import { withEnv } from "./helpers/env";
-
-const embedders: BuiltinEmbedder[] = [];
-afterAll(() => {
-  for (const e of embedders) e.close();
-});
 
 const TEXTS = Array.from(
   { length: 22 },
@@ -24,9 +19,8 @@ async function embedWithJobs(serving: boolean): Promise<{ vectors: Float32Array[
   const wasServing = isServing();
   markServing(serving);
   try {
-    return await withEnv({ LETTUCE_EMBED_CHUNK: undefined, LETTUCE_EMBED_WORKERS: "1" }, async () => {
+    return await withEnv({ LETTUCE_EMBED_CHUNK: undefined }, async () => {
       const e = new BuiltinEmbedder(1);
-      embedders.push(e);
       const jobs: number[] = [];
       e.onJob = (j) => {
         if (!j.urgent) jobs.push(j.texts);

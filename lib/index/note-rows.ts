@@ -15,6 +15,9 @@ export interface LinkRow {
   resolved: string | null;
   source: string;
 }
+// A LinkRow's columns and the join that gives its source path; the statements add their WHERE.
+const LINK_ROW = `l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
+                  FROM links l JOIN notes n ON n.id = l.note_id`;
 
 /**
  * The rows one note occupies in the index (notes, links, tags, headings,
@@ -49,10 +52,8 @@ export class NoteRows {
       deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
       upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
       deleteFile: q(`DELETE FROM files WHERE path = ?`),
-      linksByKey: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source
-                     FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ?`),
-      unresolvedLinks: q(`SELECT l.note_id AS noteId, l.ord AS ord, l.target AS target, l.kind AS kind, l.resolved AS resolved, n.path AS source, l.target_key AS key
-                     FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved IS NULL`),
+      linksByKey: q(`SELECT ${LINK_ROW} WHERE l.target_key = ?`),
+      unresolvedLinks: q(`SELECT l.target_key AS key, ${LINK_ROW} WHERE l.resolved IS NULL`),
       setResolved: q(`UPDATE links SET resolved = ? WHERE note_id = ? AND ord = ?`),
       // The same counts write() makes in memory, from the rows (after links were re-resolved).
       recount: q(`UPDATE notes SET
