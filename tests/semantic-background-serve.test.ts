@@ -60,7 +60,7 @@ test("serve logs counted progress while it embeds, and the real total at the end
   }
 }, 180_000);
 
-test("the built-in model keeps to one worker while requests come on a 2-core machine; LETTUCE_EMBED_WORKERS overrides", async () => {
+test("the built-in model keeps to one worker while requests come on a 2-core machine, two on a larger one; LETTUCE_EMBED_WORKERS overrides", async () => {
   const was = isServing();
   try {
     await withEnv({ LETTUCE_EMBED_WORKERS: undefined, LETTUCE_EMBED_THREADS: undefined }, async () => {
@@ -69,8 +69,13 @@ test("the built-in model keeps to one worker while requests come on a 2-core mac
       markServing(true);
       const done = requestStarted();
       if (availableParallelism() <= 2) expect(defaultWorkers()).toBe(1);
+      expect(defaultWorkers(2)).toBe(1);
+      // Four cores or more: both workers still run, and two cores are left for requests.
+      expect(defaultWorkers(4)).toBe(2);
       done();
       if (availableParallelism() <= 2) expect(defaultWorkers()).toBe(1); // a request just ended
+      expect(defaultWorkers(2)).toBe(1);
+      expect(defaultWorkers(1)).toBe(1);
     });
     await withEnv({ LETTUCE_EMBED_WORKERS: "3" }, async () => expect(defaultWorkers()).toBe(3));
   } finally {

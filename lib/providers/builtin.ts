@@ -38,11 +38,12 @@ const BUSY_WINDOW_MS = 30_000;
  * and every core once the server has been idle that long; otherwise one per core, up to
  * two (each worker's wasm is single-threaded and holds ~130 MB).
  */
-export function defaultWorkers(): number {
+export function defaultWorkers(cores = availableParallelism()): number {
   const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
   if (set > 0) return Math.max(1, Math.floor(set));
-  const cores = Math.min(2, availableParallelism());
-  return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : cores;
+  const workers = Math.min(2, cores);
+  // A machine with more cores keeps both workers while serving: they leave the rest for requests.
+  return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : workers;
 }
 
 /**
