@@ -36,13 +36,14 @@ const BUSY_WINDOW_MS = 30_000;
  * LETTUCE_EMBED_THREADS) if set; while serving on a machine with two cores or fewer, one
  * as long as requests came within the last BUSY_WINDOW_MS, so that a core is left for them,
  * and every core once the server has been idle that long; otherwise one per core, up to
- * two (each worker's wasm is single-threaded and holds ~130 MB).
+ * two (each worker's wasm is single-threaded and holds ~130 MB). `cores` is the machine's
+ * (tests pass another).
  */
 export function defaultWorkers(cores = availableParallelism()): number {
   const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
   if (set > 0) return Math.max(1, Math.floor(set));
   const workers = Math.min(2, cores);
-  // A machine with more cores keeps both workers while serving: they leave the rest for requests.
+  // A machine with more cores keeps both workers while serving: they leave the other cores for requests.
   return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : workers;
 }
 
