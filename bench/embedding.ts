@@ -273,12 +273,12 @@ async function latency(src: string): Promise<string[]> {
     const info = async () => (await call(s, "get_vault_info", {})).embedding as { notesEmbedded: number; passagesLeft: number | null } | undefined;
     const b0 = await info();
     if (SLOWEST) sampleThreads(s.pid, s.threads);
-    const cpuBefore = new Map([...s.threads].map(([tid, t]) => [tid, t.cpuMs]));
+    const cpuBefore = SLOWEST ? new Map([...s.threads].map(([tid, t]) => [tid, t.cpuMs])) : null;
     const backToBack = await searchLatencies(s, QUERIES);
     const backToBackAt = startedAt;
     if (SLOWEST) {
       sampleThreads(s.pid, s.threads);
-      const used = [...s.threads.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0"));
+      const used = [...s.threads.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore!.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0"));
       log(`CPU by thread during back to back (${((performance.now() - backToBackAt[0]!) / 1000).toFixed(2)} s): ${used.join(", ")}`);
     }
     const b1 = await info();

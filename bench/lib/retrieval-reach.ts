@@ -6,7 +6,7 @@
 import { keywordRank } from "../../lib/semantic/keyword";
 import { retrieve } from "../../lib/semantic/retrieve";
 import { SemanticService } from "../../lib/semantic/service";
-import type { Query } from "./retrieval-data";
+import { rr, type Query } from "./retrieval-data";
 import { openSetVault, setFromArgs } from "./retrieval-dump-setup";
 
 const DEPTH = 100;
@@ -18,10 +18,10 @@ const svc = SemanticService.for(vault);
 const db = vault.indexDb;
 const pathOf = new Map((db.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((n) => [n.id, n.path]));
 
-/** The place (from 1) of the first relevant page in `docs`, or null. */
+/** The place (from 1) of the first relevant page in `docs`, or null: 1 / its reciprocal rank. */
 const placeIn = (q: Query, docs: string[]) => {
-  const i = docs.findIndex((d) => q.relevant.has(d));
-  return i < 0 ? null : i + 1;
+  const r = rr(docs, q.relevant, DEPTH);
+  return r ? Math.round(1 / r) : null;
 };
 const BUCKETS = [
   { name: "1st–2nd", max: 2 },

@@ -21,7 +21,12 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
   if (set > 0) return Math.floor(set);
-  return isServing() && availableParallelism() <= 2 ? SERVING_CHUNK : 16;
+  return servingOnSmallMachine() ? SERVING_CHUNK : 16;
+}
+
+/** This process serves requests on a machine with two cores or fewer: background embedding gives way more. */
+function servingOnSmallMachine(cores = availableParallelism()): boolean {
+  return isServing() && cores <= 2;
 }
 const SERVING_CHUNK = 4;
 // Workers hold ~130 MB each; let them go when nothing has been embedded for a while.
@@ -44,7 +49,7 @@ export function defaultWorkers(cores = availableParallelism()): number {
   if (set > 0) return Math.max(1, Math.floor(set));
   const workers = Math.min(2, cores);
   // A machine with more cores keeps both workers while serving: they leave the other cores for requests.
-  return isServing() && cores <= 2 && msSinceRequest() < BUSY_WINDOW_MS ? 1 : workers;
+  return servingOnSmallMachine(cores) && msSinceRequest() < BUSY_WINDOW_MS ? 1 : workers;
 }
 
 /**
