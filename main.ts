@@ -3,6 +3,10 @@
 import { versionLine } from "./lib/version";
 
 const argv = process.argv.slice(2);
+// A model host (lib/providers/model-host.ts): the compiled binary started again to run the built-in
+// model in a process of its own. Nothing else of the CLI loads.
+const modelHost = process.env.LETTUCE_MODEL_HOST === "1" && typeof process.send === "function";
+if (modelHost) void import("./lib/providers/builtin-worker");
 // `lettuce --version` answers before anything else is loaded (no database, model, provider or worker).
 if (argv.length === 1 && ["--version", "-V", "-v", "version"].includes(argv[0]!)) {
   console.log(versionLine());
@@ -28,10 +32,12 @@ async function main(): Promise<number> {
   return runCli(argv);
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    console.error("lettuce:", e instanceof Error ? e.message : e);
-    process.exit(1);
-  },
-);
+if (!modelHost) {
+  main().then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error("lettuce:", e instanceof Error ? e.message : e);
+      process.exit(1);
+    },
+  );
+}

@@ -24,11 +24,19 @@ export function quietMs(): number {
   return Number.isFinite(v) && v >= 0 && process.env.LETTUCE_BACKGROUND_IDLE_MS !== "" ? v : 150;
 }
 
+const startListeners = new Set<() => void>();
+/** Call `fn` as each request begins, before it is worked on (a model host stops then); returns the unsubscribe. */
+export function onRequestStart(fn: () => void): () => void {
+  startListeners.add(fn);
+  return () => startListeners.delete(fn);
+}
+
 /** A request began; call the returned function (once) when it ends. */
 export function requestStarted(): () => void {
   inFlight++;
   const me = { at: performance.now() };
   started.add(me);
+  for (const fn of startListeners) fn();
   let ended = false;
   return () => {
     if (ended) return;

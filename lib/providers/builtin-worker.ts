@@ -7,7 +7,8 @@
 // arriving at start-up should not compete with at the same priority.
 import type { EmbeddingsModel } from "@energetic-ai/embeddings";
 import { readFileSync } from "node:fs";
-import { lowerThreadPriority } from "../platform/thread-priority";
+import { dieWithParent } from "../platform/parent-death";
+import { lowerProcessPriority, lowerThreadPriority } from "../platform/thread-priority";
 import { threadTimes } from "../platform/thread-time";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
 import type { KernelRegistry } from "./builtin-kernels";
@@ -27,9 +28,17 @@ interface Tf {
 }
 declare const self: Worker;
 
+// A worker thread, or a child process of its own (model-host.ts: passage work while serving, so
+// that it can be stopped mid-chunk). The process talks over Bun's IPC channel and exits when its
+// parent goes.
+const asProcess = process.env.LETTUCE_MODEL_HOST === "1" && typeof process.send === "function";
+// Stopped during requests, the process could not notice its parent's death: the kernel kills it then.
+if (asProcess) dieWithParent(Number(process.env.LETTUCE_MODEL_HOST_PARENT));
+
 // Passage embedding is background work: the request thread gets a core first (docs/semantic.md,
 // "Background embedding"). The query worker embeds for a request in flight: it keeps normal priority.
-if (process.env.LETTUCE_EMBED_ROLE !== "query") lowerThreadPriority();
+if (asProcess) lowerProcessPriority();
+else if (process.env.LETTUCE_EMBED_ROLE !== "query") lowerThreadPriority();
 const plain = process.env.LETTUCE_EMBED_PLAIN === "1";
 
 /** `stats`: measure the job (two reads of /proc per job; only when someone listens, see BuiltinEmbedder.onJob). */
@@ -92,7 +101,7 @@ export interface JobStats {
   wallMs: number;
 }
 
-const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(m, transfer);
+const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => (asProcess ? process.send!(m) : self.postMessage(m, transfer));
 
 // One model call at a time: the warm-up's calls and the jobs' queue up in arrival order.
 let turn: Promise<unknown> = Promise.resolve();
@@ -145,14 +154,18 @@ const ready = loadModel().then(
   },
 );
 
-self.onmessage = async (ev: MessageEvent<WorkerRequest>) => {
-  const { id, texts } = ev.data;
+async function onRequest(req: WorkerRequest): Promise<void> {
+  const { id, texts } = req;
   lastJobAt = performance.now();
   const model = await ready;
   if (!model) return;
-  await inTurn(() => runJob(model, id, texts, ev.data.stats));
+  await inTurn(() => runJob(model, id, texts, req.stats));
   lastJobAt = performance.now();
-};
+}
+if (asProcess) {
+  process.on("message", (m) => void onRequest(m as WorkerRequest));
+  process.on("disconnect", () => process.exit(0));
+} else self.onmessage = (ev: MessageEvent<WorkerRequest>) => void onRequest(ev.data);
 
 async function runJob(model: EmbeddingsModel, id: number, texts: string[], withStats?: boolean): Promise<void> {
   try {

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
-import { isServing, msSinceRequest, shouldYield, whenQuiet } from "../offload/activity";
-import { keepAlive, workerEntry } from "../platform/embedded";
-import type { JobStats, WorkerReply, WorkerRequest } from "./builtin-worker";
+import { isServing, msSinceRequest, onRequestStart, shouldYield, whenQuiet } from "../offload/activity";
+import type { JobStats, WorkerReply } from "./builtin-worker";
+import { hostKind, startModelHost, type ModelHost } from "./model-host";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
 
 // Bulk work goes to the workers in chunks of 16 passages, cut from the length-sorted batches of
@@ -12,16 +12,18 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 // chunks of 32, or batches of 256, gained nothing more. A query no longer waits behind a chunk: it
 // has its own worker (below). LETTUCE_EMBED_CHUNK sets another size.
 //
-// Serving on a machine with two cores or fewer, chunks are 4 passages: the model cannot stop inside a
-// chunk, so a request that comes while the build runs finds the model workers busy for that long. A
-// burst of searches after a quiet spell met both workers inside chunks of 16 (~400 ms of CPU each
-// while 1,000 searches ran), and its p99 was 1.8-2.2x the idle server's in 7 runs of 9; with chunks
-// of 4, 0.98-1.34x in 5 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md).
-// The price is a quarter more CPU per passage: obsidian-hub embeds under serve in 244 s, not ~200 s.
+// Serving on a machine with two cores or fewer with the model in threads (not Linux, or
+// LETTUCE_EMBED_HOST=thread), chunks are 4 passages: a thread cannot be stopped inside a chunk, so
+// a request that comes while the build runs finds the model workers busy for that long. A burst of
+// searches after a quiet spell met both workers inside chunks of 16 (~400 ms of CPU each while 1,000
+// searches ran), and its p99 was 1.8-2.2x the idle server's in 7 runs of 9; with chunks of 4,
+// 0.98-1.34x in 5 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md). The
+// price is a quarter more CPU per passage. A model process (model-host.ts) is stopped the moment a
+// request begins, so it keeps chunks of 16.
 function bulkChunk(): number {
   const set = Number(process.env.LETTUCE_EMBED_CHUNK);
   if (set > 0) return Math.floor(set);
-  return servingOnSmallMachine() ? SERVING_CHUNK : 16;
+  return servingOnSmallMachine() && hostKind("bulk", true) === "thread" ? SERVING_CHUNK : 16;
 }
 
 /** This process serves requests on a machine with two cores or fewer: background embedding gives way more. */
@@ -63,13 +65,6 @@ export function defaultWorkers(cores = availableParallelism()): number {
  */
 const queryWorker = () => process.env.LETTUCE_EMBED_QUERY_WORKER !== "0";
 
-function spawnWorker(role: "bulk" | "query"): Worker {
-  // In a compiled binary every module's import.meta.url is the binary's own;
-  // compile.sh embeds the worker under its source path.
-  // The environment as it is now (a worker otherwise sees the process's environment at start-up).
-  return new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env, LETTUCE_EMBED_ROLE: role } } as WorkerOptions);
-}
-
 interface Job {
   texts: string[];
   resolve: (v: Float32Array[]) => void;
@@ -77,7 +72,7 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
+  host: ModelHost;
   ready: boolean;
   job: Job | null;
   jobId: number;
@@ -111,6 +106,10 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   private waitingForQuiet = false;
   private warmWaiting = false;
   private closed = false;
+  /** Model processes are stopped for a request (stopOnRequests). */
+  private stopped = false;
+  private resuming = false;
+  private unsubscribe: (() => void) | null = null;
   private readonly fixedThreads: number | null;
   /** Called with each finished job's cost in its worker (benches trace where a query's time goes). */
   onJob?: (job: { texts: number; urgent: boolean; stats: JobStats | null; sentAt: number; doneAt: number }) => void;
@@ -211,7 +210,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
       room--;
     }
     // A worker with work in hand (or still loading for work) keeps the process alive; an idle one does not.
-    for (const s of this.slots) keepAlive(s.worker, !!s.job || !s.ready);
+    for (const s of this.slots) s.host.keepAlive(!!s.job || !s.ready);
     if (this.busyCount() === 0 && this.urgent.length + this.bulk.length === 0 && this.slots.length) {
       this.idleTimer = setTimeout(() => this.stopWorkers(), IDLE_MS);
       this.idleTimer.unref?.();
@@ -231,52 +230,76 @@ export class BuiltinEmbedder implements EmbeddingProvider {
     slot.urgent = urgent;
     slot.jobId = this.nextId++;
     slot.sentAt = performance.now();
-    slot.worker.postMessage({ id: slot.jobId, texts: job.texts, stats: this.onJob !== undefined } satisfies WorkerRequest);
+    slot.host.send({ id: slot.jobId, texts: job.texts, stats: this.onJob !== undefined });
   }
 
   private start(role: Slot["role"]): boolean {
-    let worker: Worker;
+    const slot = { ready: false, job: null, jobId: 0, sentAt: 0, urgent: false, role } as Omit<Slot, "host"> as Slot;
     try {
-      worker = spawnWorker(role);
+      slot.host = startModelHost(role, hostKind(role, isServing()), { message: (m) => this.onReply(slot, m), error: (e) => this.onCrash(slot, e) });
     } catch (e) {
       this.fail(`The built-in embedding model could not start a worker: ${(e as Error).message}`);
       return false;
     }
-    const slot: Slot = { worker, ready: false, job: null, jobId: 0, sentAt: 0, urgent: false, role };
     this.slots.push(slot);
-    worker.onmessage = (ev: MessageEvent<WorkerReply>) => {
-      const m = ev.data;
-      if (m.type === "ready") {
-        slot.ready = true;
-        this.crashes = 0;
-      } else if (m.type === "warmed") {
-        this.onWarmed?.({ calls: m.calls, ms: m.ms });
-        return;
-      } else if (m.type === "fatal") {
-        this.fail(`The built-in embedding model failed to load: ${m.error}`);
-        return;
-      } else if (m.id === slot.jobId && slot.job) {
-        const job = slot.job;
-        slot.job = null;
-        if (m.type === "error") job.reject(new ProviderError("provider-error", `The built-in embedding model failed: ${m.error}`));
-        else {
-          this.onJob?.({ texts: job.texts.length, urgent: slot.urgent, stats: m.stats, sentAt: slot.sentAt, doneAt: performance.now() });
-          const out: Float32Array[] = [];
-          for (let i = 0; i < job.texts.length; i++) out.push(m.vectors.slice(i * m.dim, (i + 1) * m.dim));
-          job.resolve(out);
-        }
-      }
-      this.pump();
-    };
-    worker.onerror = (e) => {
-      // A crashed worker: retry its chunk on a fresh one, unless it keeps happening.
-      this.slots = this.slots.filter((s) => s !== slot);
-      worker.terminate();
-      if (slot.job) this.urgent.unshift(slot.job);
-      if (++this.crashes >= MAX_CRASHES) this.fail(`The built-in embedding model keeps crashing: ${e.message}`);
-      else this.pump();
-    };
+    if (slot.host.kind === "process") this.stopOnRequests();
+    if (this.stopped) slot.host.pause();
     return true;
+  }
+
+  private onReply(slot: Slot, m: WorkerReply): void {
+    if (m.type === "ready") {
+      slot.ready = true;
+      this.crashes = 0;
+    } else if (m.type === "warmed") {
+      this.onWarmed?.({ calls: m.calls, ms: m.ms });
+      return;
+    } else if (m.type === "fatal") {
+      this.fail(`The built-in embedding model failed to load: ${m.error}`);
+      return;
+    } else if (m.id === slot.jobId && slot.job) {
+      const job = slot.job;
+      slot.job = null;
+      if (m.type === "error") job.reject(new ProviderError("provider-error", `The built-in embedding model failed: ${m.error}`));
+      else {
+        this.onJob?.({ texts: job.texts.length, urgent: slot.urgent, stats: m.stats, sentAt: slot.sentAt, doneAt: performance.now() });
+        const out: Float32Array[] = [];
+        for (let i = 0; i < job.texts.length; i++) out.push(m.vectors.slice(i * m.dim, (i + 1) * m.dim));
+        job.resolve(out);
+      }
+    }
+    this.pump();
+  }
+
+  /** A crashed worker: retry its chunk on a fresh one, unless it keeps happening. */
+  private onCrash(slot: Slot, message: string): void {
+    this.slots = this.slots.filter((s) => s !== slot);
+    if (slot.job) this.urgent.unshift(slot.job);
+    if (++this.crashes >= MAX_CRASHES) this.fail(`The built-in embedding model keeps crashing: ${message}`);
+    else this.pump();
+  }
+
+  /**
+   * Model processes stop (SIGSTOP) the moment a request begins that background work should yield to,
+   * and go on (SIGCONT) once the server is quiet again (activity.ts: no request for QUIET_MS, or one
+   * that waits for this very work). Chunks already sent stay in hand; nothing is lost or redone.
+   */
+  private stopOnRequests(): void {
+    if (this.unsubscribe) return;
+    this.unsubscribe = onRequestStart(() => {
+      if (!shouldYield()) return;
+      if (!this.stopped) {
+        this.stopped = true;
+        for (const s of this.slots) s.host.pause();
+      }
+      if (this.resuming) return;
+      this.resuming = true;
+      void whenQuiet().then(() => {
+        this.resuming = false;
+        this.stopped = false;
+        for (const s of this.slots) s.host.resume();
+      });
+    });
   }
 
   private fail(message: string): void {
@@ -292,8 +315,10 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   }
 
   private stopWorkers(): void {
-    for (const s of this.slots) s.worker.terminate();
+    for (const s of this.slots) s.host.stop();
     this.slots = [];
+    this.unsubscribe?.();
+    this.unsubscribe = null;
   }
 
   /** Model workers started (loading or ready). */
