@@ -70,6 +70,11 @@ interface Served {
   stop(): Promise<void>;
 }
 
+/** A worker thread of the server, or any thread of a process it started (the model hosts under serve, lib/providers/model-host.ts). */
+function modelThread(t: ThreadCpu, serverPid: number): boolean {
+  return t.pid !== undefined && t.pid !== serverPid ? true : t.tid !== serverPid && t.name === "Worker";
+}
+
 async function serve(root: string, env: Record<string, string>): Promise<Served> {
   const t0 = performance.now();
   const p = track(Bun.spawn([BUN, MAIN, "serve", root, "--port", "0"], { env: { ...process.env, ...ENV, ...env }, stdout: "pipe", stderr: "inherit", stdin: "ignore" }));
@@ -84,7 +89,7 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
     if (now - lastMark >= 1000) {
       lastMark = now;
       let workers = 0;
-      for (const t of threads.values()) if (t.tid !== p.pid && t.name === "Worker") workers += t.cpuMs;
+      for (const t of threads.values()) if (modelThread(t, p.pid)) workers += t.cpuMs;
       timeline.push({ at: now, workers });
     }
   }, 50);
@@ -141,7 +146,7 @@ function cpuSplit(s: Served): { main: number; workers: number; other: number } {
   const out = { main: 0, workers: 0, other: 0 };
   for (const t of s.threads.values()) {
     if (t.tid === s.pid) out.main += t.cpuMs;
-    else if (t.name === "Worker") out.workers += t.cpuMs;
+    else if (modelThread(t, s.pid)) out.workers += t.cpuMs;
     else out.other += t.cpuMs;
   }
   return out;

@@ -24,6 +24,8 @@ export interface ThreadCpu {
   cpuMs: number;
   /** A process's main thread (the child's own, or that of a process it started: `lettuce index` may relaunch itself). */
   main?: boolean;
+  /** The process it belongs to. */
+  pid?: number;
 }
 
 // Children still running, so that an interrupted benchmark leaves no server behind.
@@ -67,7 +69,7 @@ export function sampleThreads(pid: number, into: Map<number, ThreadCpu>, depth =
       const f = stat.slice(close + 2).split(" "); // f[0] is field 3 (state): utime is field 14, stime 15
       const cpuMs = (Number(f[11]) + Number(f[12])) * TICK_MS;
       const prev = into.get(Number(t));
-      if (!prev || prev.cpuMs < cpuMs) into.set(Number(t), { tid: Number(t), name, cpuMs, main: Number(t) === pid });
+      if (!prev || prev.cpuMs < cpuMs) into.set(Number(t), { tid: Number(t), name, cpuMs, main: Number(t) === pid, pid });
     } catch {
       /* the thread ended between readdir and read */
     }
