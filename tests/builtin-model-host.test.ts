@@ -180,8 +180,10 @@ describe.skipIf(!linux)("the built-in model's passage work in a process of its o
       const viaProcess = await withEnv({ LETTUCE_EMBED_HOST: "process", LETTUCE_EMBED_CHUNK: "4" }, async () => {
         const e = new BuiltinEmbedder(1);
         let killed = 0;
+        let doneTexts = 0;
         // Once the first chunk is back, the next one is in the host's hands: kill the host while it computes it.
-        e.onJob = () => {
+        e.onJob = (j) => {
+          doneTexts += j.texts;
           if (killed) return;
           killed = -1;
           setTimeout(() => {
@@ -193,6 +195,8 @@ describe.skipIf(!linux)("the built-in model's passage work in a process of its o
           const out = e.embed(texts);
           const pid = await waitFor(() => (killed > 0 ? killed : null), { timeoutMs: 60_000, what: "the host killed" });
           const vectors = await out;
+          // The killed chunk was done again, once: every text came back from a finished chunk exactly once.
+          expect(doneTexts).toBe(texts.length);
           // A fresh host did the rest.
           expect(modelHosts(process.pid).filter((p) => p !== pid).length).toBeGreaterThan(0);
           return vectors;

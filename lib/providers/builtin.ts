@@ -274,7 +274,8 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   /** A crashed worker: retry its chunk on a fresh one, unless it keeps happening. */
   private onCrash(slot: Slot, message: string): void {
     this.slots = this.slots.filter((s) => s !== slot);
-    if (slot.job) this.urgent.unshift(slot.job);
+    // A query's chunk first in line again; a passage chunk back at the head of passage work, not on the query worker.
+    if (slot.job) (slot.urgent ? this.urgent : this.bulk).unshift(slot.job);
     if (++this.crashes >= MAX_CRASHES) this.fail(`The built-in embedding model keeps crashing: ${message}`);
     else this.pump();
   }
