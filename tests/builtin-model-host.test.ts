@@ -159,7 +159,14 @@ describe.skipIf(!linux)("the built-in model's passage work in a process of its o
     try {
       const url = (await srv.waitForStdout(/MCP endpoint: (http:\/\/\S+)/, 60_000))[1]!;
       const token = (await srv.waitForStdout(/shown only this once:\s+(\S+)/, 10_000))[1]!;
-      const pid = (await waitFor(() => modelHosts(srv.proc.pid)[0] ?? null, { timeoutMs: 90_000, intervalMs: 200, what: "a model process" }))!;
+      // At work (past its start, where it asks the kernel to kill it with its parent): only then is it stopped.
+      const pid = (await waitFor(
+        () => {
+          const [p] = modelHosts(srv.proc.pid);
+          return p && (procInfo(p)?.cpu ?? 0) > 50 ? p : null;
+        },
+        { timeoutMs: 90_000, intervalMs: 200, what: "a model process at work" },
+      ))!;
       const client = await connectClient(url, token);
       await client.callTool({ name: "search", arguments: { query: "owls" } });
       expect(procInfo(pid)!.state).toBe("T");
@@ -171,6 +178,36 @@ describe.skipIf(!linux)("the built-in model's passage work in a process of its o
       await srv.stop();
     }
   }, 180_000);
+
+  test("a model process stopped the instant it starts is held only once the kernel will kill it with its parent", async () => {
+    // A parent that starts a host and asks for the stop at once, long before the host has run a line of its
+    // own; it prints the host's pid once the host is stopped. Then the parent dies without cleaning up.
+    const dir = tempDir();
+    dirs.push(dir);
+    const script = join(dir, "parent.ts");
+    writeFileSync(
+      script,
+      `import { startModelHost } from ${JSON.stringify(join(import.meta.dir, "../lib/providers/model-host.ts"))};
+const host = startModelHost("bulk", "process", { message() {}, error() {} });
+host.pause();
+setInterval(() => {}, 1000);
+`,
+    );
+    const parent = Bun.spawn([process.execPath, script], { stdout: "ignore", stderr: "inherit", env: { ...process.env, LETTUCE_EMBED_HOST: "process" } });
+    try {
+      const pid = (await waitFor(
+        () => {
+          const [p] = modelHosts(parent.pid);
+          return p && procInfo(p)?.state === "T" ? p : null;
+        },
+        { timeoutMs: 30_000, intervalMs: 20, what: "the host stopped" },
+      ))!;
+      parent.kill("SIGKILL");
+      await waitFor(() => (!existsSync(`/proc/${pid}`) || procInfo(pid)?.state === "Z" ? true : null), { timeoutMs: 10_000, intervalMs: 100, what: "the host gone with its parent" });
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  }, 60_000);
 
   test("a model process killed mid-chunk: a fresh one does the chunk again, and every vector is the one a thread gives", async () => {
     const texts = Array.from({ length: 48 }, (_, i) => `Passage ${i}: ${"tides follow the moon and owls hunt at night. ".repeat(2 + (i % 5))}`);

@@ -33,7 +33,8 @@ declare const self: Worker;
 // parent goes.
 const asProcess = process.env.LETTUCE_MODEL_HOST === "1" && typeof process.send === "function";
 // Stopped during requests, the process could not notice its parent's death: the kernel kills it then.
-if (asProcess) dieWithParent(Number(process.env.LETTUCE_MODEL_HOST_PARENT));
+// Until it says so, the parent does not stop it (a host stopped before this line would outlive a killed server).
+if (asProcess) process.send!({ type: "started", stoppable: dieWithParent(Number(process.env.LETTUCE_MODEL_HOST_PARENT)) } satisfies HostStarted);
 
 // Passage embedding is background work: the request thread gets a core first (docs/semantic.md,
 // "Background embedding"). The query worker embeds for a request in flight: it keeps normal priority.
@@ -49,6 +50,8 @@ export type WorkerReply =
   | { type: "fatal"; error: string }
   | { type: "result"; id: number; dim: number; vectors: Float32Array; stats: JobStats | null }
   | { type: "error"; id: number; error: string };
+/** A model process's first word to its parent (model-host.ts): whether the kernel will kill it with the parent. */
+export type HostStarted = { type: "started"; stoppable: boolean };
 
 async function loadModel(): Promise<EmbeddingsModel> {
   const core = await import("@energetic-ai/core");

@@ -8,7 +8,7 @@
 // signal stops every thread of its process).
 import { fileURLToPath } from "node:url";
 import { isCompiled, keepAlive, workerEntry } from "../platform/embedded";
-import type { WorkerReply, WorkerRequest } from "./builtin-worker";
+import type { HostStarted, WorkerReply, WorkerRequest } from "./builtin-worker";
 
 export type ModelRole = "bulk" | "query";
 
@@ -84,13 +84,20 @@ function hostCommand(): string[] {
 function processHost(role: ModelRole, on: HostEvents): ModelHost {
   let stopped = false;
   let paused = false;
+  // Stopped only once it has told us the kernel will kill it with us ("started"); a stop asked before then waits.
+  let stoppable = false;
+  let wantPause = false;
   const child = Bun.spawn(hostCommand(), {
     env: { ...process.env, [MODEL_HOST_VAR]: "1", LETTUCE_MODEL_HOST_PARENT: String(process.pid), LETTUCE_EMBED_ROLE: role },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "inherit",
     serialization: "advanced",
-    ipc: (m: WorkerReply) => on.message(m),
+    ipc: (m: WorkerReply | HostStarted) => {
+      if (m.type !== "started") return on.message(m);
+      stoppable = m.stoppable;
+      if (wantPause) host.pause();
+    },
     onExit: (_p, code, signal) => {
       if (stopped) return;
       stopped = true;
@@ -104,18 +111,20 @@ function processHost(role: ModelRole, on: HostEvents): ModelHost {
       /* already gone: onExit reports it */
     }
   };
-  return {
+  const host: ModelHost = {
     kind: "process",
     send: (m) => child.send(m),
     keepAlive: (busy) => (busy ? child.ref() : child.unref()),
     pause: () => {
-      if (!paused && !stopped) {
+      wantPause = true;
+      if (stoppable && !paused && !stopped) {
         paused = true;
         signal("SIGSTOP");
       }
       return true;
     },
     resume: () => {
+      wantPause = false;
       if (paused && !stopped) {
         paused = false;
         signal("SIGCONT");
@@ -128,4 +137,5 @@ function processHost(role: ModelRole, on: HostEvents): ModelHost {
       signal("SIGKILL");
     },
   };
+  return host;
 }
