@@ -29,26 +29,27 @@ interface ProcInfo {
   cpu: number;
 }
 
-function procInfo(pid: number): ProcInfo | null {
+/** The fields of a /proc stat file from the state on (field 3), or null if it is gone. */
+function statFields(path: string): string[] | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(path, "utf8");
     // The command name is in parentheses and may hold spaces: fields count from the last ')'.
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { pid, state: f[0]!, cpu: Number(f[11]) + Number(f[12]) };
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }
 }
 
+function procInfo(pid: number): ProcInfo | null {
+  const f = statFields(`/proc/${pid}/stat`);
+  return f && { pid, state: f[0]!, cpu: Number(f[11]) + Number(f[12]) };
+}
+
 /** The nice value of each thread of `pid`. */
 function threadNices(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((t) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
-      return [Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])];
-    } catch {
-      return [];
-    }
+    const f = statFields(`/proc/${pid}/task/${t}/stat`);
+    return f ? [Number(f[16])] : [];
   });
 }
 
@@ -57,10 +58,8 @@ function modelHosts(parent: number): number[] {
   const out: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
+    if (Number(statFields(`/proc/${name}/stat`)?.[1]) !== parent) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid !== parent) continue;
       if (readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes("LETTUCE_MODEL_HOST=1")) out.push(Number(name));
     } catch {
       /* gone meanwhile */

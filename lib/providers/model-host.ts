@@ -16,8 +16,8 @@ export interface ModelHost {
   send(m: WorkerRequest): void;
   /** Whether the host keeps this process alive: yes while it has work in hand (see keepAlive in embedded.ts). */
   keepAlive(busy: boolean): void;
-  /** Stop computing now, mid-chunk; false when this host cannot (a thread). */
-  pause(): boolean;
+  /** Stop computing now, mid-chunk (a process; a thread cannot be stopped, and goes on). */
+  pause(): void;
   resume(): void;
   stop(): void;
   readonly kind: "thread" | "process";
@@ -29,8 +29,8 @@ export interface HostEvents {
   error(message: string): void;
 }
 
-/** The variable that makes the lettuce binary (main.ts) run as a model host. */
-export const MODEL_HOST_VAR = "LETTUCE_MODEL_HOST";
+/** The variable that makes the lettuce binary run as a model host (read by main.ts and builtin-worker.ts, which load nothing of this module). */
+const MODEL_HOST_VAR = "LETTUCE_MODEL_HOST";
 
 /**
  * Where passage work runs: on Linux, LETTUCE_EMBED_HOST=thread|process if set, otherwise a process
@@ -67,7 +67,7 @@ function threadHost(role: ModelRole, on: HostEvents): ModelHost {
     kind: "thread",
     send: (m) => worker.postMessage(m),
     keepAlive: (busy) => keepAlive(worker, busy),
-    pause: () => false,
+    pause: () => undefined,
     resume: () => undefined,
     stop: () => {
       stopped = true;
@@ -121,7 +121,6 @@ function processHost(role: ModelRole, on: HostEvents): ModelHost {
         paused = true;
         signal("SIGSTOP");
       }
-      return true;
     },
     resume: () => {
       wantPause = false;
