@@ -66,6 +66,8 @@ interface Served {
   threads: Map<number, ThreadCpu>;
   timeline: { at: number; workers: number }[];
   t0: number;
+  /** Stop or restart the 50 ms thread sampler (timed search runs stop it: see latency()). */
+  sampling(on: boolean): void;
   waitFor(re: RegExp, timeoutMs: number): Promise<string>;
   stop(): Promise<void>;
 }
@@ -83,7 +85,9 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
   // Worker CPU over time (one sample a second): where the model's cores sat idle (start-up, the tail).
   const timeline: { at: number; workers: number }[] = [];
   let lastMark = 0;
+  let sampling = true;
   const sampler = setInterval(() => {
+    if (!sampling) return;
     sampleThreads(p.pid, threads);
     const now = performance.now() - t0;
     if (now - lastMark >= 1000) {
@@ -132,6 +136,9 @@ async function serve(root: string, env: Record<string, string>): Promise<Served>
     timeline,
     t0,
     waitFor,
+    sampling(on: boolean) {
+      sampling = on;
+    },
     async stop() {
       clearInterval(sampler);
       p.kill("SIGTERM");
@@ -273,7 +280,7 @@ async function latency(src: string): Promise<string[]> {
   // LETTUCE_BACKGROUND_IDLE_MS, 150 ms, after the last): that measures the pause. Spaced further apart than that,
   // the build runs between them and each query arrives while a batch is under way: that measures what a request
   // pays for the build going on (an agent's calls come seconds apart).
-  const measure = async (s: Served) => {
+  const measure = async (s: Served, root: string) => {
     await searchLatencies(s, 20);
     const info = async () => (await call(s, "get_vault_info", {})).embedding as { notesEmbedded: number; passagesLeft: number | null } | undefined;
     const b0 = await info();
@@ -281,6 +288,9 @@ async function latency(src: string): Promise<string[]> {
     // whenever the collector likes: collect it before each timed run, so that the client's pauses fall
     // into neither the idle nor the busy figures.
     Bun.gc(true);
+    // The sampler reads /proc for every thread of the server and of its model processes each 50 ms: more
+    // threads, so more of this client's CPU, during a build than idle. Timed runs go without it.
+    s.sampling(false);
     const client = new Map<number, ThreadCpu>();
     if (SLOWEST) {
       sampleThreads(s.pid, s.threads);
@@ -293,6 +303,8 @@ async function latency(src: string): Promise<string[]> {
       sampleThreads(s.pid, s.threads);
       sampleThreads(process.pid, client, 2);
       const used = (m: Map<number, ThreadCpu>) => [...m.values()].map((t) => `${t.name}#${t.tid} ${t.cpuMs - (cpuBefore!.get(t.tid) ?? 0)}`).filter((x) => !x.endsWith(" 0"));
+      const dir = join(root, ".lettuce");
+      log(`index files: ${readdirSync(dir).map((f) => `${f} ${(statSync(join(dir, f)).size / 1e6).toFixed(1)} MB`).join(", ")}`);
       log(`CPU by thread during back to back (${((performance.now() - backToBackAt[0]!) / 1000).toFixed(2)} s): ${used(s.threads).join(", ")}; the client's: ${used(client).join(", ")}`);
     }
     const b1 = await info();
@@ -304,6 +316,7 @@ async function latency(src: string): Promise<string[]> {
       log(`slowest back to back: ${slowest(backToBack, backToBackAt)}\nslowest spaced: ${slowest(spaced, startedAt)}`);
       log(`spaced run from @${rel(startedAt[0]! - s.t0)} s; server log: ${s.lines.map((l) => `@${rel(l.at)} ${l.text.slice(0, 90)}`).join(" | ")}`);
     }
+    s.sampling(true);
     const b2 = await info();
     return { backToBack, spaced, b0, b1, b2 };
   };
@@ -312,7 +325,7 @@ async function latency(src: string): Promise<string[]> {
   let quiet: Awaited<ReturnType<typeof measure>>;
   try {
     await idle.waitFor(/Index current/, 600_000);
-    quiet = await measure(idle);
+    quiet = await measure(idle, idleRoot);
   } finally {
     await idle.stop();
     rmSync(idleRoot, { recursive: true, force: true });
@@ -326,7 +339,7 @@ async function latency(src: string): Promise<string[]> {
     await Bun.sleep(5_000);
     // --after-count: measure once the pass has counted its work (its first progress line), past the count's jobs.
     if (AFTER_COUNT) await busy.waitFor(/passages to go|Semantic index current/, 120_000);
-    const m = await measure(busy);
+    const m = await measure(busy, busyRoot);
     const p = (xs: number[], q: number) => percentile(xs, q);
     const progress = (a?: { notesEmbedded: number; passagesLeft: number | null }, b?: { notesEmbedded: number; passagesLeft: number | null }) =>
       `${a?.notesEmbedded} → ${b?.notesEmbedded} notes embedded, passages left ${a?.passagesLeft ?? "?"} → ${b?.passagesLeft ?? "?"}`;
