@@ -21,6 +21,7 @@
 // passages, an hour or more on a loaded two-core machine); the vectors are
 // cached in $LETTUCE_BENCH_CACHE (default $TMPDIR/lettuce-bench)/<set>/.lettuce,
 // so later runs take a minute.
+import { ANCHOR_WEIGHT } from "../lib/semantic/anchors";
 import { KEYWORD_WEIGHTS, keywordRank } from "../lib/semantic/keyword";
 import { rankingFor, MODEL_RANKING, type RankingParams } from "../lib/semantic/fusion";
 import { retrieve } from "../lib/semantic/retrieve";
@@ -62,8 +63,9 @@ interface Ctx {
   pathOf: Map<number, string>;
 }
 
+// The bare BM25 baseline goes without anchor text (lib/semantic/anchors.ts); Lettuce's keyword ranking has it.
 const keyword = (w: Weights): System => {
-  const sys: System = async (c, q) => keywordRank(c.svc.vault.indexDb, q.text, DEPTH, true, w).map((h) => c.set.docOf(c.pathOf.get(h.noteId)!));
+  const sys: System = async (c, q) => keywordRank(c.svc.vault.indexDb, q.text, DEPTH, true, w, w === BARE ? 0 : undefined).map((h) => c.set.docOf(c.pathOf.get(h.noteId)!));
   KEYWORD_SYSTEMS.add(sys);
   return sys;
 };
@@ -163,7 +165,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}.`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}, plus ${ANCHOR_WEIGHT} × the BM25 of the anchor text (lib/semantic/anchors.ts).`,
   "",
 );
 const tuneRows = new Map<string, string[]>();

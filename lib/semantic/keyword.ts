@@ -10,6 +10,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta, setMeta } from "../store/index-db";
 import { toFtsAnyTerms } from "../retrieval/fts-query";
+import { ANCHOR_WEIGHT, anchorRank, dropAnchors, readAnchors, rebuildAnchors, resetAnchors } from "./anchors";
 
 /**
  * BM25 column weights: title, aliases, headings, folder path, body. A word in
@@ -21,8 +22,8 @@ import { toFtsAnyTerms } from "../retrieval/fts-query";
 export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, body: 1 };
 
 // The columns of fts_stem; a change re-creates the table and re-fills it from the notes
-// (it is derived data, like the rest of index.db).
-const LAYOUT = "fields-1";
+// (it is derived data, like the rest of index.db), and the anchor text's tables (./anchors.ts).
+const LAYOUT = "fields-2";
 const COLUMNS = "title, aliases, headings, path, body";
 const SYNC_CHUNK = 500;
 
@@ -38,6 +39,7 @@ function ensureLayout(db: Database): void {
     db.exec("DROP TABLE IF EXISTS fts_stem");
     db.exec(`CREATE VIRTUAL TABLE fts_stem USING fts5(${COLUMNS}, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`);
     db.exec("DELETE FROM fts_stem_notes");
+    resetAnchors(db);
     setMeta(db, "keyword_layout", LAYOUT);
   })();
 }
@@ -48,8 +50,12 @@ function folderWords(path: string): string {
   return i < 0 ? "" : path.slice(0, i).replace(/\//g, " ");
 }
 
-/** Bring fts_stem in step with notes; returns how many notes were (re)indexed or dropped. */
-export function syncStemmed(db: Database): number {
+/**
+ * Bring fts_stem and the anchor text in step with notes; returns how many notes were (re)indexed or
+ * dropped. A first sync reads every note (a second or more on a vault of thousands): `pause` runs
+ * between slices of it, so that the server answers other requests meanwhile.
+ */
+export async function syncStemmed(db: Database, pause: () => Promise<void> = async () => {}): Promise<number> {
   ensureLayout(db);
   const stale = db
     .query(
@@ -57,7 +63,11 @@ export function syncStemmed(db: Database): number {
     )
     .all() as { id: number; hash: string; title: string; aliases: string; path: string }[];
   const gone = (db.query("SELECT note_id AS id FROM fts_stem_notes WHERE note_id NOT IN (SELECT id FROM notes)").all() as { id: number }[]).map((r) => r.id);
-  if (!stale.length && !gone.length) return 0;
+  if (!stale.length && !gone.length) {
+    // An earlier sync cut short may have left anchor rows to rebuild.
+    while (db.transaction(() => rebuildAnchors(db, SYNC_CHUNK))()) await pause();
+    return 0;
+  }
   const del = db.query("DELETE FROM fts_stem WHERE rowid = ?");
   const ins = db.query(`INSERT INTO fts_stem(rowid, ${COLUMNS}) SELECT rowid, ?, ?, ?, ?, body FROM fts WHERE rowid = ?`);
   const headingsOf = db.query("SELECT title FROM headings WHERE note_id = ? ORDER BY ord");
@@ -71,15 +81,20 @@ export function syncStemmed(db: Database): number {
       return "";
     }
   };
+  const pending = new Set(stale.map((r) => r.id));
   for (let i = 0; i < Math.max(stale.length, 1); i += SYNC_CHUNK) {
+    if (i > 0) await pause();
+    const slice = stale.slice(i, i + SYNC_CHUNK);
     db.transaction(() => {
       if (i === 0) {
         for (const id of gone) {
           del.run(id);
           delState.run(id);
         }
+        dropAnchors(db, gone);
       }
-      for (const r of stale.slice(i, i + SYNC_CHUNK)) {
+      readAnchors(db, slice.map((r) => r.id), pending);
+      for (const r of slice) {
         // The title heading (an H1 equal to the title) is already in the title column.
         const headings = (headingsOf.all(r.id) as { title: string }[]).map((h) => h.title).filter((h) => h !== r.title);
         del.run(r.id);
@@ -88,6 +103,8 @@ export function syncStemmed(db: Database): number {
       }
     })();
   }
+  do await pause();
+  while (db.transaction(() => rebuildAnchors(db, SYNC_CHUNK))());
   return stale.length + gone.length;
 }
 
@@ -111,14 +128,33 @@ function weightList(w: typeof KEYWORD_WEIGHTS): string {
   return [w.title, w.aliases, w.headings, w.path, w.body].map((x) => Number(x).toFixed(3)).join(", ");
 }
 
-/** Notes ranked by BM25 over any of the query's words, best first. */
-export function keywordRank(db: Database, query: string, limit: number, dropStopwords = true, weights = KEYWORD_WEIGHTS): KeywordHit[] {
+// With anchor text, both lists are read this deep before they are added up, so that a note
+// that only its anchors lift can still reach the top (what was measured).
+const ANCHOR_POOL = 300;
+
+/**
+ * Notes ranked by BM25 over any of the query's words, best first: the note's own fields, plus
+ * `anchorWeight` × the BM25 of what other notes say beside their links to it (./anchors.ts).
+ */
+export function keywordRank(db: Database, query: string, limit: number, dropStopwords = true, weights = KEYWORD_WEIGHTS, anchorWeight = ANCHOR_WEIGHT): KeywordHit[] {
   const match = keywordMatch(query, dropStopwords);
   if (!match) return [];
   const w = weightList(weights);
+  // No anchor matches (a vault without links, or none near these words): the plain ranking, no deeper.
+  const anchors = anchorWeight > 0 ? anchorRank(db, match, Math.max(limit, ANCHOR_POOL)) : [];
+  let own: KeywordHit[];
   try {
-    return db.query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`).all(match, limit) as KeywordHit[];
+    own = db
+      .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
+      .all(match, anchors.length ? Math.max(limit, ANCHOR_POOL) : limit) as KeywordHit[];
   } catch {
     return [];
   }
+  if (!anchors.length) return own;
+  const score = new Map(own.map((h) => [h.noteId, h.score]));
+  for (const h of anchors) score.set(h.noteId, (score.get(h.noteId) ?? 0) + anchorWeight * h.score);
+  return [...score]
+    .map(([noteId, s]) => ({ noteId, score: s }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
 }

@@ -54,6 +54,8 @@ export class SemanticService {
   private cleanSeq = -1;
   private cleanDataVersion = -1;
   private keywordSeq = -1;
+  /** The keyword sync under way (syncKeywords), which other callers wait for. */
+  private keywordSync: Promise<void> | null = null;
   private keywordDataVersion = -1;
   private queryVectors = new QueryVectorCache(QUERY_CACHE);
   private abort = new AbortController();
@@ -320,15 +322,26 @@ export class SemanticService {
     while (this.running) await this.running.catch(() => undefined);
   }
 
-  /** Bring the stemmed keyword index in step with the notes (cheap when nothing changed). */
+  /**
+   * Bring the stemmed keyword index and the anchor text in step with the notes (cheap when nothing
+   * changed). One sync at a time: it yields between slices, and a second caller waits for it.
+   */
   async syncKeywords(): Promise<void> {
-    const dv = this.dataVersion();
-    if (this.keywordSeq === this.changeSeq && this.keywordDataVersion === dv) return;
+    while (this.keywordSync) await this.keywordSync.catch(() => undefined);
+    if (this.keywordSeq === this.changeSeq && this.keywordDataVersion === this.dataVersion()) return;
     const seq = this.changeSeq;
-    await whenIdle(this.db);
-    syncStemmed(this.db);
-    this.keywordSeq = seq;
-    this.keywordDataVersion = this.dataVersion();
+    const run = (async () => {
+      await whenIdle(this.db);
+      await syncStemmed(this.db, () => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+      this.keywordSeq = seq;
+      this.keywordDataVersion = this.dataVersion();
+    })();
+    this.keywordSync = run;
+    try {
+      await run;
+    } finally {
+      if (this.keywordSync === run) this.keywordSync = null;
+    }
   }
 
   /** The in-memory passage and note indexes, loaded from the vector tables (again, if another process changed them). */

@@ -228,10 +228,31 @@ export function parseNote(path: string, content: string): ParsedNote {
   for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) addTag(t);
   for (const m of masked.matchAll(TAG)) addTag(m[1]!);
 
-  const links: ParsedLink[] = [];
+  const links = collectLinks(masked, starts, bodyLineOffset);
+
+  const fmTitle = frontmatter.title;
+  const h1 = headings.find((h) => h.level === 1);
+  const title =
+    (typeof fmTitle === "string" || typeof fmTitle === "number") && String(fmTitle).trim()
+      ? String(fmTitle).trim()
+      : h1?.title || noteName(path);
+
+  const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false);
+
+  const directives = extractDirectives(body, masked, bodyLineOffset);
+  const mentions = extractMentions(body, masked, bodyLineOffset);
+  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+}
+
+/**
+ * The links in masked body text, by line (stable: a line's wikilinks before its Markdown links). With
+ * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
+ */
+function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false): (ParsedLink & { index?: number })[] {
+  const links: (ParsedLink & { index?: number })[] = [];
   for (const m of masked.matchAll(WIKILINK)) {
     const { target, heading, block, display } = parseWikilinkInner(m[2]!);
-    links.push({
+    const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
       display,
@@ -240,7 +261,9 @@ export function parseNote(path: string, content: string): ParsedNote {
       block,
       embed: m[1] === "!",
       line: lineAt(starts, m.index!) + bodyLineOffset,
-    });
+    };
+    if (offsets) link.index = m.index!;
+    links.push(link);
   }
   for (const m of masked.matchAll(MDLINK)) {
     let url = m[3]!;
@@ -258,7 +281,7 @@ export function parseNote(path: string, content: string): ParsedNote {
     } catch {
       /* keep as written */
     }
-    links.push({
+    const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
       display: m[2] || null,
@@ -267,22 +290,23 @@ export function parseNote(path: string, content: string): ParsedNote {
       block: null,
       embed: m[1] === "!",
       line: lineAt(starts, m.index!) + bodyLineOffset,
-    });
+    };
+    if (offsets) link.index = m.index!;
+    links.push(link);
   }
   links.sort((a, b) => a.line - b.line);
+  return links;
+}
 
-  const fmTitle = frontmatter.title;
-  const h1 = headings.find((h) => h.level === 1);
-  const title =
-    (typeof fmTitle === "string" || typeof fmTitle === "number") && String(fmTitle).trim()
-      ? String(fmTitle).trim()
-      : h1?.title || noteName(path);
-
-  const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false);
-
-  const directives = extractDirectives(body, masked, bodyLineOffset);
-  const mentions = extractMentions(body, masked, bodyLineOffset);
-  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+/**
+ * The links of a note's body (the text after its frontmatter, as the full-text
+ * index holds it) in the order parseNote lists them, with each one's 1-based
+ * line in the body and offset in it: the anchor text of lib/semantic/anchors.ts
+ * reads the line around each link from the body alone.
+ */
+export function bodyLinks(body: string): { line: number; index: number }[] {
+  const lines = body.split("\n");
+  return collectLinks(maskCode(lines, blocks(lines), body), lineStarts(body), 0, true).map((l) => ({ line: l.line, index: l.index! }));
 }
 
 /**

@@ -1,0 +1,167 @@
+// Anchor text: the lines of other notes that link to a note, as a keyword
+// field of its own for hybrid retrieval. A person who links to a page says in
+// their own words what it is for ("you can open a note in its own window"
+// beside [[Pop-out windows]]), and those are the words a paraphrased question
+// uses where the page's own text does not. On Obsidian Help's tuning half the
+// keyword ranking found 10 paraphrased questions of 21 with it against 7
+// without, and 8 against 5 on the report half (docs/semantic.md, "eighth
+// pass").
+//
+// A table of its own, not a column of fts_stem: FTS5's bm25() counts every
+// column in a document's length, so a column of anchor lines made a
+// well-linked note longer and cost it the score the anchors brought (one
+// paraphrase gained as a column, four as a score of its own, tuning half).
+//
+// Kept in step from what changed: the notes whose text changed (their lines
+// are read again) and the notes that are new or changed as targets (links
+// from unchanged notes that now resolve to them). A link whose target moves
+// to another existing note without either note changing (a name that was
+// ambiguous and no longer is) keeps its old anchor until one of them changes:
+// a ranking hint a little stale, never a wrong answer.
+import type { Database } from "bun:sqlite";
+import { bodyLinks } from "../vault/parse";
+
+/** How much an anchor match counts beside the note's own fields (bm25 scores added; tuned 0.5 against 1). */
+export const ANCHOR_WEIGHT = 0.5;
+// A line can be a whole paragraph: the words near the link speak about it.
+const AROUND_LINK = 200;
+// A note linked from thousands of places (an index page) keeps the first lines, by linking note.
+const MAX_ANCHOR_CHARS = 8000;
+
+const TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'";
+
+/** (Re)create the anchor tables, empty (keyword.ts calls this when its layout changes). */
+export function resetAnchors(db: Database): void {
+  db.exec("DROP TABLE IF EXISTS fts_anchor");
+  db.exec("DROP TABLE IF EXISTS anchor_lines");
+  db.exec("DROP TABLE IF EXISTS anchor_dirty");
+  db.exec(`CREATE VIRTUAL TABLE fts_anchor USING fts5(text, content = '', contentless_delete = 1, ${TOKENIZE})`);
+  // One row per linking note and target: the text it gives that target.
+  db.exec("CREATE TABLE anchor_lines (src_id INTEGER NOT NULL, target_id INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (src_id, target_id)) WITHOUT ROWID");
+  db.exec("CREATE INDEX anchor_lines_target ON anchor_lines(target_id)");
+  // Targets whose fts_anchor row is to be rebuilt: kept on disk so that a sync cut short finishes next time.
+  db.exec("CREATE TABLE anchor_dirty (target_id INTEGER PRIMARY KEY)");
+}
+
+/** A link's line without link markup: a wikilink's target (already the title field's) goes, its display text stays. */
+function anchorWords(line: string): string {
+  return line
+    .replace(/\[\[[^\]|]*\|?/g, " ")
+    .replace(/\]\]|\]\([^)]*\)|[[\]#*>`-]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** What note `src` says about each note it links to (by target id), read from its body in the full-text index. */
+function linesFrom(db: Database, src: number, idOfPath: (p: string) => number | undefined): Map<number, string> {
+  const out = new Map<number, string>();
+  const links = db.query("SELECT resolved FROM links WHERE note_id = ? ORDER BY ord").all(src) as { resolved: string | null }[];
+  if (!links.some((l) => l.resolved !== null)) return out;
+  const body = (db.query("SELECT body FROM fts WHERE rowid = ?").get(src) as { body: string | null } | null)?.body;
+  if (typeof body !== "string") return out;
+  const found = bodyLinks(body);
+  // The body is what the links were parsed from; if they disagree (an index older than this code), say nothing.
+  if (found.length !== links.length) return out;
+  const seen = new Map<number, Set<string>>();
+  for (let k = 0; k < links.length; k++) {
+    const path = links[k]!.resolved;
+    const target = path === null ? undefined : idOfPath(path);
+    if (target === undefined || target === src) continue;
+    const { index } = found[k]!;
+    const lineStart = body.lastIndexOf("\n", index - 1) + 1;
+    const lineEnd = body.indexOf("\n", index);
+    const from = Math.max(lineStart, index - AROUND_LINK);
+    const to = Math.min(lineEnd === -1 ? body.length : lineEnd, index + AROUND_LINK);
+    const words = anchorWords(body.slice(from, to));
+    if (!words) continue;
+    let s = seen.get(target);
+    if (!s) seen.set(target, (s = new Set()));
+    s.add(words);
+  }
+  for (const [t, s] of seen) out.set(t, [...s].join("\n"));
+  return out;
+}
+
+/** Notes that went: what they said about others goes, and what others said about them. */
+export function dropAnchors(db: Database, gone: number[]): void {
+  const dirty = db.query("INSERT OR IGNORE INTO anchor_dirty(target_id) SELECT target_id FROM anchor_lines WHERE src_id = ?");
+  for (const id of gone) {
+    dirty.run(id);
+    db.query("DELETE FROM anchor_lines WHERE src_id = ? OR target_id = ?").run(id, id);
+    db.query("DELETE FROM fts_anchor WHERE rowid = ?").run(id);
+    db.query("DELETE FROM anchor_dirty WHERE target_id = ?").run(id);
+  }
+}
+
+/**
+ * Read again what the `changed` notes (new, or their text changed) say beside their links, and what
+ * unchanged notes say about them (a link that now resolves to a new note); the targets touched are
+ * marked for rebuildAnchors. `pending`: every note of this sync still to come through here, whose
+ * lines are read when its own turn comes. Runs inside the caller's transaction.
+ */
+export function readAnchors(db: Database, changed: number[], pending: Set<number>): void {
+  const idQuery = db.query("SELECT id FROM notes WHERE path = ?");
+  const ids = new Map<string, number | undefined>();
+  const idOfPath = (p: string) => {
+    if (!ids.has(p)) ids.set(p, (idQuery.get(p) as { id: number } | null)?.id);
+    return ids.get(p);
+  };
+  const markOld = db.query("INSERT OR IGNORE INTO anchor_dirty(target_id) SELECT target_id FROM anchor_lines WHERE src_id = ?");
+  const mark = db.query("INSERT OR IGNORE INTO anchor_dirty(target_id) VALUES (?)");
+  const dropSource = db.query("DELETE FROM anchor_lines WHERE src_id = ?");
+  const put = db.query("INSERT OR REPLACE INTO anchor_lines(src_id, target_id, text) VALUES (?, ?, ?)");
+  const has = db.query("SELECT 1 FROM anchor_lines WHERE src_id = ? AND target_id = ?");
+  const linkers = db.query("SELECT DISTINCT l.note_id AS src FROM links l JOIN notes n ON n.path = l.resolved WHERE n.id = ?");
+  for (const src of changed) {
+    pending.delete(src);
+    markOld.run(src);
+    dropSource.run(src);
+    for (const [t, text] of linesFrom(db, src, idOfPath)) {
+      put.run(src, t, text);
+      mark.run(t);
+    }
+  }
+  for (const t of changed) {
+    mark.run(t);
+    for (const { src } of linkers.all(t) as { src: number }[]) {
+      if (pending.has(src) || has.get(src, t)) continue;
+      const text = linesFrom(db, src, idOfPath).get(t);
+      if (text) put.run(src, t, text);
+    }
+  }
+}
+
+/** Rebuild the fts_anchor rows of up to `max` marked targets; returns how many were done (0: none left). */
+export function rebuildAnchors(db: Database, max: number): number {
+  const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT ?").all(max) as { t: number }[]).map((r) => r.t);
+  const textsOf = db.query("SELECT text FROM anchor_lines WHERE target_id = ? ORDER BY src_id");
+  const drop = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
+  const add = db.query("INSERT INTO fts_anchor(rowid, text) VALUES (?, ?)");
+  const done = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
+  const exists = db.query("SELECT 1 FROM notes WHERE id = ?");
+  for (const t of targets) {
+    drop.run(t);
+    done.run(t);
+    // Gone since it was marked (its own sync will drop the rest).
+    if (!exists.get(t)) continue;
+    let text = "";
+    for (const r of textsOf.all(t) as { text: string }[]) {
+      if (text.length + r.text.length > MAX_ANCHOR_CHARS) break;
+      text += (text ? "\n" : "") + r.text;
+    }
+    if (text) add.run(t, text);
+  }
+  return targets.length;
+}
+
+/** Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better). */
+export function anchorRank(db: Database, match: string, limit: number): { noteId: number; score: number }[] {
+  try {
+    return db.query("SELECT rowid AS noteId, -bm25(fts_anchor) AS score FROM fts_anchor WHERE fts_anchor MATCH ? ORDER BY bm25(fts_anchor) LIMIT ?").all(match, limit) as {
+      noteId: number;
+      score: number;
+    }[];
+  } catch {
+    return [];
+  }
+}
