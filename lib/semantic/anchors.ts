@@ -2,10 +2,10 @@
 // field of its own for hybrid retrieval. A person who links to a page says in
 // their own words what it is for ("you can open a note in its own window"
 // beside [[Pop-out windows]]), and those are the words a paraphrased question
-// uses where the page's own text does not. On Obsidian Help's tuning half the
-// keyword ranking found 10 paraphrased questions of 21 with it against 7
-// without, and 8 against 5 on the report half (docs/semantic.md, "eighth
-// pass").
+// uses where the page's own text does not. On Obsidian Help the keyword
+// ranking found 12 paraphrased questions of 21 with it against 7 without
+// (tuning half), 8 against 5 (report half); the hybrid 46 and 41 questions of
+// 51 against 42 and 39 (docs/semantic.md, "eighth pass").
 //
 // A table of its own, not a column of fts_stem: FTS5's bm25() counts every
 // column in a document's length, so a column of anchor lines made a
@@ -21,10 +21,14 @@
 import type { Database } from "bun:sqlite";
 import { bodyLinks } from "../vault/parse";
 
-/** How much an anchor match counts beside the note's own fields (bm25 scores added; tuned 0.5 against 1). */
-export const ANCHOR_WEIGHT = 0.5;
-// A line can be a whole paragraph: the words near the link speak about it.
-const AROUND_LINK = 200;
+/**
+ * How much an anchor match counts beside the note's own fields (bm25 scores added). Tuning half,
+ * with AROUND_LINK 100: 0.6-0.9 found the most (0.75 the best MRR); 0.35 and 1 a question fewer.
+ */
+export const ANCHOR_WEIGHT = 0.75;
+// A line can be a whole paragraph: the words near the link speak about it. Tuning half: 80-150
+// characters either side rank best (100 the best MRR); 60 loses questions, 200-400 rank lower.
+const AROUND_LINK = 100;
 // A note linked from thousands of places (an index page) keeps the first lines, by linking note.
 const MAX_ANCHOR_CHARS = 8000;
 
