@@ -98,12 +98,12 @@ export function dropAnchors(db: Database, gone: number[]): void {
 }
 
 /**
- * Read again what the `changed` notes (new, or their text changed) say beside their links, and what
- * unchanged notes say about them (a link that now resolves to a new note); the targets touched are
- * marked for rebuildAnchors. `pending`: every note of this sync still to come through here, whose
- * lines are read when its own turn comes. Runs inside the caller's transaction.
+ * A reader for one sync: `read(id)` reads again what note `id` (new, or its text changed) says beside
+ * its links, and what unchanged notes say about it (a link that now resolves to a new note); the
+ * targets touched are marked for rebuildAnchors. `pending`: every note of this sync still to come
+ * through here, whose lines are read when its own turn comes. Call inside the caller's transaction.
  */
-export function readAnchors(db: Database, changed: number[], pending: Set<number>): void {
+export function anchorReader(db: Database, pending: Set<number>): (id: number) => void {
   const idQuery = db.query("SELECT id FROM notes WHERE path = ?");
   const ids = new Map<string, number | undefined>();
   const idOfPath = (p: string) => {
@@ -116,34 +116,35 @@ export function readAnchors(db: Database, changed: number[], pending: Set<number
   const put = db.query("INSERT OR REPLACE INTO anchor_lines(src_id, target_id, text) VALUES (?, ?, ?)");
   const has = db.query("SELECT 1 FROM anchor_lines WHERE src_id = ? AND target_id = ?");
   const linkers = db.query("SELECT DISTINCT l.note_id AS src FROM links l JOIN notes n ON n.path = l.resolved WHERE n.id = ?");
-  for (const src of changed) {
-    pending.delete(src);
-    markOld.run(src);
-    dropSource.run(src);
-    for (const [t, text] of linesFrom(db, src, idOfPath)) {
-      put.run(src, t, text);
+  return (id) => {
+    pending.delete(id);
+    markOld.run(id);
+    dropSource.run(id);
+    for (const [t, text] of linesFrom(db, id, idOfPath)) {
+      put.run(id, t, text);
       mark.run(t);
     }
-  }
-  for (const t of changed) {
-    mark.run(t);
-    for (const { src } of linkers.all(t) as { src: number }[]) {
-      if (pending.has(src) || has.get(src, t)) continue;
-      const text = linesFrom(db, src, idOfPath).get(t);
-      if (text) put.run(src, t, text);
+    mark.run(id);
+    for (const { src } of linkers.all(id) as { src: number }[]) {
+      if (pending.has(src) || has.get(src, id)) continue;
+      const text = linesFrom(db, src, idOfPath).get(id);
+      if (text) put.run(src, id, text);
     }
-  }
+  };
 }
 
-/** Rebuild the fts_anchor rows of up to `max` marked targets; returns how many were done (0: none left). */
-export function rebuildAnchors(db: Database, max: number): number {
-  const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT ?").all(max) as { t: number }[]).map((r) => r.t);
+/** Rebuild the fts_anchor rows of marked targets for about `ms` milliseconds; returns how many were done (0: none left). */
+export function rebuildAnchors(db: Database, ms: number): number {
+  const until = performance.now() + ms;
+  const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT 100000").all() as { t: number }[]).map((r) => r.t);
   const textsOf = db.query("SELECT text FROM anchor_lines WHERE target_id = ? ORDER BY src_id");
   const drop = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
   const add = db.query("INSERT INTO fts_anchor(rowid, text) VALUES (?, ?)");
   const done = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
   const exists = db.query("SELECT 1 FROM notes WHERE id = ?");
+  let n = 0;
   for (const t of targets) {
+    if (n++ > 0 && performance.now() >= until) return n - 1;
     drop.run(t);
     done.run(t);
     // Gone since it was marked (its own sync will drop the rest).
@@ -155,7 +156,7 @@ export function rebuildAnchors(db: Database, max: number): number {
     }
     if (text) add.run(t, text);
   }
-  return targets.length;
+  return n;
 }
 
 /** Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better). */
