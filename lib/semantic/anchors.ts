@@ -150,7 +150,8 @@ export function rebuildAnchors(db: Database, ms: number): number {
     // Gone since it was marked (its own sync will drop the rest).
     if (!exists.get(t)) continue;
     let text = "";
-    for (const r of textsOf.all(t) as { text: string }[]) {
+    // Stepped, not read whole: a page linked from tens of thousands of notes needs only its first rows.
+    for (const r of textsOf.iterate(t) as IterableIterator<{ text: string }>) {
       if (text.length + r.text.length > MAX_ANCHOR_CHARS) break;
       text += (text ? "\n" : "") + r.text;
     }
