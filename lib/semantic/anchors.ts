@@ -136,7 +136,8 @@ export function anchorReader(db: Database, pending: Set<number>): (id: number) =
 /** Rebuild the fts_anchor rows of marked targets for about `ms` milliseconds; returns how many were done (0: none left). */
 export function rebuildAnchors(db: Database, ms: number): number {
   const until = performance.now() + ms;
-  const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT 100000").all() as { t: number }[]).map((r) => r.t);
+  // More than one slice's worth (a target takes tens of microseconds), not the whole backlog of a big vault.
+  const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT 4096").all() as { t: number }[]).map((r) => r.t);
   const textsOf = db.query("SELECT text FROM anchor_lines WHERE target_id = ? ORDER BY src_id");
   const drop = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
   const add = db.query("INSERT INTO fts_anchor(rowid, text) VALUES (?, ?)");
