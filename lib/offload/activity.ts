@@ -88,7 +88,7 @@ export function shouldYield(): boolean {
 export async function whenQuiet(): Promise<void> {
   for (;;) {
     if (foreground > 0) return;
-    if (steppedThisTurn) await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    if (steppedThisTurn) await nextTurn();
     if (!shouldYield()) {
       markStep();
       return;
@@ -98,6 +98,15 @@ export async function whenQuiet(): Promise<void> {
       wake();
     });
   }
+}
+
+/**
+ * Resolves once the event loop has turned and taken in what arrived meanwhile (new connections,
+ * requests): a timer, because Bun runs immediates before timers that are due and before new
+ * connections. Long work that a request waits for pauses here between slices.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
 
 let steppedThisTurn = false;

@@ -89,11 +89,14 @@ function linesFrom(db: Database, src: number, idOfPath: (p: string) => number | 
 /** Notes that went: what they said about others goes, and what others said about them. */
 export function dropAnchors(db: Database, gone: number[]): void {
   const dirty = db.query("INSERT OR IGNORE INTO anchor_dirty(target_id) SELECT target_id FROM anchor_lines WHERE src_id = ?");
+  const lines = db.query("DELETE FROM anchor_lines WHERE src_id = ? OR target_id = ?");
+  const row = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
+  const mark = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
   for (const id of gone) {
     dirty.run(id);
-    db.query("DELETE FROM anchor_lines WHERE src_id = ? OR target_id = ?").run(id, id);
-    db.query("DELETE FROM fts_anchor WHERE rowid = ?").run(id);
-    db.query("DELETE FROM anchor_dirty WHERE target_id = ?").run(id);
+    lines.run(id, id);
+    row.run(id);
+    mark.run(id);
   }
 }
 

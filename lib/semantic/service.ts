@@ -3,7 +3,7 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
-import { holdForeground, whenQuiet } from "../offload/activity";
+import { holdForeground, nextTurn, whenQuiet } from "../offload/activity";
 import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
@@ -332,7 +332,7 @@ export class SemanticService {
     const seq = this.changeSeq;
     const run = (async () => {
       await whenIdle(this.db);
-      await syncStemmed(this.db, () => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+      await syncStemmed(this.db, nextTurn);
       this.keywordSeq = seq;
       this.keywordDataVersion = this.dataVersion();
     })();
