@@ -59,7 +59,7 @@ function folderWords(path: string): string {
  * dropped. A first sync reads every note (a second or more on a vault of thousands): `pause` runs
  * between slices of it, so that the server answers other requests meanwhile.
  */
-export async function syncStemmed(db: Database, pause: () => Promise<void> = async () => {}): Promise<number> {
+export async function syncStemmed(db: Database, pause: () => Promise<void> = async () => {}, sliceMs = SLICE_MS): Promise<number> {
   ensureLayout(db);
   const stale = db
     .query(
@@ -69,7 +69,7 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
   const gone = (db.query("SELECT note_id AS id FROM fts_stem_notes WHERE note_id NOT IN (SELECT id FROM notes)").all() as { id: number }[]).map((r) => r.id);
   if (!stale.length && !gone.length) {
     // An earlier sync cut short may have left anchor rows to rebuild.
-    while (db.transaction(() => rebuildAnchors(db, SLICE_MS))()) await pause();
+    while (db.transaction(() => rebuildAnchors(db, sliceMs))()) await pause();
     return 0;
   }
   const del = db.query("DELETE FROM fts_stem WHERE rowid = ?");
@@ -98,7 +98,7 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
         }
         dropAnchors(db, gone);
       }
-      const until = performance.now() + SLICE_MS;
+      const until = performance.now() + sliceMs;
       do {
         const r = stale[next];
         if (!r) break;
@@ -113,7 +113,7 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
     })();
   }
   do await pause();
-  while (db.transaction(() => rebuildAnchors(db, SLICE_MS))());
+  while (db.transaction(() => rebuildAnchors(db, sliceMs))());
   return stale.length + gone.length;
 }
 
