@@ -1,5 +1,5 @@
 // `serve` fills the stemmed keyword index and the anchor text in the
-// background at start-up (SemanticService.syncKeywords({background: true})),
+// background at start-up (lib/semantic/keyword-sync.ts, through SemanticService.syncKeywords({background: true})),
 // so that the first hybrid query does not wait seconds for them: the real
 // `lettuce serve` process does it before any query; the background sync
 // pauses while other callers' requests are in flight; and a request that

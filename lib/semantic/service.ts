@@ -3,7 +3,7 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
-import { holdForeground, msSinceRequest, nextTurn, whenQuiet } from "../offload/activity";
+import { holdForeground, whenQuiet } from "../offload/activity";
 import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
@@ -12,7 +12,7 @@ import type { ChatProvider, EmbeddingProvider } from "../providers/types";
 import type { VaultContext } from "../vault-context";
 import { EmbeddingCache } from "./cache";
 import { chunkLayout, passageCharsFor } from "./passages";
-import { syncStemmed } from "./keyword";
+import { KeywordSync } from "./keyword-sync";
 import { RateLimiter } from "./rate-limit";
 import { addResults, progressLine, RateMeter, type EmbeddingProgress } from "./progress";
 import { reconcile, whenIdle, type ReconcileProgress, type ReconcileResult } from "./reconcile";
@@ -34,15 +34,6 @@ const SYNC_PASSAGES = { builtin: 300, remote: 3000 };
 const BACKGROUND_DEBOUNCE_MS = 750;
 // A semantic call waits for a running background pass only when it has at most this many passages left.
 const JOIN_PASSAGES = 32;
-// serve's keyword warm-up (syncKeywords({background: true})) is optional work: the first semantic call
-// does it if it has not run. Its slices are short (a request that arrives meanwhile waits for the
-// slice and its commit: on the 10k vault 4 ms slices held the thread 4.6 ms at the median, 17 ms at
-// p90, ~40 ms at most, FTS5 merging segments; 8 ms slices 9, 25 and ~45 ms), and it runs only after
-// WARMUP_IDLE_MS without a request, so that a steady stream of requests never meets it
-// (docs/semantic.md, "Freshness").
-const BACKGROUND_SLICE_MS = 4;
-const WARMUP_IDLE_MS = 1000;
-const WARMUP_POLL_MS = 50;
 
 /** A semantic call's view of the vectors: the provider, and the progress when a background build is running. */
 export interface Freshness {
@@ -62,12 +53,7 @@ export class SemanticService {
   private changeSeq = 0;
   private cleanSeq = -1;
   private cleanDataVersion = -1;
-  private keywordSeq = -1;
-  /** The keyword sync under way (syncKeywords), which other callers wait for. */
-  private keywordSync: Promise<number> | null = null;
-  /** Requests waiting for the keyword sync under way (a background one then stops pausing for requests). */
-  private keywordWaiters = 0;
-  private keywordDataVersion = -1;
+  private keywords = new KeywordSync({ db: () => this.db, changeSeq: () => this.changeSeq, dataVersion: () => this.dataVersion(), closed: () => this.closed });
   private queryVectors = new QueryVectorCache(QUERY_CACHE);
   private abort = new AbortController();
   private background = false;
@@ -289,7 +275,7 @@ export class SemanticService {
     const sel = await selectEmbedder();
     if (!sel.provider || this.closed) return;
     this.background = true;
-    this.warmKeywords(log);
+    this.keywords.warm(log);
     const pending = this.pendingPassages(sel.provider);
     if (pending > 0) {
       // No passage estimate here: the pass counts them first, and the progress lines say how many (issue 14: a size-based guess was 3× off).
@@ -334,63 +320,9 @@ export class SemanticService {
     while (this.running) await this.running.catch(() => undefined);
   }
 
-  /**
-   * Bring the stemmed keyword index and the anchor text in step with the notes (cheap when nothing
-   * changed). One sync at a time: it yields between slices, and a second caller waits for it.
-   * `background` (serve's warm-up, below): a sync no request waits for, which pauses while requests
-   * are served; once a request does wait for it, it goes on at a request's pace. Returns the notes synced.
-   */
-  async syncKeywords(opts: { background?: boolean } = {}): Promise<number> {
-    const background = opts.background === true;
-    for (let running = this.keywordSync; running; running = this.keywordSync) {
-      if (background) return 0;
-      // A background sync waiting for the server to fall quiet would wait for this very request: it sees this and goes on.
-      this.keywordWaiters++;
-      try {
-        await running.catch(() => undefined);
-      } finally {
-        this.keywordWaiters--;
-      }
-    }
-    if (this.keywordSeq === this.changeSeq && this.keywordDataVersion === this.dataVersion()) return 0;
-    const seq = this.changeSeq;
-    const pause = async () => {
-      // Optional work: a background sync goes on only once no request has come for WARMUP_IDLE_MS, or as
-      // soon as a request waits for it (polled: holdForeground would let the embedding go on too).
-      for (;;) {
-        await nextTurn();
-        if (this.closed) throw new Error("the vault was closed");
-        if (!background || this.keywordWaiters > 0 || msSinceRequest() >= WARMUP_IDLE_MS) return;
-        await new Promise((r) => setTimeout(r, WARMUP_POLL_MS));
-      }
-    };
-    const run = (async () => {
-      await whenIdle(this.db);
-      const n = await syncStemmed(this.db, pause, background ? BACKGROUND_SLICE_MS : undefined);
-      this.keywordSeq = seq;
-      this.keywordDataVersion = this.dataVersion();
-      return n;
-    })();
-    this.keywordSync = run;
-    try {
-      return await run;
-    } finally {
-      if (this.keywordSync === run) this.keywordSync = null;
-    }
-  }
-
-  /**
-   * Fill the stemmed keyword index and the anchor text now, in the background (serve), so that the
-   * first hybrid query after start-up does not wait seconds for them (obsidian-hub ~2.9 s, 10k
-   * notes ~4.3 s on a fresh index).
-   */
-  private warmKeywords(log: (line: string) => void): void {
-    const t0 = performance.now();
-    this.syncKeywords({ background: true })
-      .then((n) => n > 0 && log(`Keyword ranking ready: ${n} notes stemmed, with their anchor text, in ${((performance.now() - t0) / 1000).toFixed(1)} s.`))
-      .catch((e) => {
-        if (!this.closed) log(`Keyword ranking: warm-up stopped (the first semantic query does it): ${(e as Error).message}`);
-      });
+  /** Bring the stemmed keyword index and the anchor text in step with the notes (keyword-sync.ts). Returns the notes synced. */
+  syncKeywords(opts: { background?: boolean } = {}): Promise<number> {
+    return this.keywords.sync(opts);
   }
 
   /** The in-memory passage and note indexes, loaded from the vector tables (again, if another process changed them). */
