@@ -105,8 +105,10 @@ const ALL_VARIANTS: [string, System][] = [
   v("first pass: RRF k = 2, vector weight 0.5 / 2, title feedback 0.5, no agreement gate", FIRST_PASS),
   v("first pass + agreement gate", { ...FIRST_PASS, agreement: { vectorTop: 5, keywordTop: 10, without: 0 } }),
   v("agreement gate and half weight outside, no vector place (this pass's first step)", { vectorSlot: null }),
-  v("vector side's best note kept in 3rd place (not 4th)", { vectorSlot: { position: 2, belowConfidence: 0.5 } }),
-  v("vector side's best note kept in 4th place whatever the keyword confidence", { vectorSlot: { position: 3, belowConfidence: 2 } }),
+  v("vector side's best notes kept from 3rd place (not 4th)", { vectorSlot: { position: 2, belowConfidence: 0.5, notes: 2 } }),
+  v("vector side's best notes kept from 4th place whatever the keyword confidence", { vectorSlot: { position: 3, belowConfidence: 2, notes: 2 } }),
+  v("a place for the vector side's best note only (4th), not its second (5th)", { vectorSlot: { position: 3, belowConfidence: 0.5, notes: 1 } }),
+  v("places for the vector side's best three notes (4th to 6th)", { vectorSlot: { position: 3, belowConfidence: 0.5, notes: 3 } }),
   v("no agreement gate", { agreement: null }),
   v("agreement gate: vector top 5 against keyword top 20", { agreement: { vectorTop: 5, keywordTop: 20, without: 0 } }),
   v("agreement gate: vector top 3 against keyword top 10", { agreement: { vectorTop: 3, keywordTop: 10, without: 0 } }),
@@ -165,7 +167,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector place ${r.vectorSlot ? `${r.vectorSlot.position + 1} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}, plus ${ANCHOR_WEIGHT} × the BM25 of the anchor text (lib/semantic/anchors.ts).`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector places ${r.vectorSlot ? `${r.vectorSlot.position + 1} to ${r.vectorSlot.position + r.vectorSlot.notes} for its best ${r.vectorSlot.notes} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}, plus ${ANCHOR_WEIGHT} × the BM25 of the anchor text (lib/semantic/anchors.ts).`,
   "",
 );
 const tuneRows = new Map<string, string[]>();

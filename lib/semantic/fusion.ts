@@ -121,16 +121,17 @@ export interface RankingParams {
    */
   outside: { depth: number; weight: number } | null;
   /**
-   * A place kept for the vector side's best note (null: off): when the keyword
-   * side is unsure (keywordConfidence below `belowConfidence`) and that note
-   * is not among the first `position` of the final ranking, it is put right
-   * after them. A paraphrased question's page is often the vector list's first
-   * and nowhere near the keyword list's; fusion alone then buries it. Not when
+   * Places kept for the vector side's best `notes` notes (null: off): when the
+   * keyword side is unsure (keywordConfidence below `belowConfidence`), the
+   * vector list's i-th best (i from 0) is put at place `position` + i + 1 of
+   * the final ranking unless it is already above that place. A paraphrased
+   * question's page is often the vector list's first or second and nowhere
+   * near the keyword list's; fusion alone then buries it. Not when
    * the vector margin (above) found the vector list flat: its first note is
    * then no better than its 30th (SciFact train: 11 → 8 questions lost from
    * BM25's top 5, nothing else changed).
    */
-  vectorSlot: { position: number; belowConfidence: number } | null;
+  vectorSlot: { position: number; belowConfidence: number; notes: number } | null;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
   rerankDepth: number;
   /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
@@ -164,11 +165,11 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       vectorMargin: { at: 30, below: 0.12 },
       flatConvex: 0.5,
       outside: { depth: 50, weight: 0.5 },
-      vectorSlot: { position: 3, belowConfidence: 0.5 },
+      vectorSlot: { position: 3, belowConfidence: 0.5, notes: 2 },
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its best note kept in 4th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its two best notes kept in 4th and 5th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -251,18 +252,22 @@ export function vectorWeighting(keyword: Scored | undefined, vector: Scored | un
   return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight), flat };
 }
 
-/** Move the vector side's best note to place `position` + 1 of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
-export function keepVectorSlot(scored: [number, number][], vectorBest: number | undefined, keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
+/** Move the vector side's best notes (best first) to places `position` + 1, + 2, … of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
+export function keepVectorSlot(scored: [number, number][], vectorBest: number[], keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
   const slot = p.vectorSlot;
-  if (!slot || vectorBest === undefined || keywordConfidence >= slot.belowConfidence || scored.length <= slot.position) return;
-  const at = scored.findIndex(([id]) => id === vectorBest);
-  if (at >= 0 && at < slot.position) return;
-  const before = scored[slot.position - 1]![1];
-  const after = scored[slot.position]![1];
-  // A score between its new neighbours', so that a later re-sort keeps the place.
-  const entry: [number, number] = [vectorBest, before > after ? (before + after) / 2 : after];
-  if (at >= 0) scored.splice(at, 1);
-  scored.splice(slot.position, 0, entry);
+  if (!slot || keywordConfidence >= slot.belowConfidence) return;
+  vectorBest.slice(0, slot.notes).forEach((id, i) => {
+    const place = slot.position + i;
+    if (scored.length <= place) return;
+    const at = scored.findIndex(([n]) => n === id);
+    if (at >= 0 && at <= place) return;
+    const before = scored[place - 1]![1];
+    const after = scored[place]![1];
+    // A score between its new neighbours', so that a later re-sort keeps the place.
+    const entry: [number, number] = [id, before > after ? (before + after) / 2 : after];
+    if (at >= 0) scored.splice(at, 1);
+    scored.splice(place, 0, entry);
+  });
 }
 
 /**

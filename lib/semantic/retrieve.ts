@@ -164,6 +164,11 @@ function applyRecency(db: Database, scored: [number, number][]): [number, number
   return scored.map(([id, s]) => [id, s >= 0 ? s * recencyFactor(mtimes.get(id) ?? now, now) : s / recencyFactor(mtimes.get(id) ?? now, now)]);
 }
 
+/** The ids of a list's `n` best notes, best first. */
+function bestOf(list: Map<number, { score: number }> | undefined, n: number): number[] {
+  return [...(list ?? [])].sort((a, b) => b[1].score - a[1].score).slice(0, n).map(([id]) => id);
+}
+
 /** A note's vector score: its best passage, plus its second best and its note vector as the ranking says. */
 function vectorScore(best: number, second: number, noteCos: number | undefined, p: RankingParams): number {
   return best + p.secondPassage * Math.max(0, second) + p.noteVector * (noteCos ?? 0);
@@ -238,11 +243,8 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     const fused = convex ? convexOverKeyword(keyword[0]!, vector[0], p.flatConvex) : fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor);
     scored = secondStage(db, o.query, [...fused], p, docs);
     scored.sort((a, b) => b[1] - a[1]);
-    let vectorBest: number | undefined;
-    let bestScore = -Infinity;
-    for (const [id, v] of vector[0] ?? []) if (v.score > bestScore) [vectorBest, bestScore] = [id, v.score];
-    // A flat vector list (RankingParams.vectorMargin) has no best note worth a place.
-    if (!w.flat) keepVectorSlot(scored, vectorBest, confidence, p);
+    // A flat vector list (RankingParams.vectorMargin) has no best notes worth a place.
+    if (!w.flat && p.vectorSlot) keepVectorSlot(scored, bestOf(vector[0], p.vectorSlot.notes), confidence, p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
