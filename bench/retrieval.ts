@@ -129,6 +129,9 @@ const ALL_VARIANTS: [string, System][] = [
   v("bare BM25 fields (title and body only)", {}, BARE),
   ["keyword only: title 5×, alias 5×", keyword({ ...FIELDS, title: 5, aliases: 5 })],
   ["keyword only: headings 3×", keyword({ ...FIELDS, headings: 3 })],
+  ["keyword only: title 2×", keyword({ ...FIELDS, title: 2 })],
+  v("title 2× on the keyword side", {}, { ...FIELDS, title: 2 }),
+  v("title 4× on the keyword side", {}, { ...FIELDS, title: 4 }),
 ];
 const VARIANTS = ALL_VARIANTS.filter(([name]) => !variantFilter || variantFilter.test(name));
 
