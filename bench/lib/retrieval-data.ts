@@ -85,7 +85,7 @@ export function anthropicDocs(): RetrievalSet {
 }
 
 /** Copy a vault's Markdown notes (not its attachments: retrieval reads only notes) under BENCH_CACHE, once. */
-function copyNotes(from: string, to: string): void {
+export function copyNotes(from: string, to: string): void {
   const walk = (rel: string) => {
     for (const e of readdirSync(join(from, rel), { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
