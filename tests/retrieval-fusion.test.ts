@@ -43,32 +43,34 @@ describe("the rules", () => {
   test("the vector side's best notes are put 4th and 5th when the keyword side is unsure, and scores stay in order", () => {
     const p = { vectorSlot: { position: 3, belowConfidence: 0.5, notes: 1 } };
     const list = (): [number, number][] => [1, 2, 3, 4, 5, 6, 7].map((id, i) => [id, 1 - i / 10]);
+    // A vector list whose notes rank in the order given (keepVectorSlot picks its best itself).
+    const vec = (...ids: number[]): Scored => new Map(ids.map((id, i) => [id, { score: 0.9 - i / 10 }]));
     const moved = list();
-    keepVectorSlot(moved, [7], 0.2, p);
+    keepVectorSlot(moved, vec(7), 0.2, p);
     expect(moved.map(([id]) => id)).toEqual([1, 2, 3, 7, 4, 5, 6]);
     for (let i = 1; i < moved.length; i++) expect(moved[i - 1]![1]).toBeGreaterThan(moved[i]![1]);
     const absent = list();
-    keepVectorSlot(absent, [99], 0.2, p);
+    keepVectorSlot(absent, vec(99), 0.2, p);
     expect(absent.map(([id]) => id)).toEqual([1, 2, 3, 99, 4, 5, 6, 7]);
     for (const [best, confidence] of [
       [7, 0.5], // the keyword side holds the query's words together: its order stands
       [2, 0.1], // already in the top 3
     ] as const) {
       const same = list();
-      keepVectorSlot(same, [best], confidence, p);
+      keepVectorSlot(same, vec(best), confidence, p);
       expect(same).toEqual(list());
     }
     // Two places: the second best goes 5th, unless it is already above; the best's place is taken first.
     const two = { vectorSlot: { position: 3, belowConfidence: 0.5, notes: 2 } };
     const both = list();
-    keepVectorSlot(both, [7, 6], 0.2, two);
+    keepVectorSlot(both, vec(7, 6), 0.2, two);
     expect(both.map(([id]) => id)).toEqual([1, 2, 3, 7, 6, 4, 5]);
     for (let i = 1; i < both.length; i++) expect(both[i - 1]![1]).toBeGreaterThan(both[i]![1]);
     const secondHigh = list();
-    keepVectorSlot(secondHigh, [7, 2], 0.2, two);
+    keepVectorSlot(secondHigh, vec(7, 2), 0.2, two);
     expect(secondHigh.map(([id]) => id)).toEqual([1, 2, 3, 7, 4, 5, 6]);
     const secondOnly = list();
-    keepVectorSlot(secondOnly, [1, 6], 0.2, two);
+    keepVectorSlot(secondOnly, vec(1, 6), 0.2, two);
     expect(secondOnly.map(([id]) => id)).toEqual([1, 2, 3, 4, 6, 5, 7]);
     // The built-in model's row uses the measured rules (the agreement gate no longer: it cost paraphrases once
     // the keyword side read anchor text); the other models' rows none (not measured with them).

@@ -224,7 +224,8 @@ export const FUSION_DEPTH = 100;
 
 export type Scored = Map<number, { score: number; passageId?: number }>;
 
-const rankedIds = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
+/** A ranking's note ids, best first. */
+export const rankedIds = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
 
 /**
  * The vector list's weight for one query: `weight` (already adapted to the
@@ -252,11 +253,11 @@ export function vectorWeighting(keyword: Scored | undefined, vector: Scored | un
   return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight), flat };
 }
 
-/** Move the vector side's best notes (best first) to places `position` + 1, + 2, … of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
-export function keepVectorSlot(scored: [number, number][], vectorBest: number[], keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
+/** Move the vector list's best notes to places `position` + 1, + 2, … of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
+export function keepVectorSlot(scored: [number, number][], vector: Scored | undefined, keywordConfidence: number, p: Pick<RankingParams, "vectorSlot">): void {
   const slot = p.vectorSlot;
-  if (!slot || keywordConfidence >= slot.belowConfidence) return;
-  vectorBest.slice(0, slot.notes).forEach((id, i) => {
+  if (!slot || !vector || keywordConfidence >= slot.belowConfidence) return;
+  rankedIds(vector).slice(0, slot.notes).forEach((id, i) => {
     const place = slot.position + i;
     if (scored.length <= place) return;
     const at = scored.findIndex(([n]) => n === id);

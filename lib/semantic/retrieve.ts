@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
-import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankedIds, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { splitPassages } from "./passages";
 import { keywordConfidence, type RerankDoc } from "./rerank";
@@ -164,11 +164,6 @@ function applyRecency(db: Database, scored: [number, number][]): [number, number
   return scored.map(([id, s]) => [id, s >= 0 ? s * recencyFactor(mtimes.get(id) ?? now, now) : s / recencyFactor(mtimes.get(id) ?? now, now)]);
 }
 
-/** The ids of a list's `n` best notes, best first. */
-function bestOf(list: Map<number, { score: number }> | undefined, n: number): number[] {
-  return [...(list ?? [])].sort((a, b) => b[1].score - a[1].score).slice(0, n).map(([id]) => id);
-}
-
 /** A note's vector score: its best passage, plus its second best and its note vector as the ranking says. */
 function vectorScore(best: number, second: number, noteCos: number | undefined, p: RankingParams): number {
   return best + p.secondPassage * Math.max(0, second) + p.noteVector * (noteCos ?? 0);
@@ -196,7 +191,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keywordPassages = mode === "hybrid" ? passagesOf(db, keywordIds) : [];
   const docs = new Map<number, RerankDoc>();
   if (mode === "hybrid" && keyword[0]?.size) {
-    const byScore = [...keyword[0]].sort((a, b) => b[1].score - a[1].score).map(([id]) => id);
+    const byScore = rankedIds(keyword[0]);
     for (const [id, d] of rerankDocs(db, byScore.slice(0, Math.max(p.rerankDepth, CONFIDENCE_DEPTH)))) docs.set(id, d);
     if (p.vectorWeightWeak !== p.vectorWeight || p.vectorSlot) {
       confidence = keywordConfidence(
@@ -227,7 +222,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keywordWeights: number[] = [];
   if (mode === "hybrid" && p.prfKeyword > 0 && vector[0]?.size) {
     // The titles of the best vector hits name what the query is about in the vault's own words.
-    const top = [...vector[0]].sort((a, b) => b[1].score - a[1].score).slice(0, PRF_DEPTH).map(([id]) => id);
+    const top = rankedIds(vector[0]).slice(0, PRF_DEPTH);
     const titles = [...notesByIds(db, top).values()].map((n) => n.title).join(" ");
     keyword.push(new Map(keywordRank(db, `${o.query} ${titles}`, depth).map((h) => [h.noteId, { score: h.score }])));
     keywordWeights[keyword.length - 1] = p.prfKeyword;
@@ -244,7 +239,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     scored = secondStage(db, o.query, [...fused], p, docs);
     scored.sort((a, b) => b[1] - a[1]);
     // A flat vector list (RankingParams.vectorMargin) has no best notes worth a place.
-    if (!w.flat && p.vectorSlot) keepVectorSlot(scored, bestOf(vector[0], p.vectorSlot.notes), confidence, p);
+    if (!w.flat) keepVectorSlot(scored, vector[0], confidence, p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
