@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fuseRankings, keepVectorSlot, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
+import { fuseRankings, keepVectorSlot, marginPlace, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
 import { keywordRank } from "../lib/semantic/keyword";
 import { features, QueryTerms } from "../lib/semantic/rerank";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
@@ -38,6 +38,22 @@ describe("the rules", () => {
     const closed = fuseRankings([keyword], [scored([9, 8])], { fusion: "rrf", k: 10, vectorWeight: 0 });
     const order = [...closed].sort((a, b) => b[1] - a[1]).map(([id]) => id);
     expect(order).toEqual([1, 2, 3, 4, 9, 8]);
+  });
+
+  test("a vector list whose first note stands less than the margin above its 30th is flat; the place may grow with the vault (a bench variant)", () => {
+    // Scores 1, 0.995, 0.99, …: the first stands 0.145 above the 30th and 0.245 above the 50th.
+    const vec = new Map(Array.from({ length: 60 }, (_, i) => [i + 1, { score: 1 - i * 0.005 }] as [number, { score: number }]));
+    const keyword = scored([1, 2, 3]);
+    const margin = { at: 30, below: 0.15 };
+    const p = { agreement: null, outside: null };
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: margin }).flat).toBe(true);
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: margin }).weight).toBe(0);
+    // Off (every model's row): the place stays 30th whatever the vault's size.
+    expect(marginPlace(margin, 100_000)).toBe(30);
+    const growing = { ...margin, perNotes: 400 };
+    expect([marginPlace(growing, 200), marginPlace(growing, 400), marginPlace(growing, 1600)]).toEqual([30, 30, 60]);
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: growing }, 400).flat).toBe(true);
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: growing }, 1600)).toMatchObject({ flat: false, weight: 2 });
   });
 
   test("the vector side's best notes are put 4th and 5th when the keyword side is unsure, and scores stay in order", () => {

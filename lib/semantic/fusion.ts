@@ -103,8 +103,11 @@ export interface RankingParams {
    * not know which is meant (the built-in model on SciFact, where every
    * abstract sits in one narrow cone of scientific prose), and BM25's order is
    * left alone; a paraphrase the model does recognise stands out of its list.
+   * The more notes a vault has, the nearer its 30th comes to its first;
+   * `perNotes` (off in every row: it cost SciFact more than it gained, docs/semantic.md,
+   * twelfth pass) moves the place to `at` × √(notes / perNotes) past that many notes.
    */
-  vectorMargin: { at: number; below: number } | null;
+  vectorMargin: { at: number; below: number; perNotes?: number } | null;
   /**
    * What a flat vector list (vectorMargin) still adds (0: nothing, BM25's
    * order is left alone). Ranks exaggerate a flat list's differences, scores
@@ -232,7 +235,13 @@ export const rankedIds = (m: Scored) => [...m].sort((a, b) => b[1].score - a[1].
  * keyword side's confidence) times the agreement gate, and the factor each
  * note's vector share is multiplied by (RankingParams.agreement, .outside).
  */
-export function vectorWeighting(keyword: Scored | undefined, vector: Scored | undefined, weight: number, p: Pick<RankingParams, "agreement" | "outside"> & Partial<Pick<RankingParams, "vectorMargin">>): { weight: number; factor: (id: number) => number; flat: boolean } {
+export function vectorWeighting(
+  keyword: Scored | undefined,
+  vector: Scored | undefined,
+  weight: number,
+  p: Pick<RankingParams, "agreement" | "outside"> & Partial<Pick<RankingParams, "vectorMargin">>,
+  vaultNotes = 0,
+): { weight: number; factor: (id: number) => number; flat: boolean } {
   const kw = keyword?.size ? rankedIds(keyword) : [];
   if (!kw.length || !vector?.size) return { weight, factor: () => 1, flat: false };
   let w = weight;
@@ -242,15 +251,22 @@ export function vectorWeighting(keyword: Scored | undefined, vector: Scored | un
   }
   const margin = p.vectorMargin;
   let flat = false;
-  if (margin && vector.size >= margin.at) {
+  const at = margin ? marginPlace(margin, vaultNotes) : 0;
+  if (margin && vector.size >= at) {
     const scores = [...vector.values()].map((v) => v.score).sort((a, b) => b - a);
-    flat = scores[0]! - scores[margin.at - 1]! < margin.below;
+    flat = scores[0]! - scores[at - 1]! < margin.below;
     if (flat) w = 0;
   }
   const outside = p.outside;
   if (!outside) return { weight: w, factor: () => 1, flat };
   const inside = new Set(kw.slice(0, outside.depth));
   return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight), flat };
+}
+
+/** The place the vector margin compares the first note with, in a vault of `notes` notes (RankingParams.vectorMargin). */
+export function marginPlace(margin: NonNullable<RankingParams["vectorMargin"]>, notes: number): number {
+  if (!margin.perNotes || notes <= margin.perNotes) return margin.at;
+  return Math.round(margin.at * Math.sqrt(notes / margin.perNotes));
 }
 
 /** Move the vector list's best notes to places `position` + 1, + 2, … of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
