@@ -3,10 +3,11 @@
 // (bench/data/, reported per kind on their fixed "report" half), BEIR SciFact
 // (test queries) and the Anthropic docs QA set, beside published baselines.
 //
-//   bun bench/retrieval.ts [--tune [--variants <regex>]] [--sets oh,oh-all,srd,docs,scifact] [--keyword-only]
+//   bun bench/retrieval.ts [--tune [--variants <regex>]] [--sets oh,oh-all,oh-hub,srd,docs,scifact] [--keyword-only]
 //
 // oh-all asks Obsidian Help's questions of the whole obsidian-help folder (en/ with its release
-// notes and the Sandbox vault, 568 notes): other pages that name the same features, and a larger vault.
+// notes and the Sandbox vault, 568 notes): other pages that name the same features, and a larger
+// vault. oh-hub asks them of en/ inside the Obsidian Hub vault (6,744 notes): a vault of a user's size.
 //
 // It prints, per set: our two question sets' report and tuning halves (hit@5 per
 // kind, MRR@10, nDCG@10), the docs QA set (precision/recall/MRR at 3, MRR@10),
@@ -30,7 +31,7 @@ import { rankingFor, MODEL_RANKING, type RankingParams } from "../lib/semantic/f
 import { retrieve } from "../lib/semantic/retrieve";
 import { SemanticService } from "../lib/semantic/service";
 import { VaultContext } from "../lib/vault-context";
-import { anthropicDocs, ndcg, obsidianHelp, obsidianHelpAll, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
+import { anthropicDocs, ndcg, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
 import { byKind, hitCells, type Scores } from "./lib/retrieval-score";
 import { loadavg } from "./lib/stats";
 
@@ -41,7 +42,7 @@ const tune = process.argv.includes("--tune");
 const keywordOnly = process.argv.includes("--keyword-only");
 const setsArg = (() => {
   const i = process.argv.indexOf("--sets");
-  return new Set((i === -1 ? "oh,oh-all,srd,docs,scifact" : process.argv[i + 1]!).split(","));
+  return new Set((i === -1 ? "oh,oh-all,oh-hub,srd,docs,scifact" : process.argv[i + 1]!).split(","));
 })();
 // --variants <regex>: with --tune, only the variants whose name matches (the full list takes ~40 minutes).
 const variantFilter = (() => {
@@ -106,6 +107,10 @@ const ALL_VARIANTS: [string, System][] = [
   v("vector margin's place grows with the square root of the vault's notes past 250", { vectorMargin: { at: 30, below: 0.12, perNotes: 250 } }),
   v("vector margin's place grows with the square root of the vault's notes past 400", { vectorMargin: { at: 30, below: 0.12, perNotes: 400 } }),
   v("vector margin's place grows with the square root of the vault's notes past 1000", { vectorMargin: { at: 30, below: 0.12, perNotes: 1000 } }),
+  v("cone: margin's place grows past 400 notes, flat too when that note scores 0.75", { vectorMargin: { at: 30, below: 0.12, perNotes: 400, cone: 0.75 } }),
+  v("cone: margin's place grows past 400 notes, flat too when that note scores 0.8", { vectorMargin: { at: 30, below: 0.12, perNotes: 400, cone: 0.8 } }),
+  v("cone: margin's place grows past 400 notes, flat too when that note scores 0.85", { vectorMargin: { at: 30, below: 0.12, perNotes: 400, cone: 0.85 } }),
+  v("cone: margin's place grows past 250 notes, flat too when that note scores 0.8", { vectorMargin: { at: 30, below: 0.12, perNotes: 250, cone: 0.8 } }),
   v("vector margin, no place for the vectors' best", { vectorSlot: null }),
   v("old default: RRF k = 2, vector weight 0.25, bare BM25, no second stage", OLD_DEFAULT, BARE),
   v("first pass: RRF k = 2, vector weight 0.5 / 2, title feedback 0.5, no agreement gate", FIRST_PASS),
@@ -190,6 +195,7 @@ function qaRow(name: string, set: RetrievalSet, lists: Map<string, string[]>, ha
 for (const [key, make] of [
   ["oh", obsidianHelp],
   ["oh-all", obsidianHelpAll],
+  ["oh-hub", obsidianHelpInHub],
   ["srd", srdWiki],
 ] as const) {
   if (!setsArg.has(key)) continue;

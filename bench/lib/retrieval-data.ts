@@ -132,6 +132,20 @@ export function obsidianHelpAll(): RetrievalSet {
   );
 }
 
+/**
+ * The same questions over a large vault: Obsidian Help's en/ (as en/) beside the Obsidian Hub
+ * community vault (as hub/, 6,571 notes about plugins, themes and workflows: other pages on the
+ * same subjects). Only en/'s pages count as answers.
+ */
+export function obsidianHelpInHub(): RetrievalSet {
+  const set = questionSet("Obsidian Help inside Obsidian Hub", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help-hub/en", (p) =>
+    p.startsWith("en/") ? p.slice(3) : `(outside en/) ${p}`,
+  );
+  const vault = join(BENCH_CACHE, "obsidian-help-hub");
+  copyNotes(join(CORPORA, "obsidian-hub"), join(vault, "hub"));
+  return { ...set, vault };
+}
+
 /** The D&D 5e SRD wiki (1,028 notes, with near-duplicate (Alt) folders): bench/data/srd-wiki.jsonl. */
 export function srdWiki(): RetrievalSet {
   return questionSet("SRD wiki", "dnd-srd-wiki", "srd-wiki.jsonl", "srd-wiki");

@@ -6,14 +6,14 @@ import { normalize } from "../../lib/providers/types";
 import { SemanticService } from "../../lib/semantic/service";
 import { allPassageVectors } from "../../lib/semantic/store";
 import { VaultContext } from "../../lib/vault-context";
-import { anthropicDocs, obsidianHelp, obsidianHelpAll, scifact, srdWiki, type RetrievalSet } from "./retrieval-data";
+import { anthropicDocs, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, scifact, srdWiki, type RetrievalSet } from "./retrieval-data";
 
 process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
 
 export function setFromArgs(argv = process.argv): { which: string; split: "train" | "test"; set: RetrievalSet } {
   const which = argv[2]!;
   const split = argv[3] === "train" ? "train" : "test";
-  const set = which === "oh" ? obsidianHelp() : which === "oh-all" ? obsidianHelpAll() : which === "srd" ? srdWiki() : which === "docs" ? anthropicDocs() : scifact(split);
+  const set = which === "oh" ? obsidianHelp() : which === "oh-all" ? obsidianHelpAll() : which === "oh-hub" ? obsidianHelpInHub() : which === "srd" ? srdWiki() : which === "docs" ? anthropicDocs() : scifact(split);
   return { which, split, set };
 }
 

@@ -104,10 +104,11 @@ export interface RankingParams {
    * abstract sits in one narrow cone of scientific prose), and BM25's order is
    * left alone; a paraphrase the model does recognise stands out of its list.
    * The more notes a vault has, the nearer its 30th comes to its first;
-   * `perNotes` (off in every row: it cost SciFact more than it gained, docs/semantic.md,
-   * twelfth pass) moves the place to `at` × √(notes / perNotes) past that many notes.
+   * `perNotes` moves the place to `at` × √(notes / perNotes) past that many notes, and
+   * `cone` also calls a list flat when the note at that place scores `cone` or more. Both are
+   * off in every row: they cost SciFact more than they gained (docs/semantic.md, twelfth pass).
    */
-  vectorMargin: { at: number; below: number; perNotes?: number } | null;
+  vectorMargin: { at: number; below: number; perNotes?: number; cone?: number } | null;
   /**
    * What a flat vector list (vectorMargin) still adds (0: nothing, BM25's
    * order is left alone). Ranks exaggerate a flat list's differences, scores
@@ -254,7 +255,7 @@ export function vectorWeighting(
   const at = margin ? marginPlace(margin, vaultNotes) : 0;
   if (margin && vector.size >= at) {
     const scores = [...vector.values()].map((v) => v.score).sort((a, b) => b - a);
-    flat = scores[0]! - scores[at - 1]! < margin.below;
+    flat = scores[0]! - scores[at - 1]! < margin.below || (margin.cone !== undefined && scores[at - 1]! >= margin.cone);
     if (flat) w = 0;
   }
   const outside = p.outside;
