@@ -126,6 +126,8 @@ const ALL_VARIANTS: [string, System][] = [
   v("agreement gate quarters the weight instead of closing", { agreement: { vectorTop: 5, keywordTop: 10, without: 0.25 } }),
   v("no half weight for notes outside the keyword top 50", { outside: null }),
   v("half weight outside the keyword top 20", { outside: { depth: 20, weight: 0.5 } }),
+  v("half weight outside the keyword top 50, a top that grows with the square root of the vault's notes past 400", { outside: { depth: 50, weight: 0.5, perNotes: 400 } }),
+  v("half weight outside the keyword top 50, a top that grows with the square root of the vault's notes past 1000", { outside: { depth: 50, weight: 0.5, perNotes: 1000 } }),
   v("+ title feedback 0.5 (vector → keyword PRF)", { prfKeyword: 0.5 }),
   v("RRF k = 5, vector weight 0.25 / 3", { k: 5, vectorWeightWeak: 3 }),
   v("RRF k = 20, vector weight 0.25 / 1", { k: 20, vectorWeightWeak: 1 }),

@@ -33,6 +33,9 @@ describe("the rules", () => {
     const keyword = scored([1, 2, 3, 4]);
     const w = vectorWeighting(keyword, scored([4, 2, 9]), 1, GATE);
     expect([w.factor(1), w.factor(3), w.factor(4), w.factor(9)]).toEqual([1, 1, 0.5, 0.5]);
+    // A top that grows with the vault (a bench variant, off in every row): 3 × √(1,600 / 400) = 6 notes inside.
+    const grown = vectorWeighting(scored([1, 2, 3, 4, 5, 6, 7]), scored([6, 7]), 1, { ...GATE, outside: { depth: 3, weight: 0.5, perNotes: 400 } }, 1600);
+    expect([grown.factor(6), grown.factor(7)]).toEqual([1, 0.5]);
     const open = fuseRankings([keyword], [scored([9, 1])], { fusion: "rrf", k: 10, vectorWeight: 1 }, [], w.factor);
     expect(open.get(9)).toBeCloseTo(0.5 / 11);
     const closed = fuseRankings([keyword], [scored([9, 8])], { fusion: "rrf", k: 10, vectorWeight: 0 });

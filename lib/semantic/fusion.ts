@@ -121,9 +121,11 @@ export interface RankingParams {
   /**
    * Notes outside the keyword list's best `depth` get `weight` × the vector
    * list's weight (null: all the same): the vector side mostly re-orders what
-   * the words found, and adds new notes more cautiously.
+   * the words found, and adds new notes more cautiously. `perNotes`: the top grows
+   * as vectorMargin's place does (off: a question gained in a 6,744-note vault, one
+   * lost on the SRD wiki; docs/semantic.md, twelfth pass).
    */
-  outside: { depth: number; weight: number } | null;
+  outside: { depth: number; weight: number; perNotes?: number } | null;
   /**
    * Places kept for the vector side's best `notes` notes (null: off): when the
    * keyword side is unsure (keywordConfidence below `belowConfidence`), the
@@ -260,14 +262,18 @@ export function vectorWeighting(
   }
   const outside = p.outside;
   if (!outside) return { weight: w, factor: () => 1, flat };
-  const inside = new Set(kw.slice(0, outside.depth));
+  const inside = new Set(kw.slice(0, grownWith(outside.depth, outside.perNotes, vaultNotes)));
   return { weight: w, factor: (id) => (inside.has(id) ? 1 : outside.weight), flat };
 }
 
 /** The place the vector margin compares the first note with, in a vault of `notes` notes (RankingParams.vectorMargin). */
 export function marginPlace(margin: NonNullable<RankingParams["vectorMargin"]>, notes: number): number {
-  if (!margin.perNotes || notes <= margin.perNotes) return margin.at;
-  return Math.round(margin.at * Math.sqrt(notes / margin.perNotes));
+  return grownWith(margin.at, margin.perNotes, notes);
+}
+
+/** `n`, or n × √(notes / perNotes) in a vault of more than `perNotes` notes. */
+function grownWith(n: number, perNotes: number | undefined, notes: number): number {
+  return !perNotes || notes <= perNotes ? n : Math.round(n * Math.sqrt(notes / perNotes));
 }
 
 /** Move the vector list's best notes to places `position` + 1, + 2, … of a final ranking (best first) when RankingParams.vectorSlot says so; in place. */
