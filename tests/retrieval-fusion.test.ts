@@ -57,6 +57,10 @@ describe("the rules", () => {
     expect([marginPlace(growing, 200), marginPlace(growing, 400), marginPlace(growing, 1600)]).toEqual([30, 30, 60]);
     expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: growing }, 400).flat).toBe(true);
     expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: growing }, 1600)).toMatchObject({ flat: false, weight: 2 });
+    // Growing only while the keyword side is unsure: a sure one keeps the 30th.
+    const unsure = { ...growing, growBelowConfidence: 0.5 };
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: unsure }, 1600, 0.9).flat).toBe(true);
+    expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: unsure }, 1600, 0.2).flat).toBe(false);
     // A cone: the 60th scores 0.705, so a list is flat at or below that level whatever its spread.
     expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: { ...growing, cone: 0.7 } }, 1600).flat).toBe(true);
     expect(vectorWeighting(keyword, vec, 2, { ...p, vectorMargin: { ...growing, cone: 0.71 } }, 1600).flat).toBe(false);

@@ -105,10 +105,11 @@ export interface RankingParams {
    * left alone; a paraphrase the model does recognise stands out of its list.
    * The more notes a vault has, the nearer its 30th comes to its first;
    * `perNotes` moves the place to `at` × √(notes / perNotes) past that many notes, and
-   * `cone` also calls a list flat when the note at that place scores `cone` or more. Both are
+   * `cone` also calls a list flat when the note at that place scores `cone` or more, and
+   * `growBelowConfidence` lets the place grow only below that keyword confidence. All are
    * off in every row: they cost SciFact more than they gained (docs/semantic.md, twelfth pass).
    */
-  vectorMargin: { at: number; below: number; perNotes?: number; cone?: number } | null;
+  vectorMargin: { at: number; below: number; perNotes?: number; cone?: number; growBelowConfidence?: number } | null;
   /**
    * What a flat vector list (vectorMargin) still adds (0: nothing, BM25's
    * order is left alone). Ranks exaggerate a flat list's differences, scores
@@ -244,6 +245,7 @@ export function vectorWeighting(
   weight: number,
   p: Pick<RankingParams, "agreement" | "outside"> & Partial<Pick<RankingParams, "vectorMargin">>,
   vaultNotes = 0,
+  confidence = 1,
 ): { weight: number; factor: (id: number) => number; flat: boolean } {
   const kw = keyword?.size ? rankedIds(keyword) : [];
   if (!kw.length || !vector?.size) return { weight, factor: () => 1, flat: false };
@@ -254,7 +256,8 @@ export function vectorWeighting(
   }
   const margin = p.vectorMargin;
   let flat = false;
-  const at = margin ? marginPlace(margin, vaultNotes) : 0;
+  const grows = margin?.growBelowConfidence === undefined || confidence < margin.growBelowConfidence;
+  const at = margin ? (grows ? marginPlace(margin, vaultNotes) : margin.at) : 0;
   if (margin && vector.size >= at) {
     const scores = [...vector.values()].map((v) => v.score).sort((a, b) => b - a);
     flat = scores[0]! - scores[at - 1]! < margin.below || (margin.cone !== undefined && scores[at - 1]! >= margin.cone);

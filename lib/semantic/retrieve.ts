@@ -232,7 +232,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     // How much the vector list counts depends on how well the keyword side did (see RankingParams.vectorWeightWeak).
     const vectorWeight = p.vectorWeightWeak + (p.vectorWeight - p.vectorWeightWeak) * confidence;
     // ... and on whether the vector list agrees with the keyword side at all (RankingParams.agreement, .outside).
-    const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p, idx?.notes.size ?? 0);
+    const w = vectorWeighting(keyword[0], vector[0], vectorWeight, p, idx?.notes.size ?? 0, confidence);
     // A flat vector list only breaks near-ties between keyword hits (RankingParams.flatConvex); with expansions' lists, it is closed.
     const convex = w.flat && p.flatConvex > 0 && keyword.length === 1 && vector.length === 1;
     const fused = convex ? convexOverKeyword(keyword[0]!, vector[0], p.flatConvex) : fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor);
