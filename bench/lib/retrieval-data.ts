@@ -121,15 +121,16 @@ export function obsidianHelp(): RetrievalSet {
   return questionSet("Obsidian Help", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help");
 }
 
+/** A path in a vault that holds Obsidian Help's en/ beside other notes, as the question sets name pages (only en/'s can be answers). */
+const enPage = (p: string) => (p.startsWith("en/") ? p.slice(3) : `(outside en/) ${p}`);
+
 /**
  * The same questions over the whole obsidian-help folder (568 notes): en/ beside its 364 release
  * notes and the 31-note Sandbox vault, which name the same features in other words. Only en/'s
  * pages count as answers: a release note or a Sandbox page in the top 5 is a miss.
  */
 export function obsidianHelpAll(): RetrievalSet {
-  return questionSet("Obsidian Help with its release notes and Sandbox", "obsidian-help", "obsidian-help.jsonl", "obsidian-help-all", (p) =>
-    p.startsWith("en/") ? p.slice(3) : `(outside en/) ${p}`,
-  );
+  return questionSet("Obsidian Help with its release notes and Sandbox", "obsidian-help", "obsidian-help.jsonl", "obsidian-help-all", enPage);
 }
 
 /**
@@ -138,9 +139,7 @@ export function obsidianHelpAll(): RetrievalSet {
  * same subjects). Only en/'s pages count as answers.
  */
 export function obsidianHelpInHub(): RetrievalSet {
-  const set = questionSet("Obsidian Help inside Obsidian Hub", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help-hub/en", (p) =>
-    p.startsWith("en/") ? p.slice(3) : `(outside en/) ${p}`,
-  );
+  const set = questionSet("Obsidian Help inside Obsidian Hub", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help-hub/en", enPage);
   const vault = join(BENCH_CACHE, "obsidian-help-hub");
   copyNotes(join(CORPORA, "obsidian-hub"), join(vault, "hub"));
   return { ...set, vault };

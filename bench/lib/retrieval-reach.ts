@@ -2,7 +2,7 @@
 // what is within reach (the vector list or the keyword list has the page in its top 5), and where the
 // vector list ranks the page of each question the hybrid misses. A question out of reach needs a
 // better component, not a better fusion (docs/semantic.md, "seventh pass").
-//   bun bench/lib/retrieval-reach.ts oh|oh-all|srd [tune|report] [--list]
+//   bun bench/lib/retrieval-reach.ts oh|oh-all|oh-hub|srd [tune|report] [--list]
 import { keywordRank } from "../../lib/semantic/keyword";
 import { retrieve } from "../../lib/semantic/retrieve";
 import { SemanticService } from "../../lib/semantic/service";

@@ -100,8 +100,8 @@ export interface RankingParams {
    * The vector side's own spread (null: off): when the vector list's first
    * note scores less than `below` above its `at`-th, the vector list weighs
    * nothing. A model that sees its best 30 notes as about equally close does
-   * not know which is meant (the built-in model on SciFact, where every
-   * abstract sits in one narrow cone of scientific prose), and BM25's order is
+   * not know which is meant (the built-in model on SciFact, where a claim's
+   * best abstracts all score 0.96–0.99), and BM25's order is
    * left alone; a paraphrase the model does recognise stands out of its list.
    * The more notes a vault has, the nearer its 30th comes to its first;
    * `perNotes` moves the place to `at` × √(notes / perNotes) past that many notes, and
