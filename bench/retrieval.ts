@@ -22,7 +22,8 @@
 // train queries and the docs set.
 //
 // The first run embeds the sets with the built-in model (SciFact: ~23k
-// passages, an hour or more on a loaded two-core machine); the vectors are
+// passages, an hour or more on a loaded two-core machine; oh-hub's 13k, ~4
+// minutes on a quiet one); the vectors are
 // cached in $LETTUCE_BENCH_CACHE (default $TMPDIR/lettuce-bench)/<set>/.lettuce,
 // so later runs take a minute.
 import { ANCHOR_WEIGHT } from "../lib/semantic/anchors";
