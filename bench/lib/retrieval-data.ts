@@ -103,11 +103,12 @@ export function copyNotes(from: string, to: string): void {
 /**
  * One of our own question sets (bench/data/*.jsonl): {id, kind, half, question, expected}
  * over a vault of ../shared/corpora, written by reading the pages. `half` is the fixed
- * split: fusion and ranking are tuned on "tune" and reported on "report".
+ * split: fusion and ranking are tuned on "tune" and reported on "report". `corpus`: the
+ * corpus folder the vault copies, or several, each into a folder of the vault.
  */
-function questionSet(name: string, corpus: string, data: string, cacheName: string, docOf: (path: string) => string = (p) => p): RetrievalSet {
+function questionSet(name: string, corpus: string | { from: string; into: string }[], data: string, cacheName: string, docOf: (path: string) => string = (p) => p): RetrievalSet {
   const vault = join(BENCH_CACHE, cacheName);
-  copyNotes(join(CORPORA, corpus), vault);
+  for (const c of typeof corpus === "string" ? [{ from: corpus, into: "" }] : corpus) copyNotes(join(CORPORA, c.from), join(vault, c.into));
   const queries = readFileSync(resolve(import.meta.dir, "../data", data), "utf8")
     .trim()
     .split("\n")
@@ -139,10 +140,11 @@ export function obsidianHelpAll(): RetrievalSet {
  * same subjects). Only en/'s pages count as answers.
  */
 export function obsidianHelpInHub(): RetrievalSet {
-  const set = questionSet("Obsidian Help inside Obsidian Hub", "obsidian-help/en", "obsidian-help.jsonl", "obsidian-help-hub/en", enPage);
-  const vault = join(BENCH_CACHE, "obsidian-help-hub");
-  copyNotes(join(CORPORA, "obsidian-hub"), join(vault, "hub"));
-  return { ...set, vault };
+  const corpora = [
+    { from: "obsidian-help/en", into: "en" },
+    { from: "obsidian-hub", into: "hub" },
+  ];
+  return questionSet("Obsidian Help inside Obsidian Hub", corpora, "obsidian-help.jsonl", "obsidian-help-hub", enPage);
 }
 
 /** The D&D 5e SRD wiki (1,028 notes, with near-duplicate (Alt) folders): bench/data/srd-wiki.jsonl. */

@@ -255,7 +255,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     page.map(([id]) => id),
   );
   const want = o.passagesPerNote ?? 1;
-  const vectorRanks = new Map([...(vector[0] ?? [])].sort((a, b) => b[1].score - a[1].score).map(([id], i) => [id, i + 1]));
+  const vectorRanks = new Map((vector[0] ? rankedIds(vector[0]) : []).map((id, i) => [id, i + 1]));
   const notes: RetrievedNote[] = [];
   for (const [id, score] of page) {
     const n = refs.get(id);
