@@ -2,7 +2,7 @@
 // timeline rows, temp files) is settled when the next server starts, before
 // any write — not at the first write, as it used to be.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
@@ -61,6 +61,50 @@ test("pending rows and leftover temp files are settled at start, before any writ
   expect(existsSync(join(root, "Inbox", tmpName(2)))).toBe(false);
   expect(existsSync(join(root, "Inbox", `.lettuce-tmp-${process.pid}-live-0`))).toBe(true);
   rmSync(join(root, "Inbox", `.lettuce-tmp-${process.pid}-live-0`));
+  const temps = readdirSync(root, { recursive: true }).map(String).filter((p) => p.includes(".lettuce-tmp"));
+  expect(temps).toEqual([]);
+});
+
+// A replacement is an atomic exchange (lib/write/vault-dir.ts, swapInChecked): until the temp file is
+// removed, its name holds what the note held. A server killed in that instant (tests/write-crash.test.ts
+// caught it once in a full run) left a note with its new bytes and a temp with its old ones, and the
+// recovery read "temp still there" as "never renamed": the timeline then named the old version as the
+// note's latest. And when the exchange displaced a person's save (made after the check), that save is
+// what the temp holds: it goes back in place, not into the bin.
+test("a write killed between its exchange and its temp's removal is settled by what the files hold", async () => {
+  await s?.close();
+  s = undefined;
+  const db = openStateDbNoSync(root);
+  const before = Buffer.from("# Exchanged\n\nthe version the agent planned from\n");
+  const after = Buffer.from("# Exchanged\n\nthe agent's new version\n");
+  const saved = Buffer.from("# Exchanged\n\na person's save, made after the check\n");
+  // Exchanged: the note holds the new bytes, the temp the replaced ones.
+  writeFileSync(join(root, "Crash/exchanged.md"), after);
+  writeFileSync(join(root, "Crash", tmpName(3)), before);
+  // Exchanged with a person's save, killed before the swap back.
+  writeFileSync(join(root, "Crash/displaced.md"), after);
+  writeFileSync(join(root, "Crash", tmpName(4)), saved);
+  const edit = (path: string, tmp: string) => ({
+    tool: "write_note", action: "write" as const, path, before, after, beforeHash: hashBytes(before), afterHash: hashBytes(after),
+    agent: "crashed", token: "t", tmp,
+  });
+  const ids = insertPending(db, [edit("Crash/exchanged.md", `Crash/${tmpName(3)}`), edit("Crash/displaced.md", `Crash/${tmpName(4)}`)]);
+  db.query(`UPDATE agent_edits SET owner_pid = ? WHERE id IN (${ids.join(",")})`).run(deadPid);
+  db.close();
+
+  s = await startTestServer({ root });
+  const check = openStateDbNoSync(root);
+  const pending = check.query("SELECT count(*) AS n FROM agent_edits WHERE state = 'pending'").get() as { n: number };
+  const edits = listEdits(check);
+  check.close();
+  expect(pending.n).toBe(0);
+  // The exchange landed: on the timeline, as the note's latest, with the bytes the note holds.
+  const exchanged = edits.find((e) => e.path === "Crash/exchanged.md");
+  expect(exchanged?.afterHash).toBe(hashBytes(readFileSync(join(root, "Crash/exchanged.md"))));
+  expect(readFileSync(join(root, "Crash/exchanged.md"), "utf8")).toBe(after.toString());
+  // The person's save is the note again, and the agent's write is not on the timeline.
+  expect(readFileSync(join(root, "Crash/displaced.md"), "utf8")).toBe(saved.toString());
+  expect(edits.map((e) => e.path)).not.toContain("Crash/displaced.md");
   const temps = readdirSync(root, { recursive: true }).map(String).filter((p) => p.includes(".lettuce-tmp"));
   expect(temps).toEqual([]);
 });
