@@ -3,7 +3,7 @@
 // tool answers path-invalid for them, and nothing in them is ever listed or
 // found by search — for any token scope and any spelling of the path.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -81,6 +81,11 @@ describe("write tools refuse hidden paths and write nothing there", () => {
       ["move_note", { from: "Projects/Lettuce.md", to: ".trash/Lettuce.md" }],
       ["move_note", { from: ".trash/Old secret.md", to: "Inbox/Recovered.md" }],
       ["delete_note", { path: ".trash/Old secret.md" }],
+      // node_modules in another letter case: a write respells folders to the disk's case, so these reached it.
+      ["write_note", { path: "NODE_MODULES/pkg/README.md", content: "# x\n", overwrite: true }],
+      ["write_note", { path: "Node_Modules/pkg/new.md", content: "# x\n" }],
+      ["move_note", { from: "Inbox/quick-thought.md", to: "Node_Modules/hidden.md" }],
+      ["read_note", { path: "NODE_MODULES/pkg/README.md" }],
     ];
     for (const [tool, args] of calls) {
       const res: any = await s.callRaw(tool, args, "write");
@@ -89,6 +94,8 @@ describe("write tools refuse hidden paths and write nothing there", () => {
     }
     expect(readFileSync(join(s.root, ".trash/Old secret.md"), "utf8")).toBe(before);
     expect(readFileSync(join(s.root, ".env"), "utf8")).toBe(SECRETS[".env"]!);
+    expect(readFileSync(join(s.root, "node_modules/pkg/README.md"), "utf8")).toBe(SECRETS["node_modules/pkg/README.md"]!);
+    expect(readdirSync(join(s.root, "node_modules/pkg"))).toEqual(["README.md"]);
     expect((await s.call("read_note", { path: "Projects/Lettuce.md" })).path).toBe("Projects/Lettuce.md");
   });
 });

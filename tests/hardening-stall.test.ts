@@ -151,6 +151,10 @@ describe("every read has a time budget", () => {
         const res: any = await s.callRaw(tool, args, "read");
         expect(res, tool).toMatchObject({ isError: true, kind: "timeout" });
         expect(JSON.parse(res.content[0].text).error).toMatch(/time budget/);
+        // Only a long-poll's own timeout_ms lengthens its budget: on any other tool the field
+        // (dropped by its schema) once stretched the budget by up to two minutes.
+        const stretched: any = await s.callRaw(tool, { ...args, timeout_ms: 60_000 }, "read");
+        expect(stretched, `${tool} with timeout_ms`).toMatchObject({ isError: true, kind: "timeout" });
       }
       const w = await s.call("write_note", { path: "Inbox/under-budget.md", content: "# Written\n" });
       expect(w.created).toBe(true);

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
 import { listAttachmentsIn } from "../lib/retrieval/attachments";
@@ -6,6 +5,7 @@ import { mimeTypeOf } from "../lib/vault/mime";
 import { lstatInVault, pathSpellings, resolveFolder, safeAbsPath } from "../lib/vault/paths";
 import { isNoteEntry, isNotePath } from "../lib/vault/scan";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
+import { readVaultFile } from "../lib/vault/read-file";
 
 /** Largest attachment read_attachment returns; base64 of more would swamp an agent's context. */
 export const MAX_ATTACHMENT_BYTES = Number(process.env.LETTUCE_MAX_ATTACHMENT_BYTES) || 5 * 1024 * 1024;
@@ -53,7 +53,16 @@ export const readAttachment = defineTool({
         maxBytes: MAX_ATTACHMENT_BYTES,
       });
     }
-    const buf = readFileSync(abs);
+    // Read through the same checks again: the file may have been swapped (for a FIFO, a bigger file) since the lstat.
+    let buf: Buffer;
+    try {
+      const read = readVaultFile(vault.root, rel, MAX_ATTACHMENT_BYTES + 1);
+      if (read.size > MAX_ATTACHMENT_BYTES) throw new ToolError("too-large", `${rel} is ${read.size} bytes; read_attachment returns files up to ${MAX_ATTACHMENT_BYTES} bytes`, { size: read.size, maxBytes: MAX_ATTACHMENT_BYTES });
+      buf = read.bytes;
+    } catch (e) {
+      if (e instanceof ToolError) throw e;
+      throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
+    }
     return { path: rel, mimeType: mimeTypeOf(rel), size: buf.length, base64: buf.toString("base64") };
   },
 });

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../lib/errors";
 import { contentHash } from "../lib/index/parse-job";
@@ -6,6 +6,7 @@ import { outgoingLinks } from "../lib/retrieval/links";
 import { findNote, listNotesIn, noteHeadings } from "../lib/retrieval/notes";
 import { resolveFolder, safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
+import { readVaultFile } from "../lib/vault/read-file";
 
 export const listNotes = defineTool({
   name: "list_notes",
@@ -39,7 +40,7 @@ export const readNote = defineTool({
     let bytes: Buffer;
     let st;
     try {
-      bytes = readFileSync(abs);
+      bytes = readVaultFile(vault.root, row.path).bytes;
       st = statSync(abs);
     } catch {
       throw new ToolError("note-not-found", `Note not found: ${row.path}`);

@@ -1,9 +1,8 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { z } from "zod";
 import { noteByPath, noteCount } from "../lib/retrieval/notes";
 import { vectorStorage } from "../lib/store/index-db";
 import { sqliteInfo } from "../lib/store/sqlite-lib";
+import { readVaultFile } from "../lib/vault/read-file";
 import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
 
 /**
@@ -22,6 +21,8 @@ export interface VaultInfo {
   noteCount: number;
   indexedAt: string | null;
   agentsFile: string | null;
+  /** Present (true) when AGENTS.md is longer than agentsFile shows: read_note has the rest. */
+  agentsFileTruncated?: true;
   immutablePaths: string[];
   capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean };
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
@@ -32,9 +33,17 @@ export interface VaultInfo {
   storage: { vectors: string; sqliteVec: string | null; sqlite: string; note?: string };
 }
 
-function readIfExists(path: string): string | null {
+/** The brief every agent reads first: bounded, since every call pays for it. */
+export const MAX_AGENTS_BRIEF_BYTES = 64 * 1024;
+
+// Only a regular file reached without a symlink (one that leads out of the vault would
+// hand any token that file; a FIFO named AGENTS.md would block the server on read).
+function agentsBrief(root: string): { text: string; truncated: boolean } | null {
   try {
-    return readFileSync(path, "utf8");
+    const { bytes, size } = readVaultFile(root, "AGENTS.md", MAX_AGENTS_BRIEF_BYTES);
+    // A cut through a multi-byte character decodes to U+FFFD at the end: drop it.
+    const text = bytes.toString("utf8");
+    return size > bytes.length ? { text: text.replace(/\uFFFD+$/, ""), truncated: true } : { text, truncated: false };
   } catch {
     return null;
   }
@@ -50,18 +59,20 @@ function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storag
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
   description: "Call first: vault root, note count, index state, the AGENTS.md brief, immutable paths, capabilities (which tools work) and liveness (pending directives).",
-  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief, immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
+  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief (its first 64 KB; agentsFileTruncated when there is more), immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
   async handler(_args, ctx) {
     const { vault, token } = ctx;
     const s = vault.indexer.status;
+    const brief = agentsBrief(vault.root);
     const info: VaultInfo = {
       root: vault.root,
       noteCount: noteCount(vault.indexDb),
       indexedAt: s.state === "ready" ? s.indexedAt : null,
-      agentsFile: readIfExists(join(vault.root, "AGENTS.md")),
+      agentsFile: brief?.text ?? null,
+      ...(brief?.truncated ? { agentsFileTruncated: true as const } : {}),
       immutablePaths: vault.immutablePaths,
       capabilities: {
         embeddings: false,
@@ -73,6 +84,7 @@ export const getVaultInfo = defineTool({
       indexing: { state: s.state, done: s.done, total: s.total },
       storage: storageInfo(vault.indexDb),
     };
+
     for (const fn of contributors) await fn(info, ctx);
     return info;
   },

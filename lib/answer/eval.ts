@@ -2,9 +2,8 @@
 // vault's own question set, eval/questions.jsonl. Faithfulness goes through
 // answer's own synthesis and validation (lib/answer), so that it scores what
 // the answer tool does.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { ToolError } from "../errors";
+import { readVaultText } from "../vault/read-file";
 import { synthesize } from "./answer";
 import { buildContext } from "./context";
 import { foldText } from "./validate";
@@ -48,8 +47,9 @@ const key = (p: string) => (/\.md$/i.test(p) ? p : `${p}.md`).toLowerCase();
 export function readQuestions(root: string): EvalQuestion[] {
   let text: string;
   try {
-    text = readFileSync(join(root, EVAL_FILE), "utf8");
-  } catch {
+    text = readVaultText(root, EVAL_FILE); // never through a symlink: a link out of the vault would echo that file's lines
+  } catch (e) {
+    if (e instanceof ToolError) throw e;
     throw new ToolError(
       "note-not-found",
       `No ${EVAL_FILE} in the vault. Write one JSON object per line: {"question": "…", "expected_paths": ["Folder/Note.md"], "must_contain": ["a phrase the answer must hold"]}`,

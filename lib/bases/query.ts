@@ -2,13 +2,12 @@
 // views, and rows filtered by column value, projected to some fields, paged
 // by a cursor that names the last row's path (rows are in path order, so a
 // note created or deleted between two pages neither repeats nor hides a row).
-import { readFileSync } from "node:fs";
 import { ToolError } from "../errors";
 import { splitFrontmatter } from "../vault/parse";
-import { safeAbsPath } from "../vault/paths";
 import { loadBase, resolveBaseId, type BaseView } from "./base-file";
 import { rowsOf, type RowNote, type VaultLike } from "./rows";
 import { columnsOf, type Column, type ColumnReader } from "./schema";
+import { readVaultText } from "../vault/read-file";
 
 export interface DatabaseSchema {
   name: string;
@@ -125,7 +124,7 @@ function decodeCursor(cursor: string, databaseId: string): string {
 
 function readBody(root: string, path: string): string {
   try {
-    return splitFrontmatter(readFileSync(safeAbsPath(root, path), "utf8")).body;
+    return splitFrontmatter(readVaultText(root, path)).body;
   } catch {
     return "";
   }

@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseNote, type ParsedNote } from "../vault/parse";
 import type { FileEntry } from "../vault/scan";
 import type { LinkResolver } from "./resolver";
+import { openRegular } from "../vault/read-file";
 
 export interface ParseRequest {
   entry: FileEntry;
@@ -65,7 +66,13 @@ export function contentHash(content: string | Uint8Array): string {
 export function readAndParse(root: string, req: ParseRequest, resolver?: LinkResolver, keepBytes = false): ParseResult {
   let buf: Buffer;
   try {
-    buf = readFileSync(join(root, req.entry.path));
+    // Only the regular file the scan saw: a FIFO swapped in since would block this thread on a plain read.
+    const fd = openRegular(join(root, req.entry.path), req.entry.path);
+    try {
+      buf = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return { entry: req.entry, hash: "", parsed: null, missing: true };
   }

@@ -2,8 +2,6 @@
 // engine on a read-only connection. The worker (worker.ts) and the inline
 // fallback (pool.ts) both run them through runJob, so they answer the same.
 import type { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { queryDatabase, type QueryInput } from "../bases/query";
 import { ToolError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
@@ -16,6 +14,7 @@ import { resolveFromIndexed } from "../render/link-table";
 import { renderLinks } from "../retrieval/links";
 import { renderForWire } from "./json-text";
 import { splitNotes, type SplitJob } from "../semantic/split-notes";
+import { readVaultText } from "../vault/read-file";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -69,7 +68,7 @@ export function runJob(db: Database, job: ReadJob): unknown {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;
       try {
-        content = readFileSync(join(job.root, ...job.path.split("/")), "utf8");
+        content = readVaultText(job.root, job.path);
       } catch {
         throw new ToolError("note-not-found", `Note not found: ${job.path}`);
       }

@@ -6,15 +6,14 @@
 // in a read worker with a time budget (marked is slow on some text under Bun:
 // ~30 µs a character of a long paragraph), so links resolve from the index's
 // own rows (link-table.ts).
-import { readFileSync } from "node:fs";
 import GithubSlugger from "github-slugger";
 import { Marked, type MarkedExtension, type Tokens } from "marked";
 import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
-import { safeAbsPath } from "../vault/paths";
 import { setextGuard } from "../vault/setext-guard";
 import { sanitizeNoteHtml } from "./sanitize";
 
 import type { LinkKind, ResolveLink } from "./link-table";
+import { readVaultText } from "../vault/read-file";
 
 /** Largest note text rendered inside another by an embed. */
 const MAX_EMBED_CHARS = 50_000;
@@ -75,7 +74,7 @@ function embedNote(path: string, heading: string | null, label: string): string 
   if (c.depth >= 1) return link;
   let body: string;
   try {
-    body = noteBody(readFileSync(safeAbsPath(c.root, path), "utf8"));
+    body = noteBody(readVaultText(c.root, path));
   } catch {
     return `<span class="unresolved">${escapeHtml(label)}</span>`;
   }

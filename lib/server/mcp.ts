@@ -28,11 +28,15 @@ export const MAX_BATCH = Number(process.env.LETTUCE_MAX_BATCH) || 32;
 /** A batch stops running items once its answers pass this many bytes; the rest are answered with an error. */
 export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 4 * 1024 * 1024;
 
-/** Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time. */
-export function requestBudgetMs(args: unknown): number {
+/**
+ * Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time.
+ * A long-poll (await_directives) asks for its own wait and gets that much more; only a tool whose
+ * input declares `timeout_ms` may: any other would take the field (then dropped by its schema) as
+ * a way to hold a read for minutes.
+ */
+export function requestBudgetMs(args: unknown, takesWait: boolean): number {
   const base = Number(process.env.LETTUCE_REQUEST_TIMEOUT_MS) || 30_000;
-  // A long-poll (await_directives) asks for its own wait: give it that much more.
-  const wait = (args as { timeout_ms?: unknown } | null)?.timeout_ms;
+  const wait = takesWait ? (args as { timeout_ms?: unknown } | null)?.timeout_ms : undefined;
   return typeof wait === "number" && wait > 0 ? base + Math.min(wait, 120_000) : base;
 }
 
@@ -280,7 +284,7 @@ export class McpDispatcher {
     // write has started, its caller must hear what really happened, not "timeout"; nor do
     // the reads that legitimately run long (embedding a whole vault).
     const isRead = tool.annotations?.readOnlyHint === true && !tool.longRunning;
-    const budgetMs = requestBudgetMs(params.arguments);
+    const budgetMs = requestBudgetMs(params.arguments, "timeout_ms" in tool.input.shape);
     const budget = isRead ? AbortSignal.timeout(budgetMs) : undefined;
     const ctx: ToolContext = {
       vault: this.vault,

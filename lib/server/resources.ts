@@ -4,7 +4,6 @@
 // that clients with a resource picker can attach a note. Readable by every
 // scope, as the read tools are.
 import { basename } from "node:path";
-import { readFileSync } from "node:fs";
 import { ToolError } from "../errors";
 import { cursorNow } from "../changes/feed";
 import { changeJournal } from "../changes/journal";
@@ -12,7 +11,7 @@ import { buildDigest, notesAfter } from "../digest/map";
 import { findNote } from "../retrieval/notes";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
-import { safeAbsPath } from "../vault/paths";
+import { readVaultText } from "../vault/read-file";
 
 export const DIGEST_URI = "lettuce://digest";
 export const NOTE_PREFIX = "lettuce://note/";
@@ -66,7 +65,7 @@ function read(vault: VaultContext, params: Record<string, unknown>): Answer {
   if (uri.startsWith(NOTE_PREFIX)) {
     try {
       const row = findNote(vault.indexDb, vault.root, uri.slice(NOTE_PREFIX.length));
-      const text = readFileSync(safeAbsPath(vault.root, row.path), "utf8");
+      const text = readVaultText(vault.root, row.path);
       return { result: { contents: [{ uri, mimeType: "text/markdown", text }] } };
     } catch (e) {
       if (e instanceof ToolError && e.kind === "path-invalid") return invalid(e.message);

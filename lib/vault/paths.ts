@@ -18,11 +18,21 @@ export const MAX_PATH_BYTES = 4096;
  */
 export function isIgnoredPath(rel: string): boolean {
   // One name (the walk asks for each directory entry): no split, which was ~0.1 s of a 100k-note restart.
-  if (!rel.includes("/")) return IGNORED_DIRS.has(rel) || (rel.startsWith(".") && rel.length > 1);
+  if (!rel.includes("/")) return isIgnoredName(rel);
   for (const part of rel.split("/")) {
-    if (IGNORED_DIRS.has(part) || (part.startsWith(".") && part.length > 1)) return true;
+    if (isIgnoredName(part)) return true;
   }
   return false;
+}
+
+/**
+ * One name of a path. node_modules in any letter case: on a case-insensitive
+ * disk `NODE_MODULES/x.md` is that folder, and a write respells an existing
+ * folder's case (existingFolderSpelling), so a case-sensitive test let agents in.
+ */
+function isIgnoredName(part: string): boolean {
+  if (part.length > 1 && part.charCodeAt(0) === 46) return true; // "."
+  return IGNORED_DIRS.has(part) || (part.length === 12 && part.toLowerCase() === "node_modules");
 }
 
 function invalid(input: string, why: string, kind = "path-invalid"): never {
@@ -42,7 +52,7 @@ function checkedParts(input: string, p: string, opts: { allowRoot?: boolean }): 
     if (part === "..") invalid(input, "'..' is not allowed");
     if (/[\u0000-\u001f]/.test(part)) invalid(input, "control characters are not allowed");
     if (part === ".lettuce") invalid(input, "the .lettuce directory is private to the server");
-    if (part.startsWith(".") || IGNORED_DIRS.has(part)) {
+    if (part.startsWith(".") || isIgnoredName(part)) {
       invalid(input, `hidden files and folders (${part}) are not part of the vault for agents (.git, .obsidian, .trash, .env, … are never read, written or listed)`);
     }
     if (Buffer.byteLength(part) > MAX_NAME_BYTES) invalid(input, `the name "${part.slice(0, 40)}…" is over ${MAX_NAME_BYTES} bytes`, "too-long");

@@ -1,7 +1,7 @@
 // Reading the vault in the browser: the folder tree, a note (rendered), its
 // links, tags, attachments, and search. Queries live in lib/retrieval and
 // lib/semantic; these handlers validate, call and shape. Every list pages.
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import type { Hono } from "hono";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
@@ -19,6 +19,7 @@ import { offloaded } from "../offload/pool";
 import { plainNoteHtml } from "../render/note-html";
 import { paging } from "./request";
 import { errorResponse, FILE_CSP } from "./security";
+import { readVaultFile } from "../vault/read-file";
 
 /** Links listed with a note; more page through /api/links. */
 const LINKS_WITH_NOTE = 100;
@@ -70,7 +71,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       let bytes: Buffer;
       let modified: string;
       try {
-        bytes = readFileSync(abs);
+        bytes = readVaultFile(vault.root, row.path).bytes;
         modified = statSync(abs).mtime.toISOString();
       } catch {
         throw new ToolError("note-not-found", `Note not found: ${row.path}`);

@@ -1,6 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readVaultText } from "../vault/read-file";
 
 /**
  * log.md as a ledger, the LLM-wiki convention: one heading per event,
@@ -56,7 +55,7 @@ export function readLedger(db: Database, root: string): LedgerEntry[] {
   if (hit && hit.hash === row.hash) return hit.entries;
   let text: string;
   try {
-    text = readFileSync(join(root, row.path), "utf8");
+    text = readVaultText(root, row.path);
   } catch {
     return [];
   }

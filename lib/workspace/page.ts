@@ -2,7 +2,7 @@
 // moved to `properties`), a database its `.base` YAML, a folder a Markdown
 // list of its items. Outline mode collapses a body to its headings plus the
 // first line of each section, and says how long the full body is.
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { ToolError } from "../errors";
 import { noteHeadings } from "../retrieval/notes";
 import { splitFrontmatter } from "../vault/parse";
@@ -12,6 +12,7 @@ import { databaseTitle } from "./databases";
 import { baseName, refOf, resolveItem, type Resolved } from "./items";
 import { listWorkspace } from "./list";
 import { frontmatterLineCount, outlineOf, renderOutline } from "./outline";
+import { readVaultText } from "../vault/read-file";
 
 export type PageMode = "full" | "outline";
 
@@ -35,7 +36,7 @@ const MAX_DATABASE_BYTES = 1024 * 1024;
 
 function readText(vault: VaultContext, path: string): string {
   try {
-    return readFileSync(safeAbsPath(vault.root, path), "utf8");
+    return readVaultText(vault.root, path);
   } catch (e) {
     if (e instanceof ToolError) throw e;
     throw new ToolError("note-not-found", `Not found: ${path} (it was removed)`);

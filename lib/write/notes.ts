@@ -97,7 +97,11 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
     if (st.bytes !== null) return st;
   }
   const rel = existingFolderSpelling(vault.root, literal);
-  if (rel !== literal) safeAbsPath(vault.root, rel);
+  if (rel !== literal) {
+    // Respelled to the disk's folders: check the hidden rules again on what will really be written.
+    refuseHidden(rel, input);
+    safeAbsPath(vault.root, rel);
+  }
   const st = readState(vault, rel);
   if (st.bytes !== null || opts.caseTwin === false) return st;
   for (const s of [rel, ...spellings]) {

@@ -33,6 +33,18 @@ function identityOfFd(fd: number): FileIdentity {
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
 }
 
+// O_NONBLOCK: a FIFO at a note's path would otherwise hold the open until some writer came,
+// and with it the thread answering every caller; a regular file reads the same with it.
+const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | (FS.O_NONBLOCK ?? 0);
+
+/** False for a folder (read as absent, as before); path-invalid for a pipe, socket or device. */
+function isRegular(fd: number, name: string): boolean {
+  const st = fstatSync(fd);
+  if (st.isFile()) return true;
+  if (st.isDirectory()) return false;
+  throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(name)}: not a regular file (a pipe, socket or device is never read or replaced)`);
+}
+
 function pathErr(e: unknown, rel: string): unknown {
   return osPathError(e, rel) ?? e;
 }
@@ -142,7 +154,7 @@ export class VaultDir {
   read(name: string): { bytes: Buffer; id: FileIdentity } | { symlink: true } | null {
     let fd: number;
     try {
-      fd = openSync(this.entry(name), FS.O_RDONLY | FS.O_NOFOLLOW);
+      fd = openSync(this.entry(name), READ_FLAGS);
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === "ENOENT" || code === "ENOTDIR") return null;
@@ -151,6 +163,7 @@ export class VaultDir {
       throw e;
     }
     try {
+      if (!isRegular(fd, name)) return null;
       const before = identityOfFd(fd);
       refuseIfNotNoteSized(name, Number(before.size));
       const bytes = readFileSync(fd);
@@ -170,7 +183,7 @@ export class VaultDir {
   identity(name: string): FileIdentity | null {
     let fd: number;
     try {
-      fd = openSync(this.entry(name), FS.O_RDONLY | FS.O_NOFOLLOW);
+      fd = openSync(this.entry(name), READ_FLAGS);
     } catch {
       return null;
     }

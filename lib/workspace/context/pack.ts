@@ -4,11 +4,9 @@
 // was chosen; `related` link neighbours get their room first; the compact
 // JSON of the whole answer stays within maxTokens (estimateTokens), bodies
 // collapsing before concepts are dropped.
-import { readFileSync } from "node:fs";
 import { noteHeadings } from "../../retrieval/notes";
 import { issueContextRun } from "../../store/context-runs";
 import { splitFrontmatter } from "../../vault/parse";
-import { safeAbsPath } from "../../vault/paths";
 import type { VaultContext } from "../../vault-context";
 import { classifyNotes } from "../databases";
 import { folderIndexNote, folderOf, isIndexNote } from "../items";
@@ -16,6 +14,7 @@ import { linkedFrom, linkingTo } from "../neighbours";
 import { frontmatterLineCount, outlineOf, renderOutline } from "../outline";
 import { estimateTokens } from "../text";
 import { matchable, rankForTask, termsIn, type Candidate, type Ranking, type TrustPolicy } from "./rank";
+import { readVaultText } from "../../vault/read-file";
 
 export const PACK_FORMAT = "remnus-context-pack-v2";
 export const MAX_RELATED = 6;
@@ -82,7 +81,7 @@ interface Source {
 
 function readBody(vault: VaultContext, c: Candidate): { text: string; body: string; fmRaw: string } {
   try {
-    const text = readFileSync(safeAbsPath(vault.root, c.row.path), "utf8");
+    const text = readVaultText(vault.root, c.row.path);
     const fm = splitFrontmatter(text);
     return { text, body: fm.body, fmRaw: fm.raw };
   } catch {
