@@ -180,6 +180,14 @@ describe("tree, search and graph", () => {
     expect(body.notes.items.map((n: any) => n.path)).toEqual(notesOnDisk(s.root).filter((p) => p.startsWith("Projects/") && !p.slice(9).includes("/")).sort());
   });
 
+  test("an offset past any vault pages to an empty list, not a 500", async () => {
+    for (const path of ["/api/tree?offset=1e19", "/api/recent?offset=1e19", "/api/tag?tag=lettuce&offset=9223372036854775807", "/api/links?path=index.md&offset=1e19", "/api/proposals?offset=1e19", "/api/edits?offset=1e300"]) {
+      const res = await web.fetch(path);
+      expect(res.status, path).toBe(200);
+      expect(JSON.stringify(await res.json()), path).not.toContain('"kind":"internal"');
+    }
+  });
+
   test("keyword search finds the notes that contain the word", async () => {
     const { body } = await get("/api/search?q=compost");
     expect(body.mode).toBe("keyword");

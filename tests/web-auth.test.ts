@@ -105,6 +105,18 @@ describe("login links", () => {
     expect(ok.status).toBe(303);
   });
 
+  test("a page on another site cannot spend a link, nor lock the person out with failed ones", async () => {
+    const { code } = createLoginCode(s.vault.stateDb);
+    // What a browser sends for <img src="http://127.0.0.1:PORT/login?code=…"> on another site: no Origin.
+    const fromSite = await fetch(`${origin}/login?code=${code}`, { headers: { "sec-fetch-site": "cross-site" }, redirect: "manual" });
+    expect(fromSite.status).toBe(403);
+    for (let i = 0; i < 40; i++) await fetch(`${origin}/login?code=bogus${i}`, { redirect: "manual" });
+    expect((await fetch(`${origin}/login?code=bogus-more`, { redirect: "manual" })).status).toBe(429);
+    // The person's fresh link still works, opened from the terminal.
+    const ok = await fetch(`${origin}/login?code=${code}`, { headers: { "sec-fetch-site": "none" }, redirect: "manual" });
+    expect(ok.status).toBe(303);
+  });
+
   test("logging out ends the session", async () => {
     const w = await loginSession(s.vault, s.url);
     expect((await w.fetch("/api/session")).status).toBe(200);

@@ -2,12 +2,13 @@
 // predicates, its formulas, its property settings and its views. A base's id
 // is its vault-relative path ("Tasks.base"); its name is the file name.
 import type { Database } from "bun:sqlite";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 // The yaml package loads on first use (~19 ms of start-up): a vault may hold no base.
 const parseYaml = (text: string, opts: import("yaml").ParseOptions & import("yaml").DocumentOptions & import("yaml").SchemaOptions & import("yaml").ToJSOptions): unknown =>
   (require("yaml") as typeof import("yaml")).parse(text, opts);
 import { ToolError } from "../errors";
 import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
+import { readVaultText } from "../vault/read-file";
 import { evaluate, truthy, type EvalEnv } from "./evaluate";
 import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
 
@@ -39,7 +40,9 @@ export interface LoadedBase {
   stamp: string;
 }
 
-const MAX_BASE_BYTES = 1024 * 1024;
+// A real base is a few KB of YAML. Past this it is no database definition, and parsing it
+// (the yaml package: ~1 s a megabyte here) would run where requests wait.
+const MAX_BASE_BYTES = 256 * 1024;
 
 export function isBasePath(path: string): boolean {
   return /\.base$/i.test(path);
@@ -89,6 +92,7 @@ export function passes(f: FilterNode, env: EvalEnv): boolean {
 }
 
 const cache = new Map<string, LoadedBase>();
+const broken = new Map<string, { stamp: string; error: ToolError }>();
 
 function invalid(id: string, why: string): never {
   throw new ToolError("invalid-base", `${id} is not a valid base: ${why}`, { databaseId: id });
@@ -125,12 +129,35 @@ export function loadBase(root: string, id: string): LoadedBase {
   }
   if (!st.isFile()) throw new ToolError("database-not-found", `Database not found: ${id}`, { databaseId: id });
   const stamp = `${st.size}:${st.mtimeMs}`;
-  const hit = cache.get(`${root}\0${id}`);
+  const key = `${root}\0${id}`;
+  const hit = cache.get(key);
   if (hit && hit.stamp === stamp) return hit;
-  if (st.size > MAX_BASE_BYTES) invalid(id, `the file is larger than ${MAX_BASE_BYTES} bytes`);
+  // A broken base is remembered as such: every survey of the bases (get_page, list_workspace,
+  // the change feed) would otherwise parse up to a megabyte of YAML again to hear the same error.
+  const failed = broken.get(key);
+  if (failed && failed.stamp === stamp) throw failed.error;
+  try {
+    return compile(root, id, stamp, st.size);
+  } catch (e) {
+    if (e instanceof ToolError && e.kind === "invalid-base") {
+      broken.set(key, { stamp, error: e });
+      if (broken.size > 500) broken.delete(broken.keys().next().value!);
+    }
+    throw e;
+  }
+}
+
+function compile(root: string, id: string, stamp: string, size: number): LoadedBase {
+  if (size > MAX_BASE_BYTES) invalid(id, `the file is larger than ${MAX_BASE_BYTES} bytes`);
+  let text: string;
+  try {
+    text = readVaultText(root, id);
+  } catch {
+    throw new ToolError("database-not-found", `Database not found: ${id}`, { databaseId: id });
+  }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(abs, "utf8"), { maxAliasCount: 100 });
+    doc = parseYaml(text, { maxAliasCount: 100 });
   } catch (e) {
     invalid(id, `its YAML does not parse (${(e as Error).message.split("\n")[0]})`);
   }

@@ -15,6 +15,47 @@ export interface EvalEnv {
   formulas: Map<string, Expr | UnsupportedExpression>;
   /** Formulas being evaluated (cycle guard). */
   stack?: Set<string>;
+  /** Formula values already known for this note: each formula runs once per note. */
+  memo?: Map<string, Value>;
+  /** Work done so far, shared by every note of one pass over a base (see evaluationBudget). */
+  budget?: EvalBudget;
+}
+
+/**
+ * Bounds on one pass over a base. Expressions are short (expr.ts), but a `.base`
+ * file is anybody's file: formulas that each use the next one twice double the
+ * work (and a concatenation the value's length) at every level, and a pass runs
+ * where a request waits. Past a bound the base is unsupported-expression.
+ */
+export interface EvalBudget {
+  steps: number;
+  noteSteps: number;
+  deadline: number;
+}
+/** Steps for one note: a real filter with its formulas takes tens to hundreds. */
+export const MAX_NOTE_STEPS = 20_000;
+/** Wall time for a whole pass (every note of the vault against one base). */
+export const MAX_PASS_MS = Number(process.env.LETTUCE_BASE_PASS_MS) || 1_000;
+/** Longest string or list a value may grow to. */
+export const MAX_VALUE_LENGTH = 1_000_000;
+
+export function evaluationBudget(): EvalBudget {
+  return { steps: 0, noteSteps: 0, deadline: performance.now() + MAX_PASS_MS };
+}
+
+function spend(budget: EvalBudget): void {
+  budget.steps++;
+  if (++budget.noteSteps > MAX_NOTE_STEPS) throw new UnsupportedExpression("(filters and formulas)", `more than ${MAX_NOTE_STEPS} steps for one note`);
+  // The clock is read every 1,024 steps: cheap, and a pass overruns by microseconds at most.
+  if ((budget.steps & 1023) === 0 && performance.now() > budget.deadline) {
+    throw new UnsupportedExpression("(filters and formulas)", `evaluating it over the vault takes more than ${MAX_PASS_MS} ms`);
+  }
+}
+
+/** The length a concatenation would have, refused past MAX_VALUE_LENGTH before it is built. */
+function bounded(length: number): number {
+  if (length > MAX_VALUE_LENGTH) throw new UnsupportedExpression("+", `a value longer than ${MAX_VALUE_LENGTH} characters or items`);
+  return length;
 }
 
 function fileField(f: RowFile, name: string): Value {
@@ -129,8 +170,12 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
         return args.every(has);
       case "containsAny":
         return args.some(has);
-      case "join":
-        return recv.map((x) => asString(x as Value)).join(args.length ? asString(args[0]!) : ",");
+      case "join": {
+        const parts = recv.map((x) => asString(x as Value));
+        const sep = args.length ? asString(args[0]!) : ",";
+        bounded(parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(0, parts.length - 1));
+        return parts.join(sep);
+      }
     }
   }
   const n = toNumber(recv);
@@ -196,8 +241,16 @@ function arithmetic(op: string, a: Value, b: Value): Value {
       }
       return op === "+" ? asString(a) + asString(b) : null;
     }
-    if (op === "+" && Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
-    if (op === "+" && (typeof a === "string" || typeof b === "string")) return asString(a) + asString(b);
+    if (op === "+" && Array.isArray(a) && Array.isArray(b)) {
+      bounded(a.length + b.length);
+      return [...a, ...b];
+    }
+    if (op === "+" && (typeof a === "string" || typeof b === "string")) {
+      const x = asString(a);
+      const y = asString(b);
+      bounded(x.length + y.length);
+      return x + y;
+    }
   }
   if (a instanceof DurationV && (op === "*" || op === "/")) {
     const k = toNumber(b);
@@ -239,12 +292,15 @@ function formula(name: string, env: EvalEnv): Value {
   const f = env.formulas.get(name);
   if (f === undefined) return null;
   if (f instanceof UnsupportedExpression) throw f;
+  if (env.memo?.has(name)) return env.memo.get(name)!;
   const stack = env.stack ?? new Set<string>();
   if (stack.has(name)) throw new UnsupportedExpression(`formula.${name}`, "a formula that refers to itself");
   if (stack.size >= 32) throw new UnsupportedExpression(`formula.${name}`, "formulas nested more than 32 deep");
   stack.add(name);
   try {
-    return evaluate(f, { ...env, stack });
+    const v = evaluate(f, { ...env, stack });
+    env.memo?.set(name, v);
+    return v;
   } finally {
     stack.delete(name);
   }
@@ -252,6 +308,7 @@ function formula(name: string, env: EvalEnv): Value {
 
 /** The value of an expression for one note. Throws UnsupportedExpression only for an unsupported formula it reaches. */
 export function evaluate(e: Expr, env: EvalEnv): Value {
+  if (env.budget) spend(env.budget);
   switch (e.t) {
     case "lit":
       return e.v;

@@ -5,7 +5,8 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 import { loadBase, passes, unsupportedError, type LoadedBase } from "./base-file";
-import type { EvalEnv, RowFile } from "./evaluate";
+import { evaluationBudget, type EvalBudget, type EvalEnv, type RowFile } from "./evaluate";
+import { ToolError } from "../errors";
 import { UnsupportedExpression } from "./expr";
 
 /** What lib/bases needs of an open vault (a VaultContext fits). */
@@ -78,30 +79,40 @@ export function rowNoteByPath(db: Database, path: string): RowNote | null {
   return r ? toRowNote(db, r) : null;
 }
 
-export function envFor(base: LoadedBase, file: RowFile): EvalEnv {
-  return { file, formulas: base.formulas };
+/** One note's evaluation: its own formula memo, and the pass's budget (a fresh one when none is given). */
+export function envFor(base: LoadedBase, file: RowFile, budget: EvalBudget = evaluationBudget()): EvalEnv {
+  budget.noteSteps = 0;
+  return { file, formulas: base.formulas, memo: new Map(), budget };
 }
 
 /** Does one note belong to the base? Throws UnsupportedExpression when the filter cannot be evaluated. */
-export function noteInBase(base: LoadedBase, note: RowNote): boolean {
+export function noteInBase(base: LoadedBase, note: RowNote, budget?: EvalBudget): boolean {
   if (base.filterError) throw base.filterError;
-  return base.filters === null || passes(base.filters, envFor(base, note.file));
+  return base.filters === null || passes(base.filters, envFor(base, note.file, budget));
 }
 
-const rowCache = new Map<string, { key: string; rows: RowNote[] }>();
+// A base whose filters cannot be evaluated (or cost too much) is remembered too: otherwise every
+// caller that surveys the bases would pay the whole pass again before hearing the same error.
+const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError }>();
 
 /** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
 export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
   const cacheKey = `${vault.root}\0${base.id}`;
   const hit = rowCache.get(cacheKey);
-  if (hit && hit.key === key) return hit.rows;
+  if (hit && hit.key === key) {
+    if ("error" in hit) throw hit.error;
+    return hit.rows;
+  }
   let rows: RowNote[];
   try {
-    rows = allRowNotes(vault.indexDb).filter((n) => noteInBase(base, n));
+    const budget = evaluationBudget();
+    rows = allRowNotes(vault.indexDb).filter((n) => noteInBase(base, n, budget));
   } catch (e) {
-    if (e instanceof UnsupportedExpression) throw unsupportedError(base, e);
-    throw e;
+    if (!(e instanceof UnsupportedExpression)) throw e;
+    const error = unsupportedError(base, e);
+    rowCache.set(cacheKey, { key, error });
+    throw error;
   }
   rowCache.set(cacheKey, { key, rows });
   if (rowCache.size > 200) rowCache.delete(rowCache.keys().next().value!);

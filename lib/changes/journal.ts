@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync, statSync } from "node:fs";
 import { basesContainingNote, baseName, isBasePath, listBases, type VaultLike } from "../bases";
-import { allRowNotes, noteInBase, tryLoadBase } from "../bases/rows";
+import { rowsOf, tryLoadBase } from "../bases/rows";
 import type { IndexChange, Indexer } from "../index/indexer";
 import { contentHash } from "../index/parse-job";
 import { getMeta } from "../store/index-db";
@@ -75,18 +75,16 @@ export class ChangeJournal {
     const bases = listBases(this.vault);
     // Every note as a row (and cached with the index generation: ~100 MB held at 100k notes) only when a base exists.
     if (!bases.length) return out;
-    const notes = allRowNotes(this.vault.indexDb);
     for (const { id } of bases) {
       const base = tryLoadBase(this.vault.root, id);
       if (!base || base.filterError) continue;
-      for (const n of notes) {
-        if (out.has(n.path)) continue;
-        try {
-          if (noteInBase(base, n)) out.set(n.path, id);
-        } catch {
-          break; // an unsupported formula inside the filter: this base has no known rows
-        }
+      let rows;
+      try {
+        rows = rowsOf(this.vault, base); // cached per index generation, an unsupported or too costly base too
+      } catch {
+        continue; // an unsupported formula inside the filter: this base has no known rows
       }
+      for (const n of rows) if (!out.has(n.path)) out.set(n.path, id);
     }
     return out;
   }

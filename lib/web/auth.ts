@@ -14,7 +14,7 @@ import { consumeLoginCode, createSession, csrfMatches, endSession, SESSION_TTL_M
 export type WebEnv = { Variables: { session: WebSession; sessionCookie: string } };
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-// Failed login attempts a server takes per minute before answering 429 (codes are 256-bit: this guards the disk, not the code).
+// Failed login attempts a minute before they are answered 429 (codes are 256-bit: guessing is not the risk).
 const MAX_FAILED_LOGINS_PER_MINUTE = 30;
 
 export function cookieName(c: Context): string {
@@ -46,15 +46,22 @@ export async function loginHelp(c: Context, vault: VaultContext, extra = ""): Pr
 export function loginRoutes(vault: VaultContext) {
   let failures = { start: Date.now(), count: 0 };
   const login = async (c: Context) => {
-    if (Date.now() - failures.start > 60_000) failures = { start: Date.now(), count: 0 };
-    if (failures.count >= MAX_FAILED_LOGINS_PER_MINUTE) {
-      pageHeaders(c);
-      c.header("Retry-After", "60");
-      return c.html(await plainPage("Lettuce: slow down", "<h1>Too many failed logins</h1><p>Wait a minute, then use a fresh link from <code>lettuce login</code>.</p>"), 429);
-    }
+    // A page on another site can make the browser fetch /login (an <img>, a link) with no Origin
+    // header: the browser still says where the request came from. A link from `lettuce login`
+    // opened from a terminal arrives as "none"; curl sends no such header.
+    const site = c.req.header("sec-fetch-site");
+    if (site === "cross-site" || site === "same-site") return c.json({ error: "forbidden: a login link works only opened directly", kind: "forbidden" }, 403);
     const code = c.req.query("code") ?? "";
+    // A valid code always logs in: were the limit checked first, anyone able to send failures
+    // (any local process, once any page could) would lock the person out of their fresh link.
+    // The lookup by hash writes nothing for a wrong code; the count only slows what a flood hears.
     if (!consumeLoginCode(vault.stateDb, code)) {
-      failures.count++;
+      if (Date.now() - failures.start > 60_000) failures = { start: Date.now(), count: 0 };
+      if (++failures.count > MAX_FAILED_LOGINS_PER_MINUTE) {
+        pageHeaders(c);
+        c.header("Retry-After", "60");
+        return c.html(await plainPage("Lettuce: slow down", "<h1>Too many failed logins</h1><p>Wait a minute, then use a fresh link from <code>lettuce login</code>.</p>"), 429);
+      }
       return loginHelp(c, vault, "This login link is not valid: it was already used, it expired (links last 10 minutes), or it belongs to another server.");
     }
     const { cookie } = createSession(vault.stateDb);

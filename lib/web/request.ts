@@ -7,9 +7,11 @@ const MAX_PAGE = 500;
 
 /** limit/offset from the query string, clamped. */
 export function paging(q: (k: string) => string | undefined, def = PAGE): { limit: number; offset: number } {
+  // Past 2^53 a number binds to SQLite as a REAL, and OFFSET refuses it ("datatype mismatch", a 500):
+  // any offset that large is past the end anyway.
   const n = (v: string | undefined, d: number) => {
     const x = Number(v);
-    return Number.isFinite(x) && x >= 0 ? Math.floor(x) : d;
+    return Number.isFinite(x) && x >= 0 ? Math.min(Math.floor(x), Number.MAX_SAFE_INTEGER) : d;
   };
   return { limit: Math.min(MAX_PAGE, Math.max(1, n(q("limit"), def))), offset: n(q("offset"), 0) };
 }

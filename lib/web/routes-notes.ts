@@ -7,7 +7,6 @@ import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { backlinks, outgoingLinks } from "../retrieval/links";
 import { childFolders, findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
-import { searchNotes } from "../retrieval/search";
 import { tagCounts } from "../retrieval/tags";
 import { semanticSearch } from "../semantic/search";
 import { SemanticService } from "../semantic/service";
@@ -164,9 +163,23 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       } catch (e) {
         if (!(e instanceof ToolError)) return errorResponse(c, e);
         // Not configured, or still embedding: say why and answer by keyword.
-        return c.json({ mode: "keyword", fallback: { kind: e.kind, reason: e.message }, ...searchNotes(db, q, limit, offset), limit, offset });
+        try {
+          return c.json({ mode: "keyword", fallback: { kind: e.kind, reason: e.message }, ...(await keyword(q, limit, offset, c.req.raw.signal)), limit, offset });
+        } catch (e2) {
+          return errorResponse(c, e2);
+        }
       }
     }
-    return c.json({ mode: "keyword", ...searchNotes(db, q, limit, offset), limit, offset });
+    try {
+      return c.json({ mode: "keyword", ...(await keyword(q, limit, offset, c.req.raw.signal)), limit, offset });
+    } catch (e) {
+      return errorResponse(c, e);
+    }
   });
+
+  // In a read worker, as the search tool does: a costly full-text statement (dozens of common
+  // words OR'd over a big vault) would otherwise hold every MCP caller while it runs.
+  async function keyword(q: string, limit: number, offset: number, signal: AbortSignal): Promise<{ items: unknown[]; total: number }> {
+    return JSON.parse((await offloaded.search(vault, q, limit, offset, signal)).text);
+  }
 }
