@@ -13,7 +13,7 @@ import { backtickRuns, blankCodeSpans } from "../lib/vault/code-spans";
 import { splitPassages } from "../lib/semantic/passages";
 import { parseNote } from "../lib/vault/parse";
 import { maySetextHeading } from "../lib/vault/setext-guard";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { REPO, startTestServer, type TestServer } from "./helpers/server";
 
 const SIZE = 400_000;
 const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
@@ -52,8 +52,29 @@ describe("hostile Markdown parses in linear time", () => {
     expect(maySetextHeading("two\nlines\n---\n")).toBe(true);
     expect(maySetextHeading("Title\n\n===\n")).toBe(false);
     expect(maySetextHeading("x".repeat(100_000))).toBe(false);
-    expect(maySetextHeading("word\n".repeat(1000))).toBe(true); // past the look's reach: marked's rule decides
+    expect(maySetextHeading("word\n".repeat(150) + "---\n")).toBe(true);
+    expect(maySetextHeading("word\n".repeat(1000))).toBe(false); // a "heading" past 200 lines is the paragraph it looks like
+    expect(maySetextHeading("word\n".repeat(1000) + "---\n")).toBe(false);
   });
+
+  // Not in HOSTILE: before the fix this never came back (hours), so it runs in a process of its own that can be stopped.
+  test("a pasted log of 60,000 lines above a --- or === line", () => {
+    const script = `
+      const { parseNote } = require(${JSON.stringify(join(REPO, "lib/vault/parse"))});
+      const log = Array.from({ length: 60000 }, (_, i) => "2026-12-05 10:" + i + " GET /api/notes 200 [[Inbox]] #log").join("\\n");
+      for (const u of ["---", "==="]) {
+        const p = parseNote("log.md", "# Server log\\n\\n" + log + "\\n" + u + "\\n\\n## After\\n");
+        console.log(JSON.stringify({ headings: p.headings.map((h) => h.title), links: p.links.length, tags: p.tags }));
+      }`;
+    const r = Bun.spawnSync([process.execPath, "-e", script], { timeout: 60_000, stderr: "pipe" });
+    expect(r.exitCode, r.stderr.toString()).toBe(0);
+    for (const line of r.stdout.toString().trim().split("\n")) {
+      const out = JSON.parse(line);
+      expect(out.headings).toEqual(["Server log", "After"]); // no 60,000-line heading
+      expect(out.links).toBe(60000);
+      expect(out.tags).toEqual(["log"]);
+    }
+  }, 90_000);
 
   test("code spans: a run closes at the next run of the same length; unclosed runs are text", () => {
     expect(blankCodeSpans("a `b` c")).toBe("a     c");

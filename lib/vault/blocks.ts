@@ -33,12 +33,28 @@ function blank(s: string): string {
 const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*[-=*_:| \t]+$|[ \t>]*<)/;
 const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
 
+// marked matches a paragraph (or a quote) with one regex over all its lines. Past ~50,000 lines
+// Bun's regex engine gives up and answers "no match" after ~0.4 s, and marked then takes the
+// block one line at a time, each time trying that regex again: a pasted log of 60,000 lines
+// above a `---` held a thread for hours. So a run of this many lines without a blank one gets
+// a blank line in the skeleton (at a prose line; the note's own lines are untouched), which ends
+// the paragraph or quote there as a blank line would.
+export const MAX_RUN_LINES = 10_000;
+
 function skeleton(bodyLines: string[]): string {
   const lines = bodyLines.slice();
+  let run = 0;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    run = line.trim() === "" ? 0 : run + 1;
     // A '>' may close an HTML block (-->, ?>, ]]>, </pre>): such lines keep their text too.
-    if (line.length < 3 || KEEP_WHOLE.test(line) || line.includes(">", 1)) continue;
+    if (KEEP_WHOLE.test(line) || line.includes(">", 1)) continue;
+    if (run >= MAX_RUN_LINES) {
+      lines[i] = "";
+      run = 0;
+      continue;
+    }
+    if (line.length < 3) continue;
     const lead = LEAD.exec(line)![0];
     if (lead.length < line.length) lines[i] = lead + "x";
   }

@@ -7,20 +7,22 @@
 const BLANK = /^[ \t]*$/;
 const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 // The lexer asks at every block; a look that ran to the first blank line each time would itself be quadratic in a
-// long stretch without one. Past this many lines the answer is "maybe", and marked's own rule decides.
-const MAX_LINES = 200;
+// long stretch without one. So a heading's text is looked for over this many lines at most, and a longer stretch
+// is no setext heading (read as the paragraph and the rule it looks like): marked's rule over thousands of lines
+// costs seconds, and a heading thousands of lines long is a pasted log above a `---`, not a title.
+export const MAX_SETEXT_LINES = 200;
 
-/** Whether a setext heading may start `src`: false only when a blank line or the end comes before any underline line. */
+/** Whether a setext heading may start `src`: false when a blank line, the end or MAX_SETEXT_LINES lines come before any underline line. */
 export function maySetextHeading(src: string): boolean {
   let i = src.indexOf("\n"); // the first line is the heading's text, never its underline
-  for (let n = 0; i !== -1 && n < MAX_LINES; n++) {
+  for (let n = 0; i !== -1 && n < MAX_SETEXT_LINES; n++) {
     const next = src.indexOf("\n", i + 1);
     const line = src.slice(i + 1, next === -1 ? undefined : next);
     if (UNDERLINE.test(line)) return true;
     if (BLANK.test(line)) return false;
     i = next;
   }
-  return i !== -1;
+  return false;
 }
 
 /**
