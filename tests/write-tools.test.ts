@@ -2,7 +2,7 @@
 // success and error kinds, scope refusals, byte-for-byte preservation, and
 // the index reflecting each write before the call returns.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listEdits } from "../lib/write/edits";
 import { localDate } from "../lib/write/text";
@@ -154,6 +154,15 @@ describe("apply_edits", () => {
     expect(file("Projects/Lettuce.md")).toBe(before);
   });
 
+  test("a long find that matches everywhere is answered at once, counted up to 100", async () => {
+    // Counting every overlapping match cost the find's length per match: 13 s here, on the request thread.
+    await s.call("write_note", { path: "Inbox/aaaa.md", content: "a".repeat(1_000_000) });
+    const many = await fail("apply_edits", { path: "Inbox/aaaa.md", edits: [{ find: "a".repeat(20_000), replace: "b" }] });
+    expect(many.kind).toBe("edit-ambiguous");
+    expect(many.data.matches).toBe(100);
+    expect(many.content[0]!.text).toContain("at least 100 times");
+  });
+
   test("more edits than the cap is too-many-edits", async () => {
     const edits = Array.from({ length: 101 }, (_, i) => ({ find: `x${i}`, replace: "y" }));
     expect((await fail("apply_edits", { path: "Projects/Lettuce.md", edits })).kind).toBe("too-many-edits");
@@ -274,6 +283,10 @@ describe("file_page and append_log", () => {
     const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "append_log", arguments: { op: "two words", title: "x" } } });
     const body: any = await res.json();
     expect(body.error.code).toBe(-32602);
+    for (const date of ["2026-02-31", "2025-02-29", "2026-13-01"]) {
+      const r: any = await (await s.rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "append_log", arguments: { op: "lint", title: "x", date } } })).json();
+      expect(r.error?.code, date).toBe(-32602);
+    }
   });
 });
 
@@ -308,6 +321,29 @@ describe("move_note", () => {
     expect(out.items.map((l: any) => l.resolvedPath).sort()).toEqual(["Recipes/Lettuce Soup.md", "Recipes/Menemen.md"]);
   });
 
+  test("a twin that differs only in letter case is another note: never overwritten; a real case-only rename works", async () => {
+    // Two notes on a case-sensitive disk, as a person's sync tool can leave them; and a folder twin.
+    writeFileSync(join(s.root, "Inbox/Twin.md"), "# Upper\n\nupper twin\n");
+    writeFileSync(join(s.root, "Inbox/twin.md"), "# lower\n\nprecious lower twin\n");
+    mkdirSync(join(s.root, "inbox"));
+    writeFileSync(join(s.root, "inbox/Twin.md"), "# folder twin\n");
+    await s.vault.indexer.fullScan();
+    for (const to of ["Inbox/twin.md", "inbox/Twin.md"]) {
+      expect((await fail("move_note", { from: "Inbox/Twin.md", to })).kind, to).toBe("already-exists");
+    }
+    expect(file("Inbox/twin.md")).toBe("# lower\n\nprecious lower twin\n");
+    expect(file("Inbox/Twin.md")).toBe("# Upper\n\nupper twin\n");
+    expect(file("inbox/Twin.md")).toBe("# folder twin\n");
+    // With no twin there, a new spelling of the same name is a rename.
+    const res = await s.call("move_note", { from: "Inbox/Twin.md", to: "Inbox/TWIN.md" });
+    expect(res.path).toBe("Inbox/TWIN.md");
+    expect(file("Inbox/TWIN.md")).toBe("# Upper\n\nupper twin\n");
+    expect(file("Inbox/twin.md")).toBe("# lower\n\nprecious lower twin\n");
+    rmSync(join(s.root, "inbox"), { recursive: true });
+    for (const f of ["Inbox/TWIN.md", "Inbox/twin.md"]) rmSync(join(s.root, f));
+    await s.vault.indexer.fullScan();
+  });
+
   test("refuses an existing destination, a missing source, and a source under sources/", async () => {
     expect((await fail("move_note", { from: "Ideas/Local first.md", to: "index.md" })).kind).toBe("already-exists");
     expect((await fail("move_note", { from: "Nope.md", to: "Elsewhere.md" })).kind).toBe("note-not-found");
@@ -318,6 +354,17 @@ describe("move_note", () => {
 });
 
 describe("delete_note", () => {
+  test("a note whose name is as long as a name may be goes to the trash twice", async () => {
+    const name = "n".repeat(252) + ".md"; // 255 bytes: " (2)" does not fit beside it
+    for (let i = 0; i < 3; i++) {
+      await s.call("write_note", { path: `Inbox/${name}`, content: `# Long ${i}\n` });
+      const res = await s.call("delete_note", { path: `Inbox/${name}` });
+      const trashed = res.trashPath.split("/").pop();
+      expect(Buffer.byteLength(trashed)).toBeLessThanOrEqual(255);
+      expect(file(res.trashPath)).toBe(`# Long ${i}\n`);
+    }
+  });
+
   test("moves the note to .trash/, out of the index", async () => {
     await s.call("write_note", { path: "Inbox/doomed.md", content: "# Doomed\n\nquuxwibble\n" });
     const res = await s.call("delete_note", { path: "Inbox/doomed.md" });

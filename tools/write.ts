@@ -141,9 +141,8 @@ export const appendLog = writeTool(appendLogOp, {
     op: logOp.describe("ingest, compile, query, lint, …"),
     title: singleLine("title"),
     body: z.string().optional(),
-    date: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2}$/, "date is YYYY-MM-DD")
+    date: z.iso
+      .date("date is a real calendar day, YYYY-MM-DD")
       .optional()
       .describe("YYYY-MM-DD (default today)"),
   }),

@@ -1,11 +1,26 @@
 // The small primitives every write stands on: content hashes, temp names, a
 // per-path lock, and the sweep of temp files a crash left. How a file is put
 // in place (folders held by descriptor, verified exchange) is vault-dir.ts.
-import { closeSync, constants as FS, fstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { closeSync, constants as FS, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
+
+/**
+ * Whether two paths name one file: a case-insensitive disk's spellings of one name
+ * (`Note.md`, `note.md`). On a case-sensitive disk they are two notes (twins), and a
+ * "case-only" rename between them would overwrite one with the other.
+ */
+export function sameInode(a: string, b: string): boolean {
+  try {
+    const x = lstatSync(a, { bigint: true });
+    const y = lstatSync(b, { bigint: true });
+    return x.ino === y.ino && x.dev === y.dev;
+  } catch {
+    return false;
+  }
+}
 
 /** Content hash of a note: the index's own hash (read_note reports it), so an expectedHash always compares like with like. */
 export const hashBytes = contentHash;

@@ -5,7 +5,8 @@ import { existsSync } from "node:fs";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { noteName } from "../vault/parse";
-import { absOf } from "./atomic";
+import { MAX_NAME_BYTES } from "../vault/paths";
+import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { rewriteLinksForMove } from "./links";
 import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
@@ -46,7 +47,8 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
     const src = resolveForChange(vault, a.from, "moved", base, a.expectedHash);
     const dst = resolveTarget(vault, a.to, { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
-    const caseOnly = dst.path.toLowerCase() === src.path.toLowerCase();
+    // A new spelling of the same file; not a twin that happens to differ only in case (sameInode).
+    const caseOnly = dst.path.toLowerCase() === src.path.toLowerCase() && (dst.bytes === null || sameInode(src.abs, dst.abs));
     if (!caseOnly) {
       const clash = dst.bytes !== null || vault.indexDb.query("SELECT 1 FROM notes WHERE path = ? COLLATE NOCASE").get(dst.path) !== null;
       if (clash) {
@@ -123,10 +125,28 @@ export function trashPathFor(root: string, path: string): string {
   const base = `.trash/${path}`;
   if (!existsSync(absOf(root, base))) return base;
   const stem = base.replace(/\.md$/i, "");
+  const cut = stem.lastIndexOf("/") + 1;
   for (let n = 2; ; n++) {
-    const p = `${stem} (${n}).md`;
+    // " (2)" must still fit in a name: a 255-byte name would get ENAMETOOLONG (it was kind internal).
+    const suffix = ` (${n}).md`;
+    const name = fitBytes(stem.slice(cut), MAX_NAME_BYTES - Buffer.byteLength(suffix));
+    const p = `${stem.slice(0, cut)}${name}${suffix}`;
     if (!existsSync(absOf(root, p))) return p;
   }
+}
+
+/** `s` cut to at most `max` bytes of UTF-8, never inside a character. */
+function fitBytes(s: string, max: number): string {
+  if (Buffer.byteLength(s) <= max) return s;
+  let out = "";
+  let bytes = 0;
+  for (const ch of s) {
+    const b = Buffer.byteLength(ch);
+    if (bytes + b > max) break;
+    out += ch;
+    bytes += b;
+  }
+  return out;
 }
 
 export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", (vault, a, base) => {

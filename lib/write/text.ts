@@ -21,9 +21,15 @@ export interface Edit {
   replace: string;
 }
 
+/**
+ * Matches (overlapping) of `find`, counted up to MAX_COUNTED. Uncapped, each match of a long
+ * `find` in a long run of one character costs the find's length again: 1 MB of "a" and a find of
+ * 20,000 "a"s took 13 s on the request thread, only to say "ambiguous".
+ */
+const MAX_COUNTED = 100;
 function countAll(text: string, find: string): number {
   let n = 0;
-  for (let i = text.indexOf(find); i !== -1; i = text.indexOf(find, i + 1)) n++;
+  for (let i = text.indexOf(find); i !== -1 && n < MAX_COUNTED; i = text.indexOf(find, i + 1)) n++;
   return n;
 }
 
@@ -37,7 +43,8 @@ export function applyEditsToText(text: string, edits: Edit[]): string {
     const count = countAll(out, e.find);
     if (count !== 1) {
       const kind = count === 0 ? "edit-no-match" : "edit-ambiguous";
-      const why = count === 0 ? "does not occur" : `occurs ${count} times; add surrounding text so it matches once`;
+      const times = count >= MAX_COUNTED ? `at least ${MAX_COUNTED}` : String(count);
+      const why = count === 0 ? "does not occur" : `occurs ${times} times; add surrounding text so it matches once`;
       throw new ToolError(kind, `edits[${i}].find ${why} in the current text; nothing was written`, { edit: i, matches: count });
     }
     const first = out.indexOf(e.find);

@@ -9,7 +9,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
-import { absOf, refuseIfNotNoteSized } from "./atomic";
+import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
 import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
@@ -285,7 +285,8 @@ export function renameNoReplace(src: VaultDir, from: string, dst: VaultDir, to: 
   const [sfd, a] = dirArgs(src, from);
   const [dfd, b] = dirArgs(dst, to);
   // A case-only rename in one folder: on a case-insensitive disk the "existing" file is the same one.
-  const caseOnly = src.rel === dst.rel && from !== to && from.toLowerCase() === to.toLowerCase();
+  // Only then: a twin that differs in case (a case-sensitive disk) must stop the rename like any file.
+  const caseOnly = src.rel === dst.rel && from !== to && from.toLowerCase() === to.toLowerCase() && sameInode(src.entry(from), dst.entry(to));
   if (nativeRename.available && !caseOnly) {
     const err = nativeRename.renameAt(sfd, a, dfd, b, nativeRename.noReplaceFlag);
     if (err === 0) return "ok";
