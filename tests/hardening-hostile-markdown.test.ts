@@ -106,4 +106,19 @@ describe("through the server", () => {
     expect((await s.call("search", { query: "hostilemarker", limit: 50 }, "read")).total).toBe(HOSTILE.length);
     expect((await (await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).json()) as any).toMatchObject({ result: {} });
   }, 30_000);
+
+  test("a frontmatter of nested YAML aliases is a frontmatter error, not 300 MB of JSON", async () => {
+    // 6 levels of 9 aliases over 500-character leaves: 4.7 KB of text that expands 9^5 times.
+    let y = `a: &a [${Array(9).fill(JSON.stringify("L".repeat(500))).join(",")}]\n`;
+    for (let i = 1; i < 6; i++) y += `${"abcdef"[i]}: &${"abcdef"[i]} [${Array(9).fill("*" + "abcdef"[i - 1]).join(",")}]\n`;
+    const text = `---\n${y}---\n# Bomb\n\naliasbombmarker\n`;
+    expect(parseNote("bomb.md", text).frontmatterError).toMatch(/aliases expand/);
+    const ok = parseNote("ok.md", "---\nbase: &b {x: 1}\nother: *b\n---\n# Ok\n");
+    expect(ok.frontmatter).toEqual({ base: { x: 1 }, other: { x: 1 } });
+    await s.call("write_note", { path: "Inbox/bomb.md", content: text });
+    const res: any = await s.callRaw("read_note", { path: "Inbox/bomb.md" }, "read");
+    expect(res.content[0].text.length).toBeLessThan(20_000);
+    expect(JSON.parse(res.content[0].text).frontmatter).toEqual({});
+    expect((await s.call("search", { query: "aliasbombmarker" }, "read")).total).toBe(1);
+  }, 30_000);
 });

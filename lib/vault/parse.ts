@@ -56,13 +56,41 @@ export function splitFrontmatter(content: string): { yaml: string | null; raw: s
  * package decides. Frontmatter parsing was a seventh of the cold index's CPU.
  */
 function parseFrontmatterYaml(text: string): unknown {
+  let value: unknown;
   try {
-    return Bun.YAML.parse(text);
+    value = Bun.YAML.parse(text);
   } catch {
     // Loaded on first need: importing the yaml package cost every parse worker (and the
     // main thread) ~20 ms of start-up on each cold index, for the few notes Bun refuses.
     const { parse } = require("yaml") as typeof import("yaml");
-    return parse(text, { logLevel: "silent" });
+    value = parse(text, { logLevel: "silent", maxAliasCount: 100 });
+  }
+  refuseExpansion(value, text.length);
+  return value;
+}
+
+/**
+ * Aliases come back as shared references, which JSON (the index row, read_note) spells out
+ * in full: 6 levels of 9 aliases in a 4.7 KB frontmatter became 300 MB, built on the request
+ * thread. A frontmatter whose expansion is more than ten times its text (plus room for small
+ * ones) is a frontmatter error, as invalid YAML is. The walk stops as soon as it is over.
+ */
+function refuseExpansion(value: unknown, textLength: number): void {
+  let budget = 10 * textLength + 10_000;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    budget -= typeof v === "string" ? v.length + 1 : 1;
+    if (budget < 0) throw new Error("its aliases expand to more than ten times its text");
+    if (v && typeof v === "object") {
+      if (Array.isArray(v)) for (const x of v) stack.push(x);
+      else if (!(v instanceof Date)) {
+        for (const [k, x] of Object.entries(v)) {
+          budget -= k.length;
+          stack.push(x);
+        }
+      }
+    }
   }
 }
 
