@@ -221,3 +221,41 @@ test("selection: chat comes from Ollama's first chat model, an OpenAI-compatible
   expect(nothing.provider).toBeNull();
   expect(nothing.reason).toContain("No LLM provider configured");
 });
+
+test("a reply without end (or too large) is a provider-error at the size cap, not memory until the timeout", async () => {
+  // A "model server" that streams a 200 OK forever, and one that sends a 3 MB reply at once.
+  let hits = 0;
+  const endless = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req) {
+      hits++;
+      if (new URL(req.url).pathname.endsWith("/big")) return new Response("x".repeat(3_000_000));
+      const chunk = new TextEncoder().encode('{"x":"' + "y".repeat(65_536));
+      return new Response(new ReadableStream({ pull: (ctl) => ctl.enqueue(chunk) }), { headers: { "content-type": "application/json" } });
+    },
+  });
+  const before = process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES;
+  process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES = "1000000";
+  try {
+    const url = `http://127.0.0.1:${endless.port}`;
+    for (const run of [
+      () => new OpenAIChat(openAiBase(url), "m", undefined, FAST).chat([{ role: "user", content: "hi" }]),
+      () => new OllamaChat(url, "llama3.2", FAST).chat([{ role: "user", content: "hi" }]),
+      () => new OllamaEmbedder(url, "nomic-embed-text", FAST).embed(["x"]),
+    ]) {
+      hits = 0;
+      const e = await failure(run());
+      expect(e.kind, e.message).toBe("provider-error"); // a timeout would be provider-unavailable
+      expect(e.message).toContain("larger than 1000000 bytes");
+      expect(hits).toBe(1); // not retried: the next try would be the same
+    }
+    const { postJson } = await import("../lib/providers/openai");
+    const big = await postJson("test", `${url}/big`, {}, undefined, AbortSignal.timeout(2000), () => false, 2000).catch((x) => x);
+    expect(String(big.message)).toContain("larger than");
+  } finally {
+    if (before === undefined) delete process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES;
+    else process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES = before;
+    endless.stop(true);
+  }
+});

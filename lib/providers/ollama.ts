@@ -2,6 +2,7 @@ import { Ollama } from "ollama";
 import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
 import { embedInBatches } from "./vectors";
+import { boundedResponse, ReplyTooLarge, tooLargeError } from "./bounded-body";
 
 export const DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434";
 export const DEFAULT_OLLAMA_EMBED_MODEL = "nomic-embed-text";
@@ -39,13 +40,14 @@ function client(host: string, signal: AbortSignal): { api: Ollama; retryAfter: (
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       const res = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
       retryAfter = res.headers.get("retry-after");
-      return res;
+      return boundedResponse(res);
     }) as typeof fetch,
   });
   return { api, retryAfter: () => retryAfter };
 }
 
 function classify(label: string, host: string, model: string, e: unknown, retryAfter: string | null, timedOut: boolean, timeoutMs: number): AttemptError {
+  if (e instanceof ReplyTooLarge) return tooLargeError(label, e);
   const err = e as { name?: string; status_code?: number; message?: string };
   if (err?.name === "ResponseError" && typeof err.status_code === "number") {
     if (err.status_code === 404 || /not found/i.test(err.message ?? "")) {

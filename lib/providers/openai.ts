@@ -1,6 +1,7 @@
 import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
 import { embedInBatches } from "./vectors";
+import { boundedResponse, ReplyTooLarge, tooLargeError } from "./bounded-body";
 
 export const DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small";
 export const DEFAULT_OPENAI_CHAT_MODEL = "gpt-4o-mini";
@@ -40,8 +41,9 @@ export async function postJson(
   }
   let text: string;
   try {
-    text = await res.text();
+    text = await boundedResponse(res).text();
   } catch (e) {
+    if (e instanceof ReplyTooLarge) throw tooLargeError(label, e);
     throw networkError(label, url, e, timedOut(), timeoutMs);
   }
   if (!res.ok) {
