@@ -251,7 +251,7 @@ test("a reply without end (or too large) is a provider-error at the size cap, no
       expect(hits).toBe(1); // not retried: the next try would be the same
     }
     const { postJson } = await import("../lib/providers/openai");
-    const big = await postJson("test", `${url}/big`, {}, undefined, AbortSignal.timeout(2000), () => false, 2000).catch((x) => x);
+    const big = (await postJson("test", `${url}/big`, {}, undefined, AbortSignal.timeout(2000), () => false, 2000).catch((x: unknown) => x)) as Error;
     expect(String(big.message)).toContain("larger than");
   } finally {
     if (before === undefined) delete process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES;

@@ -35,6 +35,25 @@ describe("lettuce edits and revert", () => {
     expect(text.stdout).toContain("apply_edits");
   });
 
+  test("an agent's name and a note's path cannot send escape sequences to the person's terminal", async () => {
+    // An agent names itself with sequences that erase a line and print a fake one.
+    const evil = "good-agent\u001b[2K\r\u001b[1A\u001b[2Kfake line\u001b]0;PWNED\u0007";
+    const { connectClient } = await import("./helpers/server");
+    const c = await connectClient(s.url, s.tokens.write, evil);
+    await c.callTool({ name: "write_note", arguments: { path: "Inbox/by-evil.md", content: "# Evil\n" } });
+    await c.close();
+    // Agents cannot name a note with controls (path-invalid); a file on disk can be.
+    writeFileSync(join(s.root, "Inbox/esc\u001b[31mred.md"), "# Esc\n\nescapemarker \u001b[2J\n");
+    await waitFor(async () => (await s.call("search", { query: "escapemarker" }, "read")).total === 1, { what: "the index" });
+    for (const args of [["edits", s.root, "--limit", "3"], ["audit", s.root, "--limit", "3"], ["search", s.root, "escapemarker"], ["lint", s.root]]) {
+      const out = (await runLettuce(args)).stdout;
+      expect(out, args[0]).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      if (args[0] === "search") expect(out).toContain("esc\\x1b[31mred.md");
+    }
+    const [last] = await edits("--limit", "1");
+    expect(last.agent).toBe("good-agent [2K [1A [2Kfake line ]0;PWNED"); // stored without its controls
+  }, 60_000);
+
   test("revert restores the before-state and is itself on the timeline", async () => {
     const [edit] = await edits("--path", "Inbox/cli.md");
     const r = await runLettuce(["revert", s.root, String(edit.id)]);

@@ -9,6 +9,7 @@ import type { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
+import { linesShownInTerminal, shownInTerminal } from "../control-chars";
 
 /** Run a body, then let background embedding settle and close the vault (runCli reports tool errors). */
 async function closing(vault: VaultContext, body: () => Promise<number>): Promise<number> {
@@ -50,25 +51,26 @@ const wrap = (text: string, width = 88, indent = "") =>
     .join("\n");
 
 export function printAnswer(r: AnswerResult): void {
-  console.log(wrap(r.answer));
+  // The model's words and the notes' paths: controls shown, never sent to the terminal raw.
+  console.log(linesShownInTerminal(wrap(r.answer)));
   const number = new Map<string, number>();
   if (r.citations.length) {
     console.log("\nSources:");
     r.citations.forEach((c, i) => {
       number.set(c.path, i + 1);
-      console.log(`  [${i + 1}] ${c.path}${c.title && c.title !== c.path.replace(/^.*\//, "").replace(/\.md$/i, "") ? ` (${c.title})` : ""}`);
+      console.log(shownInTerminal(`  [${i + 1}] ${c.path}${c.title && c.title !== c.path.replace(/^.*\//, "").replace(/\.md$/i, "") ? ` (${c.title})` : ""}`));
     });
   }
   if (r.quotedSpans.length) {
     console.log("\nQuotes:");
     for (const q of r.quotedSpans) {
       const n = number.get(q.path);
-      console.log(wrap(`“${q.quote}”`, 84, "  "));
-      console.log(`      ${n ? `[${n}] ` : ""}${q.path}${q.heading ? ` § ${q.heading}` : ""} (passage ${q.ordinal})`);
+      console.log(linesShownInTerminal(wrap(`“${q.quote}”`, 84, "  ")));
+      console.log(shownInTerminal(`      ${n ? `[${n}] ` : ""}${q.path}${q.heading ? ` § ${q.heading}` : ""} (passage ${q.ordinal})`));
     }
   }
   const others = r.retrieved.filter((p) => !number.has(p.path));
-  if (others.length) console.log(`\nAlso read: ${others.map((p) => p.path).join(", ")}`);
+  if (others.length) console.log(`\nAlso read: ${shownInTerminal(others.map((p) => p.path).join(", "))}`);
   const { citations, quotes } = r.dropped;
   if (citations || quotes) {
     const n = (k: number, w: string) => `${k} ${w}${k === 1 ? "" : "s"}`;

@@ -4,6 +4,7 @@ import { openStateDb } from "../store/state-db";
 import { checkVaultDir } from "../vault-dir";
 import { ToolError } from "../errors";
 import { intOption, parse, UsageError, type Command } from "./command";
+import { shownInTerminal } from "../control-chars";
 
 /** --since: an ISO 8601 time, or a span back from now ("30m", "12h", "7d", "2w"). */
 export function sinceOption(v: string | undefined, now = Date.now()): string | undefined {
@@ -21,7 +22,8 @@ function describe(e: AuditEntry): string {
   const time = e.createdAt.replace("T", " ").replace(/\.\d+Z$/, "Z");
   const status = e.status === "success" ? "ok" : `error ${e.errorKind ?? ""}`.trim();
   const target = e.targetId ? `${e.targetType ?? "?"} ${e.targetId}` : "-";
-  return `${time}\t${e.tool}\t${status}\t${target}\tby ${e.agentName ?? "?"} (token ${e.tokenName})`;
+  const t = shownInTerminal;
+  return `${time}\t${t(e.tool)}\t${status}\t${t(target)}\tby ${t(e.agentName ?? "?")} (token ${t(e.tokenName)})`;
 }
 
 export const auditCommand: Command = {

@@ -4,6 +4,7 @@ import { checkVaultDir, VaultContext } from "../vault-context";
 import { listEdits, recoverTimeline, type EditRecord } from "../write/edits";
 import { revertEdit } from "../write/revert";
 import { intOption, parse, UsageError, type Command } from "./command";
+import { shownInTerminal } from "../control-chars";
 
 function describeEdit(e: EditRecord): string {
   const where = e.action === "move" ? `${e.fromPath} -> ${e.path}` : e.action === "delete" ? `${e.path} -> ${e.trashPath}` : e.path;
@@ -14,7 +15,8 @@ function describeEdit(e: EditRecord): string {
     e.proposalId ? `proposal #${e.proposalId}` : "",
   ].filter(Boolean);
   const time = e.time.replace("T", " ").replace(/\.\d+Z$/, "Z");
-  return `#${e.id}\t${time}\t${e.tool}\t${e.action} ${where}${hashes}\tby ${e.agent} (token ${e.token})${notes.length ? `\t[${notes.join(", ")}]` : ""}`;
+  const t = shownInTerminal;
+  return `#${e.id}\t${time}\t${e.tool}\t${e.action} ${t(where)}${hashes}\tby ${t(e.agent ?? "")} (token ${t(e.token ?? "")})${notes.length ? `\t[${notes.join(", ")}]` : ""}`;
 }
 
 export const editsCommand: Command = {

@@ -5,6 +5,7 @@ import { RULES, type Rule } from "../hygiene/lint-config";
 import { lintSemanticCli } from "./answer";
 import { parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
+import { shownInTerminal } from "../control-chars";
 
 /** Open the vault (indexing it unless a server keeps it current), run `fn` on its index, close it. */
 async function withIndex<T>(dir: string | undefined, quiet: boolean | undefined, fn: (db: Database) => T): Promise<T> {
@@ -18,9 +19,10 @@ async function withIndex<T>(dir: string | undefined, quiet: boolean | undefined,
 
 function printFindings(findings: Finding[]): void {
   for (const f of findings) {
-    console.log(`${f.severity.padEnd(7)}  ${f.rule.padEnd(20)}  ${f.path}${f.line ? `:${f.line}` : ""}`);
-    console.log(`    ${f.message}`);
-    console.log(`    → ${f.suggestion}`);
+    const t = shownInTerminal;
+    console.log(`${f.severity.padEnd(7)}  ${f.rule.padEnd(20)}  ${t(f.path)}${f.line ? `:${f.line}` : ""}`);
+    console.log(`    ${t(f.message)}`);
+    console.log(`    → ${t(f.suggestion)}`);
   }
 }
 

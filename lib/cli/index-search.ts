@@ -7,6 +7,7 @@ import { liveServer } from "../store/presence";
 import type { VaultContext } from "../vault-context";
 import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
+import { shownInTerminal } from "../control-chars";
 
 /**
  * Open a vault and bring its index up to date, with a progress bar on a terminal.
@@ -123,7 +124,7 @@ export const searchCommand: Command = {
     else if (!res.items.length) console.log("No matches.");
     else {
       console.log(`${res.total} match${res.total === 1 ? "" : "es"}, best first (score: BM25 rank, lower is better)`);
-      for (const h of res.items) console.log(`${h.path}  (${h.score.toFixed(2)})\n    ${h.snippet.replace(/\s+/g, " ")}`);
+      for (const h of res.items) console.log(`${shownInTerminal(h.path)}  (${h.score.toFixed(2)})\n    ${shownInTerminal(h.snippet.replace(/\s+/g, " "))}`);
     }
     return 0;
   },

@@ -13,6 +13,7 @@ import {
   type ProposalStatus,
 } from "../write/proposals";
 import { intOption, parse, UsageError, type Command } from "./command";
+import { linesShownInTerminal } from "../control-chars";
 
 function line(p: Proposal): string {
   const time = p.createdAt.replace("T", " ").replace(/\.\d+Z$/, "Z");
@@ -73,8 +74,9 @@ export const proposalsCommand: Command = {
         else {
           console.log(line(p));
           console.log(`arguments: ${JSON.stringify(p.args)}`);
-          if (note) console.log(`\n${note}`);
-          console.log(`\n${diff}`);
+          // An agent wrote this text: an escape sequence in it could redraw the diff a person approves.
+          if (note) console.log(`\n${linesShownInTerminal(note)}`);
+          console.log(`\n${linesShownInTerminal(diff)}`);
         }
         return 0;
       }

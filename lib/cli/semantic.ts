@@ -10,6 +10,7 @@ import type { VaultContext } from "../vault-context";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
+import { shownInTerminal } from "../control-chars";
 
 /** Run an embedding pass with a progress bar at a terminal (plain lines every 10 s elsewhere), unless quiet. */
 async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number, total: number) => void) => Promise<T>): Promise<T> {
@@ -39,7 +40,7 @@ async function guarded(vault: VaultContext, body: () => Promise<number>): Promis
 function printHits(items: SemanticHit[], score: string): void {
   if (!items.length) console.log("No matches.");
   else console.log(`Best first (score: ${score}, higher is better)`);
-  for (const h of items) console.log(`${h.path}  (${h.score.toFixed(3)})\n    ${h.snippet.replace(/\s+/g, " ").slice(0, 200)}`);
+  for (const h of items) console.log(`${shownInTerminal(h.path)}  (${h.score.toFixed(3)})\n    ${shownInTerminal(h.snippet.replace(/\s+/g, " ").slice(0, 200))}`);
 }
 
 export const embedCommand: Command = {

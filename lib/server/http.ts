@@ -8,6 +8,7 @@ import type { VaultContext } from "../vault-context";
 import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse, type McpDispatcher } from "./mcp";
 import { mountWebUi } from "../web/app";
 import { requestStarted } from "../offload/activity";
+import { withoutControls } from "../control-chars";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
 
@@ -187,7 +188,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     const token = c.get("token");
     const caller = {
       token: { name: token.name, scope: token.scope },
-      agent: c.req.header("x-lettuce-agent")?.slice(0, 100),
+      agent: withoutControls(c.req.header("x-lettuce-agent") ?? "").slice(0, 100) || undefined,
       signal: c.req.raw.signal,
       protocolVersion: pv,
     };

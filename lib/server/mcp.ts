@@ -15,6 +15,7 @@ import type { VaultContext } from "../vault-context";
 import type { ToolContext, ToolDef } from "../../tools/types";
 import { VERSION } from "../version";
 import { handleResources } from "./resources";
+import { withoutControls } from "../control-chars";
 
 export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
 
@@ -263,7 +264,8 @@ export class McpDispatcher {
   private initialize(params: Record<string, unknown>, caller: Caller) {
     const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
     const clientName = (params.clientInfo as { name?: unknown } | undefined)?.name;
-    if (typeof clientName === "string" && clientName) this.clientNames.set(caller.token.name, clientName.slice(0, 100));
+    const label = typeof clientName === "string" ? withoutControls(clientName).slice(0, 100) : "";
+    if (label) this.clientNames.set(caller.token.name, label);
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
       capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
