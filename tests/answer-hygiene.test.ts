@@ -218,6 +218,47 @@ test("eval's faithfulnessRate goes through answer's validation: a citation of a 
   }
 });
 
+test("eval stops asking the model when its caller goes away", async () => {
+  mkdirSync(join(s.root, "eval"), { recursive: true });
+  const qs = Array.from({ length: 40 }, (_, i) => ({ question: `what is in menemen ${i}`, expected_paths: ["Recipes/Menemen.md"], must_contain: ["eggs"] }));
+  writeFileSync(join(s.root, "eval/questions.jsonl"), qs.map((q) => JSON.stringify(q)).join("\n"));
+  llm.state.reply = () => JSON.stringify({ answer: "Eggs.", citations: [], quotes: [] });
+  llm.state.delayMs = 100;
+  const asked = () => llm.state.chats.length;
+  const start = asked();
+  try {
+    await withEnv(env(llm.url), async () => {
+      const ctl = new AbortController();
+      const call = s
+        .rpc({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "eval", arguments: { k: 3 } } })
+        .then(() => "answered");
+      void call;
+      const res = fetch(s.url, {
+        method: "POST",
+        signal: ctl.signal,
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${s.tokens.read}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "eval", arguments: { k: 3 } } }),
+      }).catch(() => "aborted");
+      await waitForCount(() => asked() - start >= 6);
+      ctl.abort();
+      expect(await res).toBe("aborted");
+      await call; // the other caller's whole run: 40 questions
+      const afterFull = asked();
+      await Bun.sleep(500);
+      // Had the aborted run gone on, it would still be asking (40 questions at 100 ms each).
+      expect(asked()).toBe(afterFull);
+      expect(afterFull - start).toBeLessThan(80);
+    });
+  } finally {
+    llm.state.delayMs = 0;
+    rmSync(join(s.root, "eval"), { recursive: true, force: true });
+  }
+}, 60_000);
+
+async function waitForCount(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ok(); i++) await Bun.sleep(25);
+}
+
 test("lettuce lint --semantic: progress per batch, the findings, exit 0; --json; bad combinations are usage errors", async () => {
   llm.state.reply = mixedReviewer;
   const e = env(llm.url, { LETTUCE_LLM_CONTEXT_CHARS: "2500", LETTUCE_LLM_MODEL: "reviewer-cli" });

@@ -117,7 +117,7 @@ export const evalTool = defineTool({
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({ k: z.number().int().min(1).max(100).default(6) }),
   async handler({ k }, ctx) {
-    return runEval(service(ctx, "eval"), k);
+    return runEval(service(ctx, "eval"), k, ctx.signal);
   },
 });
 

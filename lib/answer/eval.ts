@@ -83,20 +83,22 @@ async function retrieveFor(svc: SemanticService, question: string, k: number, hy
  * check: the model cited only pages it was shown (none of its citations had to
  * be dropped) and the answer says every must_contain span.
  */
-async function faithful(chat: ChatProvider, q: EvalQuestion, notes: RetrievedNote[]): Promise<boolean> {
+async function faithful(chat: ChatProvider, q: EvalQuestion, notes: RetrievedNote[], signal?: AbortSignal): Promise<boolean> {
   const pages = buildContext(notes.map((n) => ({ path: n.path, title: n.title, passages: n.passages })));
   if (!pages.length) return false;
-  const { reply, validated } = await synthesize(chat, q.question, pages);
+  const { reply, validated } = await synthesize(chat, q.question, pages, signal);
   const said = foldText(reply.answer).text;
   return validated.dropped.citations === 0 && q.must_contain.every((s) => said.includes(foldText(s).text));
 }
 
-export async function runEval(svc: SemanticService, k: number): Promise<EvalReport> {
+/** `signal`: the caller's request; a dropped caller stops the run between questions (each may cost model calls). */
+export async function runEval(svc: SemanticService, k: number, signal?: AbortSignal): Promise<EvalReport> {
   const questions = readQuestions(svc.vault.root);
   const hybrid = await svc.hasEmbedder();
   const chat = (await svc.hasChat()) ? await svc.chat() : null;
   const perQuestion: QuestionScore[] = [];
   for (const q of questions) {
+    signal?.throwIfAborted();
     const notes = await retrieveFor(svc, q.question, k, hybrid);
     const retrieved = notes.map((n) => n.path);
     const expected = new Set(q.expected_paths.map(key));
@@ -110,7 +112,7 @@ export async function runEval(svc: SemanticService, k: number): Promise<EvalRepo
       precision: hits / k,
       reciprocalRank: ranks.length ? 1 / ranks[0]! : 0,
       hit: hits > 0,
-      faithful: chat ? await faithful(chat, q, notes) : null,
+      faithful: chat ? await faithful(chat, q, notes, signal) : null,
     });
   }
   const mean = (f: (q: QuestionScore) => number) => Math.round((perQuestion.reduce((s, q) => s + f(q), 0) / perQuestion.length) * 1e4) / 1e4;
