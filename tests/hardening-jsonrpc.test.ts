@@ -4,7 +4,7 @@
 // get 415 / 406, and batches are refused where the protocol has none and
 // capped where it has them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_BATCH } from "../lib/server/mcp";
 import { BUN, MAIN } from "./helpers/cli";
@@ -141,6 +141,53 @@ describe("batches", () => {
 });
 
 describe("stdio", () => {
+  test("lines split by bytes: characters across chunks, CRLF, and a line past the cap dropped as it comes", async () => {
+    const { PassThrough } = await import("node:stream");
+    const { boundedLines } = await import("../lib/server/stdio");
+    const input = new PassThrough();
+    const got: string[] = [];
+    let tooLong = 0;
+    const done = boundedLines(input, 16, (l) => got.push(l), () => tooLong++);
+    const euro = Buffer.from("€"); // three bytes, split over two chunks
+    input.write(Buffer.concat([Buffer.from("a"), euro.subarray(0, 1)]));
+    input.write(Buffer.concat([euro.subarray(1), Buffer.from("b\r\nsecond\n")]));
+    input.write("x".repeat(10));
+    input.write("x".repeat(10)); // past 16 bytes: dropped
+    input.write("xx\nafter\ntail");
+    input.end();
+    await done;
+    expect(got).toEqual(["a€b\r", "second", "after", "tail"]);
+    expect(tooLong).toBe(1);
+  });
+
+  test("a line without end is refused without being held in memory", async () => {
+    const root = copyVault();
+    try {
+      const proc = Bun.spawn([BUN, MAIN, "stdio", root], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, LETTUCE_EMBED_PROVIDER: "none" } });
+      const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+      proc.stdin.write(`{"jsonrpc":"2.0","id":1,"method":"ping"}\n`);
+      await proc.stdin.flush();
+      await Bun.sleep(500);
+      const base = rss();
+      let peak = base;
+      const mb = "x".repeat(1 << 20);
+      for (let i = 0; i < 160; i++) {
+        proc.stdin.write(mb);
+        await proc.stdin.flush();
+        if (i % 16 === 0) peak = Math.max(peak, rss());
+      }
+      proc.stdin.write(`\n{"jsonrpc":"2.0","id":"after","method":"ping"}\n`);
+      await proc.stdin.end();
+      peak = Math.max(peak, rss());
+      const out = (await new Response(proc.stdout).text()).trim().split("\n").map((l) => JSON.parse(l));
+      expect(out.find((m: any) => m.error)?.error).toMatchObject({ code: -32700, message: expect.stringMatching(/longer than/) });
+      expect(out.find((m: any) => m.id === "after")).toMatchObject({ result: {} });
+      expect(peak - base).toBeLessThan(100); // held whole, 160 MB of text was 300+ MB
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   // The same rules over `lettuce stdio`, one message per line: a big id is echoed as written,
   // a line that is not JSON gets -32700 and a bad id -32600 (not silence), and answers to what
   // was asked before stdin closed still arrive.

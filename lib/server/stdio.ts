@@ -1,19 +1,64 @@
-import { createInterface } from "node:readline";
 import { ALL_TOOLS } from "../../tools";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import { writeService } from "../write/service";
 import { JSONRPC, McpDispatcher, parseJsonRpc, serialiseResponse, type Caller, type JsonRpcResponse } from "./mcp";
 
-/** A line longer than this is answered with a parse error instead of being parsed (the SDK's stdio buffer limit). */
+/** A line longer than this (bytes) is answered with a parse error instead of being parsed (the SDK's stdio buffer limit). */
 export const MAX_STDIO_LINE = 10 * 1024 * 1024;
+
+/**
+ * Calls `onLine` with each line of `input` (UTF-8, without its "\n"), and `onTooLong`
+ * once for a line past `max` bytes, whose bytes are dropped as they come rather than
+ * held: node:readline kept a 400 MB line without a newline whole before anything
+ * could refuse it. Resolves when the input ends.
+ */
+export function boundedLines(input: NodeJS.ReadableStream, max: number, onLine: (line: string) => void, onTooLong: () => void): Promise<void> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let overflow = false;
+  const end = (tail: Buffer) => {
+    if (overflow) onTooLong();
+    else onLine(Buffer.concat([...parts, tail]).toString("utf8"));
+    parts = [];
+    size = 0;
+    overflow = false;
+  };
+  const add = (piece: Buffer) => {
+    if (overflow) return;
+    size += piece.length;
+    if (size > max) {
+      overflow = true;
+      parts = [];
+    } else parts.push(piece);
+  };
+  return new Promise((resolve, reject) => {
+    input.on("data", (chunk: Buffer | string) => {
+      let buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10)) {
+        if (!overflow && size + nl > max) {
+          overflow = true;
+          parts = [];
+        }
+        end(overflow ? Buffer.alloc(0) : buf.subarray(0, nl));
+        buf = buf.subarray(nl + 1);
+      }
+      if (buf.length) add(Buffer.from(buf)); // a copy: the stream may reuse its chunk
+    });
+    input.once("end", () => {
+      if (size || overflow) end(Buffer.alloc(0));
+      resolve();
+    });
+    input.once("error", reject);
+  });
+}
 
 /**
  * MCP over stdin/stdout for clients that spawn servers: one JSON-RPC message
  * per line. The process owner launched us, so there is no bearer token: the
  * scope comes from --scope.
  *
- * Lines are read with node:readline and handed to the same dispatcher as
+ * Lines are read by boundedLines and handed to the same dispatcher as
  * HTTP, rather than through the SDK's StdioServerTransport, because that
  * transport parses with plain JSON.parse (an id past 2^53 comes back rounded)
  * and drops a line that is not valid JSON-RPC without answering, where the
@@ -29,10 +74,6 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   /** The message on one line, or undefined when the line was answered with a parse error (or is empty). */
   const read = (line: string): unknown => {
     if (!line.trim()) return undefined;
-    if (line.length > MAX_STDIO_LINE) {
-      send(parseError(`message longer than ${MAX_STDIO_LINE} characters`));
-      return undefined;
-    }
     try {
       return parseJsonRpc(line);
     } catch {
@@ -47,20 +88,19 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     if (isInitialize(msg) && typeof agreed === "string") caller.protocolVersion = agreed;
     if (res !== null) send(res);
   };
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   // Messages are answered concurrently, as over HTTP: a slow call does not hold up a ping behind it.
   const inFlight = new Set<Promise<void>>();
   // Lines after an initialize wait for it: it decides the protocol version the next messages are held to.
   let initialized: Promise<void> = Promise.resolve();
-  lines.on("line", (raw) => {
+  const onLine = (raw: string) => {
     const msg = read(raw.replace(/\r$/, ""));
     if (msg === undefined) return;
     const run = () => answer(msg).catch((e) => console.error("lettuce stdio:", (e as Error).message));
     const p = isInitialize(msg) ? (initialized = initialized.then(run)) : initialized.then(run);
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
-  });
-  await new Promise<void>((resolve) => lines.once("close", resolve));
+  };
+  await boundedLines(process.stdin, MAX_STDIO_LINE, onLine, () => send(parseError(`message longer than ${MAX_STDIO_LINE} bytes`))).catch(() => {});
   // stdin closed: the answers to what was already asked still go out.
   await Promise.all(inFlight);
 }
