@@ -76,6 +76,12 @@ describe("hostile Markdown parses in linear time", () => {
     }
   }, 90_000);
 
+  test("patch_section's heading-only parse finds what parseNote finds", () => {
+    const { parseHeadings } = require("../lib/vault/parse") as typeof import("../lib/vault/parse");
+    const texts = [...HOSTILE.map(([, t]) => t), "---\ntitle: x\n---\n# A\n\ntext\nSetext\n---\n\n```\n# not\n```\n## B #\n"];
+    for (const t of texts) expect(parseHeadings(t)).toEqual(parseNote("x.md", t).headings);
+  }, 30_000);
+
   test("code spans: a run closes at the next run of the same length; unclosed runs are text", () => {
     expect(blankCodeSpans("a `b` c")).toBe("a     c");
     expect(blankCodeSpans("``x`y`` #tag")).toBe("        #tag");

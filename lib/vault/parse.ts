@@ -1,5 +1,5 @@
 import GithubSlugger from "github-slugger";
-import { blocks, maskCode } from "./blocks";
+import { blocks, maskCode, type Block } from "./blocks";
 import { extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
 export interface ParsedLink {
@@ -212,6 +212,33 @@ export function noteBody(content: string): string {
   return splitFrontmatter(plainText(content)).body;
 }
 
+function headingsOf(bodyLines: string[], bl: Block[], bodyLineOffset: number): ParsedHeading[] {
+  const headings: ParsedHeading[] = [];
+  const slugger = new GithubSlugger();
+  for (const b of bl) {
+    if (b.type !== "heading") continue;
+    // The skeleton kept ATX heading lines whole; a setext heading's text is the line(s) above its underline.
+    const first = bodyLines[b.startLine] ?? "";
+    const text = /^ {0,3}#/.test(first)
+      ? first.replace(/^ {0,3}#{1,6}(?:[ \t]+|$)/, "").replace(/[ \t]+#+[ \t]*$/, "").replace(/^#+$/, "")
+      : bodyLines.slice(b.startLine, b.startLine + b.lineCount - 1).join(" ");
+    const title = headingPlainText(text);
+    headings.push({ level: b.depth ?? 1, title, id: slugger.slug(title), line: b.startLine + 1 + bodyLineOffset });
+  }
+  return headings;
+}
+
+/**
+ * A note's headings alone, as parseNote finds them: for patch_section, which runs on the
+ * request thread and needs no links, tags or properties (their patterns over a 2 MB note
+ * of links held every caller for 1.7 s).
+ */
+export function parseHeadings(content: string): ParsedHeading[] {
+  const fm = splitFrontmatter(plainText(content));
+  const bodyLines = fm.body.split("\n");
+  return headingsOf(bodyLines, blocks(bodyLines), fm.raw ? lineStarts(fm.raw).length - 1 : 0);
+}
+
 export function parseNote(path: string, content: string): ParsedNote {
   const text = plainText(content);
   const fm = splitFrontmatter(text);
@@ -234,18 +261,7 @@ export function parseNote(path: string, content: string): ParsedNote {
   const bl = blocks(bodyLines);
   const masked = maskCode(bodyLines, bl, body);
 
-  const headings: ParsedHeading[] = [];
-  const slugger = new GithubSlugger();
-  for (const b of bl) {
-    if (b.type !== "heading") continue;
-    // The skeleton kept ATX heading lines whole; a setext heading's text is the line(s) above its underline.
-    const first = bodyLines[b.startLine] ?? "";
-    const text = /^ {0,3}#/.test(first)
-      ? first.replace(/^ {0,3}#{1,6}(?:[ \t]+|$)/, "").replace(/[ \t]+#+[ \t]*$/, "").replace(/^#+$/, "")
-      : bodyLines.slice(b.startLine, b.startLine + b.lineCount - 1).join(" ");
-    const title = headingPlainText(text);
-    headings.push({ level: b.depth ?? 1, title, id: slugger.slug(title), line: b.startLine + 1 + bodyLineOffset });
-  }
+  const headings = headingsOf(bodyLines, bl, bodyLineOffset);
 
   const tagSet = new Map<string, string>();
   const addTag = (raw: string) => {

@@ -2,7 +2,7 @@
 // text from decodeText() and touch only the lines they must, so everything
 // else in the note (frontmatter included) keeps its bytes.
 import { ToolError } from "../errors";
-import { parseNote, type ParsedHeading } from "../vault/parse";
+import { parseHeadings, type ParsedHeading } from "../vault/parse";
 
 /** Lines with their terminators (\n, \r\n or a lone \r), as the parser counts them. */
 export function splitLines(text: string): string[] {
@@ -91,7 +91,7 @@ function contentLines(content: string): string[] {
  * continuous and put a blank line between paragraphs.
  */
 export function patchSectionText(path: string, text: string, heading: string, mode: SectionMode, content: string): string {
-  const { headings } = parseNote(path, text);
+  const headings = parseHeadings(text);
   const h = findHeading(headings, heading, path);
   const lines = splitLines(text);
   const hIdx = h.line - 1;
