@@ -2,9 +2,12 @@ import { closeSync, constants as FS, fstatSync, openSync, readFileSync, readSync
 import { ToolError } from "../errors";
 import { safeAbsPath } from "./paths";
 
-// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, and the
-// thread that waits is the one answering every caller. On a regular file it changes nothing.
-const OPEN_FLAGS = FS.O_RDONLY | (FS.O_NOFOLLOW ?? 0) | (FS.O_NONBLOCK ?? 0);
+/**
+ * How every vault file is opened for reading: never through a symlink, and O_NONBLOCK, since
+ * opening a FIFO for reading otherwise waits for a writer, and the thread that waits is the one
+ * answering every caller. On a regular file O_NONBLOCK changes nothing.
+ */
+export const READ_NOFOLLOW = FS.O_RDONLY | (FS.O_NOFOLLOW ?? 0) | (FS.O_NONBLOCK ?? 0);
 
 /**
  * Opens a file for reading only when it is a regular file, and never through a
@@ -13,7 +16,7 @@ const OPEN_FLAGS = FS.O_RDONLY | (FS.O_NOFOLLOW ?? 0) | (FS.O_NONBLOCK ?? 0);
  * reading one blocks, or never ends.
  */
 export function openRegular(abs: string, shown: string): number {
-  const fd = openSync(abs, OPEN_FLAGS);
+  const fd = openSync(abs, READ_NOFOLLOW);
   try {
     if (!fstatSync(fd).isFile()) throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(shown)}: not a regular file`);
   } catch (e) {

@@ -1,10 +1,11 @@
 // The small primitives every write stands on: content hashes, temp names, a
 // per-path lock, and the sweep of temp files a crash left. How a file is put
 // in place (folders held by descriptor, verified exchange) is vault-dir.ts.
-import { closeSync, constants as FS, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
+import { READ_NOFOLLOW } from "../vault/read-file";
 import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
 
 /**
@@ -42,14 +43,12 @@ export function refuseIfNotNoteSized(name: string, size: number): void {
   });
 }
 
-// Never through a symlink, and O_NONBLOCK so that a FIFO at the path cannot hold the open (and the server) until a writer comes.
-const READ_FLAGS = FS.O_RDONLY | (FS.O_NOFOLLOW ?? 0) | (FS.O_NONBLOCK ?? 0);
 
 /** The file's bytes, or null when there is no regular file there (a link, a folder, a pipe); too-large past the size of a note. */
 export function readBytes(abs: string): Buffer | null {
   let fd: number;
   try {
-    fd = openSync(abs, READ_FLAGS);
+    fd = openSync(abs, READ_NOFOLLOW);
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR" || code === "ELOOP") return null;

@@ -9,6 +9,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
+import { READ_NOFOLLOW } from "../vault/read-file";
 import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
 import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
 
@@ -33,9 +34,6 @@ function identityOfFd(fd: number): FileIdentity {
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
 }
 
-// O_NONBLOCK: a FIFO at a note's path would otherwise hold the open until some writer came,
-// and with it the thread answering every caller; a regular file reads the same with it.
-const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | (FS.O_NONBLOCK ?? 0);
 
 /** False for a folder (read as absent, as before); path-invalid for a pipe, socket or device. */
 function isRegular(fd: number, name: string): boolean {
@@ -154,7 +152,7 @@ export class VaultDir {
   read(name: string): { bytes: Buffer; id: FileIdentity } | { symlink: true } | null {
     let fd: number;
     try {
-      fd = openSync(this.entry(name), READ_FLAGS);
+      fd = openSync(this.entry(name), READ_NOFOLLOW);
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === "ENOENT" || code === "ENOTDIR") return null;
@@ -183,7 +181,7 @@ export class VaultDir {
   identity(name: string): FileIdentity | null {
     let fd: number;
     try {
-      fd = openSync(this.entry(name), READ_FLAGS);
+      fd = openSync(this.entry(name), READ_NOFOLLOW);
     } catch {
       return null;
     }
