@@ -1,7 +1,7 @@
 // The person's side, through the real CLI (`bun main.ts …`) next to a running
 // server: `lettuce edits`, `lettuce revert`, `lettuce proposals`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runLettuce } from "./helpers/cli";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
@@ -100,6 +100,21 @@ describe("lettuce edits and revert", () => {
     expect((await runLettuce(["revert", s.root, String(d.editId)])).code).toBe(0);
     expect(file("Garden/Compost.md")).toBe(content);
     expect(existsSync(join(s.root, d.trashPath))).toBe(false);
+  });
+
+  test("reverting a delete restores the deleted text, not whatever later landed on its trash name", async () => {
+    await s.call("write_note", { path: "Inbox/twice.md", content: "ORIGINAL first text\n" });
+    const first = await s.call("delete_note", { path: "Inbox/twice.md" });
+    rmSync(join(s.root, ".trash"), { recursive: true, force: true }); // the person empties the trash
+    await s.call("write_note", { path: "Inbox/twice.md", content: "SECOND text\n" });
+    const second = await s.call("delete_note", { path: "Inbox/twice.md" });
+    expect(second.trashPath).toBe(first.trashPath); // the same name, free again
+    expect((await runLettuce(["revert", s.root, String(first.editId)])).code).toBe(0);
+    expect(file("Inbox/twice.md")).toBe("ORIGINAL first text\n"); // from the timeline's copy
+    expect(file(second.trashPath)).toBe("SECOND text\n"); // the later delete's copy stays in the trash
+    rmSync(join(s.root, "Inbox/twice.md"));
+    expect((await runLettuce(["revert", s.root, String(second.editId)])).code).toBe(0);
+    expect(file("Inbox/twice.md")).toBe("SECOND text\n");
   });
 
   test("an unknown id and a bad id are clear errors", async () => {

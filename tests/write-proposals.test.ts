@@ -117,6 +117,32 @@ describe("validation, withdraw, reject, stale", () => {
     expect(existsSync(join(s.root, "Inbox/withdrawn.md"))).toBe(false);
   });
 
+  test("an agent gets a big proposal's diff cut, and a page of diffs ends early; the person sees it whole", async () => {
+    const token = createToken(s.vault.stateDb, "big-proposer", "propose").token;
+    const c = await connectClient(s.url, token);
+    try {
+      const big = "A line of a long note that an agent proposes to write.\n".repeat(20_000); // ~1.1 MB
+      let receiptBytes = 0;
+      for (let i = 0; i < 12; i++) {
+        const res: any = await c.callTool({ name: "write_note", arguments: { path: `Inbox/big-${i}.md`, content: big } });
+        receiptBytes = Math.max(receiptBytes, res.content[0].text.length);
+      }
+      expect(receiptBytes).toBeLessThan(12_000); // was 210 KB
+      const page = payload(await c.callTool({ name: "list_my_proposals", arguments: { includeDiff: true, limit: 500 } }));
+      expect(page.total).toBe(12);
+      expect(page.truncated).toBe(true);
+      expect(JSON.stringify(page).length).toBeLessThan(80_000);
+      expect(page.items[0].diff).toContain("more characters; the person reviewing it sees the whole diff");
+      const rest = payload(await c.callTool({ name: "list_my_proposals", arguments: { includeDiff: true, offset: page.items.length } }));
+      expect(page.items.length + rest.items.length).toBeLessThanOrEqual(12);
+      // The person's copy is whole (up to the 200,000 characters kept with a proposal).
+      const stored = s.vault.stateDb.query("SELECT length(diff) AS n FROM proposals WHERE token = 'big-proposer' LIMIT 1").get() as { n: number };
+      expect(stored.n).toBeGreaterThan(100_000);
+    } finally {
+      await c.close();
+    }
+  });
+
   test("a token with too many pending proposals is refused with too-many-proposals", async () => {
     const token = createToken(s.vault.stateDb, "busy-proposer", "propose").token;
     const ins = s.vault.stateDb.query(

@@ -1,7 +1,8 @@
 // The agent's side of proposals: what it queued and what became of it.
 // The person's side is `lettuce proposals` (lib/cli/proposals.ts).
 import { z } from "zod";
-import { listProposals, PROPOSAL_STATUSES, withdrawProposal, type Proposal } from "../lib/write/proposals";
+import { diffForAgent, listProposals, PROPOSAL_STATUSES, withdrawProposal, type Proposal } from "../lib/write/proposals";
+import { AGENT_DIFF_PAGE_CHARS } from "../lib/write/limits";
 import type { Scope } from "../lib/store/tokens";
 import { defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
@@ -18,7 +19,7 @@ function summaryOf(p: Proposal, withDiff: boolean) {
     decidedAt: p.decidedAt,
     reason: p.reason,
     editId: p.editId,
-    ...(withDiff ? { diff: p.diff } : {}),
+    ...(withDiff ? { diff: diffForAgent(p.diff) } : {}),
   };
 }
 
@@ -36,7 +37,16 @@ export const listMyProposals = defineTool({
   }),
   handler({ status, includeDiff, limit, offset }, { vault, token }) {
     const { items, total } = listProposals(vault.stateDb, { token: token.name, status, limit, offset });
-    return { items: items.map((p) => summaryOf(p, includeDiff)), total, offset, limit };
+    // With diffs, a page ends early once they add up to AGENT_DIFF_PAGE_CHARS (truncated: page on from offset + items).
+    const out: ReturnType<typeof summaryOf>[] = [];
+    let chars = 0;
+    for (const p of items) {
+      const s = summaryOf(p, includeDiff);
+      chars += s.diff?.length ?? 0;
+      if (out.length && chars > AGENT_DIFF_PAGE_CHARS) break;
+      out.push(s);
+    }
+    return { items: out, total, offset, limit, ...(out.length < items.length ? { truncated: true } : {}) };
   },
 });
 

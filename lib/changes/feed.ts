@@ -86,8 +86,15 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
   const { page, cur, next } = db.transaction(() => {
     const max = journal.maxSeq();
     let cur: Cursor;
-    if (opts.cursor) cur = decodeCursor(opts.cursor);
-    else if (opts.since !== undefined) {
+    if (opts.cursor) {
+      cur = decodeCursor(opts.cursor);
+      // Past the journal's end: the index was rebuilt (its history counts from zero again) since
+      // the cursor was given out, or it is not one we gave. Taken as it is, it would skip every
+      // change until the history caught up with it.
+      if (cur.s > max || cur.c > max || cur.d > max) {
+        throw new ToolError("invalid-input", "cursor is past the end of this vault's change history (the index was rebuilt since it was given out); sync again without a cursor");
+      }
+    } else if (opts.since !== undefined) {
       const ms = Date.parse(opts.since);
       if (!/^\d{4}-\d{2}-\d{2}/.test(opts.since) || Number.isNaN(ms)) throw new ToolError("invalid-input", `since is not an ISO 8601 time: ${JSON.stringify(opts.since)}`);
       const first = (db.query("SELECT min(seq) AS s FROM change_journal WHERE seen_at >= ?").get(ms) as { s: number | null }).s;

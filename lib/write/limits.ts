@@ -16,5 +16,13 @@ export const MAX_CITATIONS = 100;
 /** Pending proposals one token may have queued at once (kind too-many-proposals). */
 export const MAX_PENDING_PROPOSALS = 200;
 
-/** Longest unified diff kept with a proposal; longer ones are cut with a note. */
+/** Longest unified diff kept with a proposal (the person reviews it); longer ones are cut with a note. */
 export const MAX_DIFF_CHARS = 200_000;
+
+/**
+ * Longest diff an agent is sent (its proposal's receipt, list_my_proposals): an agent pays for
+ * every byte, and a 1 MB note's proposal came back as a 210 KB receipt. And the most a page of
+ * list_my_proposals carries in diffs before it ends early.
+ */
+export const AGENT_DIFF_CHARS = 8_000;
+export const AGENT_DIFF_PAGE_CHARS = 64_000;

@@ -9,7 +9,7 @@ import { createTwoFilesPatch } from "diff";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import type { FileChange } from "./commit";
-import { MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS } from "./limits";
+import { AGENT_DIFF_CHARS, MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS } from "./limits";
 import type { Base, Plan, WriteOp } from "./plan";
 import { WRITE_OPS } from "./registry";
 import { writeService, type WriteOutcome } from "./service";
@@ -64,6 +64,12 @@ export function changeDiff(c: FileChange): string {
   return strip(createTwoFilesPatch(oldName, `b/${c.path}`, text(c.before), text(c.after)));
 }
 
+/** A proposal's diff as an agent is sent it: cut at AGENT_DIFF_CHARS (the person sees it whole). */
+export function diffForAgent(diff: string): string {
+  if (diff.length <= AGENT_DIFF_CHARS) return diff;
+  return diff.slice(0, AGENT_DIFF_CHARS) + `\n… ${diff.length - AGENT_DIFF_CHARS} more characters; the person reviewing it sees the whole diff\n`;
+}
+
 /** A unified diff of everything the plan would change, cut at MAX_DIFF_CHARS. */
 export function planDiff(plan: Plan): string {
   const out = plan.changes.map(changeDiff).join("");
@@ -101,7 +107,7 @@ export function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { 
     .get(new Date().toISOString(), who.token, who.agent, op.name, path, JSON.stringify(args), JSON.stringify(plan.base), plan.summary, diff) as {
     id: number;
   };
-  return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff };
+  return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff: diffForAgent(diff) };
 }
 
 export function pendingCount(db: Database): number {

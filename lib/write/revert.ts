@@ -63,11 +63,16 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
   // A delete: bring the note back from .trash/, or from the timeline's copy when the trash was emptied.
   if (disk.get(row.path) !== null) refuse(row.path, "exists again; move or delete it first");
   const trashed = row.trashPath ? disk.get(row.trashPath) : null;
-  if (trashed !== null && row.trashPath) {
+  // The file at the trash name is this delete's only when it holds the deleted text: after the
+  // trash was emptied a later delete of the same path lands on the same name (and a person may
+  // have edited it there). Anything else stays in the trash; the timeline's copy comes back.
+  const ours = trashed !== null && hashOf(trashed) === row.beforeHash;
+  if (trashed !== null && row.trashPath && (ours || (force && row.before === null))) {
     disk.set(row.trashPath, null);
     disk.set(row.path, trashed);
     return [{ action: "move", from: row.trashPath, path: row.path, before: trashed, after: trashed }];
   }
+  if (row.before === null) refuse(row.trashPath ?? row.path, "is not the text that was deleted, and the timeline has no copy of it (pass --force to restore it anyway)");
   const before = Buffer.from(row.before ?? new Uint8Array());
   disk.set(row.path, before);
   return [{ action: "write", path: row.path, before: null, after: before }];
