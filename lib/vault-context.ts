@@ -75,6 +75,11 @@ export class VaultContext {
     }
   }
 
+  /** Paths for the watcher's next pass (when serving): a write's own re-index failed. */
+  indexLater(paths: string[]): void {
+    this.watcher?.later(paths);
+  }
+
   /** Wait until file events seen so far are indexed. */
   async settle(): Promise<void> {
     await this.watcher?.idle();

@@ -108,3 +108,29 @@ test("a write killed between its exchange and its temp's removal is settled by w
   const temps = readdirSync(root, { recursive: true }).map(String).filter((p) => p.includes(".lettuce-tmp"));
   expect(temps).toEqual([]);
 });
+
+test("an index another process holds locked: the write is reported as done, and the index catches up once it is free", async () => {
+  const { Database } = await import("bun:sqlite");
+  const s = await startTestServer({ watch: true });
+  try {
+    const lock = new Database(join(s.root, ".lettuce/index.db"));
+    lock.exec("PRAGMA busy_timeout = 0");
+    lock.exec("BEGIN IMMEDIATE");
+    lock.exec("CREATE TABLE IF NOT EXISTS held_by_test(x)");
+    // The note lands and is on the timeline; its re-index waits out the lock and fails.
+    const res: any = await s.callRaw("write_note", { path: "Inbox/locked.md", content: "# Locked\n\nquokkamarker\n" });
+    expect(res.isError, res.content[0].text).toBeFalsy();
+    expect(JSON.parse(res.content[0].text)).toMatchObject({ created: true });
+    writeFileSync(join(s.root, "Inbox/person.md"), "# Person\n\nwombatmarker\n"); // a person's save meanwhile
+    await Bun.sleep(300);
+    lock.exec("ROLLBACK");
+    lock.close();
+    // Both were dropped for good before: the watcher now tries failed passes again.
+    const found = async () => (await s.call("search", { query: "quokkamarker OR wombatmarker" }, "read")).total;
+    const deadline = Date.now() + 60_000;
+    while ((await found()) < 2 && Date.now() < deadline) await Bun.sleep(200);
+    expect(await found()).toBe(2);
+  } finally {
+    await s.close();
+  }
+}, 90_000);

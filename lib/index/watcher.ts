@@ -18,6 +18,11 @@ export class VaultWatcher {
   private pending = new Set<string>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private running: Promise<unknown> = Promise.resolve();
+  // A pass that failed (a database another process holds locked, a vault folder that could
+  // not be listed for a moment) is tried again after this long, doubling up to 30 s. Dropped,
+  // its paths stayed out of the index until a restart.
+  private retryMs = 0;
+  private rescan = false;
 
   constructor(
     private root: string,
@@ -30,23 +35,44 @@ export class VaultWatcher {
     this.watcher = watch(this.root, { recursive: true }, (_event, filename) => {
       if (!filename) {
         // The platform dropped the name (overflow): fall back to a full reconcile.
-        this.running = this.running.then(() => this.indexer.fullScan()).catch(this.onError);
-        return;
+        this.rescan = true;
+      } else {
+        const rel = nativeToVault(String(filename));
+        if (isIgnoredPath(rel)) return;
+        this.pending.add(rel);
       }
-      const rel = nativeToVault(String(filename));
-      if (isIgnoredPath(rel)) return;
-      this.pending.add(rel);
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.flush(), DEBOUNCE_MS);
     });
     this.watcher.on("error", this.onError);
   }
 
+  /** Index these paths with the next pass (a write whose own re-index failed hands them here). */
+  later(paths: string[]): void {
+    for (const p of paths) this.pending.add(p);
+    if (!this.timer && this.watcher) this.timer = setTimeout(() => this.flush(), Math.max(this.retryMs, DEBOUNCE_MS));
+  }
+
   private flush(): void {
     this.timer = null;
     const paths = [...this.pending];
+    const rescan = this.rescan;
     this.pending.clear();
-    this.running = this.running.then(() => this.indexer.update(paths)).catch(this.onError);
+    this.rescan = false;
+    this.running = this.running
+      .then(() => (rescan ? this.indexer.fullScan() : this.indexer.update(paths)))
+      .then(
+        () => {
+          this.retryMs = 0;
+        },
+        (e) => {
+          this.onError(e);
+          if (rescan) this.rescan = true;
+          for (const p of paths) this.pending.add(p);
+          this.retryMs = Math.min(Math.max(this.retryMs * 2, 500), 30_000);
+          if (this.watcher && !this.timer) this.timer = setTimeout(() => this.flush(), this.retryMs);
+        },
+      );
   }
 
   /** Resolves when every event seen so far has reached the index (tests and shutdown use it). */

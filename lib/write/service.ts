@@ -86,7 +86,16 @@ export class WriteService {
       }
     }
     const { plan, commit } = done;
-    if (this.reindex && commit?.touched.length) await this.vault.indexer.update(commit.touched);
+    if (this.reindex && commit?.touched.length) {
+      try {
+        await this.vault.indexer.update(commit.touched);
+      } catch (e) {
+        // The write landed and is on the timeline: say so. The index catches up with the
+        // watcher's next pass (a database held locked by another process, for a moment).
+        console.error(`lettuce: re-indexing after ${meta.tool} failed, will retry: ${(e as Error).message}`);
+        this.vault.indexLater(commit.touched);
+      }
+    }
     const hash = commit === null ? (plan.primary ? readState(this.vault, plan.primary).hash : null) : hashOfPrimary(plan, commit);
     const outcome: WriteOutcome = { path: plan.primary, hash, editId: commit?.editId ?? null, ...plan.result };
     if (commit !== null) {
