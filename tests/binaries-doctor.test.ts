@@ -1,7 +1,7 @@
 // `lettuce doctor` and `lettuce --version`, through the real CLI. The
 // providers are an in-test HTTP server speaking Ollama's wire format.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, runLettuce } from "./helpers/cli";
 import { startModelServer } from "./helpers/model-server";
@@ -119,6 +119,21 @@ test("doctor on a damaged index and a missing vault: a clear fix, no crash", asy
   const twins = find(d.checks, "vault", /differ only in letter case/)[0]!;
   expect(twins.status).toBe("warn");
   expect(twins.detail).toContain("Inbox/PLAN.md / Inbox/Plan.md");
+  // state.db cut short: serve stops on it, and doctor said nothing was wrong.
+  const healthy = copyVault();
+  dirs.push(healthy);
+  expect((await runLettuce(["index", healthy], { env })).code).toBe(0);
+  const { openStateDb } = await import("../lib/store/state-db");
+  openStateDb(healthy).close();
+  expect(find((await doctor(healthy, env)).checks, "state")[0]!.status).toBe("ok");
+  const state = join(healthy, ".lettuce/state.db");
+  for (const f of [state + "-wal", state + "-shm"]) rmSync(f, { force: true });
+  writeFileSync(state, readFileSync(state).subarray(0, 5000));
+  const broken = await doctor(healthy, env);
+  const st = find(broken.checks, "state")[0]!;
+  expect(st.status).toBe("fail");
+  expect(st.fix).toContain("move");
+  expect(broken.code).toBe(1);
   const missing = await runLettuce(["doctor", join(vault, "no-such-folder"), "--json"], { env });
   expect(missing.code).toBe(1);
   expect(JSON.parse(missing.stdout).checks[0]).toMatchObject({ check: "vault", status: "fail" });

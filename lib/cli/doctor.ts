@@ -13,6 +13,7 @@ import { inspectIndex } from "../store/inspect";
 import { liveServer } from "../store/presence";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { lettuceDir } from "../store/index-db";
+import { stateDbPath } from "../store/state-db";
 import { scanVault } from "../vault/scan";
 import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
@@ -204,6 +205,34 @@ function watcherCheck(folders: number, out: Check[]): void {
 }
 
 /** Every check, in order; never throws for a problem it is meant to find. */
+/**
+ * state.db holds what cannot be rebuilt from the notes: tokens, the agent-edits timeline,
+ * proposals, the audit log. A damaged one stopped `serve` with only "database disk image is
+ * malformed", while doctor said nothing was wrong.
+ */
+function stateChecks(root: string, out: Check[]): void {
+  const path = stateDbPath(root);
+  if (!existsSync(path)) return;
+  try {
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec("PRAGMA busy_timeout = 2000");
+      const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
+      if (rows.length !== 1 || rows[0]!.quick_check !== "ok") throw new Error(rows.map((r) => r.quick_check).slice(0, 3).join("; "));
+    } finally {
+      db.close();
+    }
+    out.push({ check: "state", status: "ok", detail: "state.db (tokens, the agent-edits timeline, proposals, the audit log) reads back whole" });
+  } catch (e) {
+    out.push({
+      check: "state",
+      status: "fail",
+      detail: `state.db cannot be read: ${(e as Error).message}`,
+      fix: `stop Lettuce and move ${path} aside (with its -wal and -shm files): the next start makes a new one. The notes are untouched; tokens must be created again, and the old timeline, proposals and audit log stay in the file moved aside (\`sqlite3 state.db .recover\` may save them)`,
+    });
+  }
+}
+
 export async function runDoctor(dir: string, opts: { port?: number; env?: Env } = {}): Promise<Check[]> {
   const env = opts.env ?? process.env;
   const out: Check[] = [];
@@ -217,6 +246,7 @@ export async function runDoctor(dir: string, opts: { port?: number; env?: Env } 
   const { folders, notes } = vaultChecks(root, out);
   const storage = sqliteChecks(out);
   const index = indexChecks(root, notes, storage, out);
+  stateChecks(root, out);
   await providerChecks(env, index, out);
   await portCheck(root, opts.port ?? DEFAULT_PORT, out);
   watcherCheck(folders, out);
