@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { Indexer } from "./index/indexer";
 import { VaultWatcher } from "./index/watcher";
@@ -23,12 +24,28 @@ export class VaultContext {
   private noSyncState: Database | null = null;
   private watching = false;
 
+  // The vault folder and state.db as they were opened (device and inode): see gone().
+  private readonly opened: { root: string | null; state: string | null };
+
   private constructor(
     readonly root: string,
     readonly indexDb: Database,
     readonly stateDb: Database,
   ) {
     this.indexer = new Indexer(root, indexDb);
+    this.opened = { root: identity(root), state: identity(stateDbPath(root)) };
+  }
+
+  /**
+   * Why this vault's files are no longer the ones it opened, or null. A vault folder removed (or
+   * .lettuce deleted) while serving leaves the open databases writing to deleted files: tokens,
+   * timeline entries and audit rows made from then on were lost at the next start, and the index
+   * went stale. A server asks this now and then and stops rather than go on that way.
+   */
+  gone(): string | null {
+    if (identity(this.root) !== this.opened.root) return `the vault folder ${this.root} was removed or replaced`;
+    if (identity(stateDbPath(this.root)) !== this.opened.state) return `${stateDbPath(this.root)} was removed or replaced (was the .lettuce folder deleted?)`;
+    return null;
   }
 
   static open(dir: string): VaultContext {
@@ -107,5 +124,14 @@ export class VaultContext {
     }
     this.indexDb.close();
     this.stateDb.close();
+  }
+}
+
+function identity(path: string): string | null {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
   }
 }

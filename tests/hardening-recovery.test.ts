@@ -134,3 +134,22 @@ test("an index another process holds locked: the write is reported as done, and 
     await s.close();
   }
 }, 90_000);
+
+test("a vault folder or .lettuce removed while serving stops the server, rather than writing on into deleted files", async () => {
+  const { freePort, spawnLettuce } = await import("./helpers/cli");
+  for (const remove of [".lettuce", ""]) {
+    const root = copyVault();
+    try {
+      const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+      await srv.waitForStdout(/Index current/, 30_000);
+      rmSync(join(root, remove), { recursive: true, force: true });
+      const deadline = Date.now() + 20_000;
+      while (srv.proc.exitCode === null && Date.now() < deadline) await Bun.sleep(100);
+      expect(srv.proc.exitCode, remove || "the vault").toBe(1);
+      expect(srv.stderr()).toContain("was removed or replaced");
+      await srv.stop();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+}, 90_000);

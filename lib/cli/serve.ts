@@ -90,15 +90,24 @@ export const serveCommand: Command = {
       })
       .catch((e) => console.error("lettuce: indexing failed:", e));
 
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
+    const code = await new Promise<number>((resolve) => {
+      const stop = () => resolve(0);
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
+      // Every 2 s: the vault folder and state.db still the ones opened (VaultContext.gone).
+      const guard = setInterval(() => {
+        const why = vault.gone();
+        if (!why) return;
+        clearInterval(guard);
+        console.error(`lettuce: ${why} while serving; stopping, so that nothing more is written to deleted files. Start \`lettuce serve\` again.`);
+        resolve(1);
+      }, 2000);
+      guard.unref();
     });
     withdraw();
     await running.stop();
     vault.close();
-    return 0;
+    return code;
   },
 };
 
