@@ -27,10 +27,13 @@ export const listNotes = defineTool({
   },
 });
 
+/** Outgoing links read_note lists; past it, outgoingLinksTotal says how many and list_outgoing_links pages on. */
+const MAX_READ_NOTE_LINKS = 200;
+
 export const readNote = defineTool({
   name: "read_note",
   description: "Read a note: {path, title, tags, frontmatter, content, hash, outgoingLinks}. Pass hash as expectedHash when writing.",
-  details: "Read one note in full: {path, name, title, tags, frontmatter, content, hash, outgoingLinks, stat}. `hash` is the content hash to pass as expectedHash to write tools. Errors: note-not-found, path-invalid. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\".",
+  details: "Read one note in full: {path, name, title, tags, frontmatter, content, hash, outgoingLinks, stat}. `hash` is the content hash to pass as expectedHash to write tools. outgoingLinks holds the first 200 (outgoingLinksTotal when there are more; list_outgoing_links pages on). Errors: note-not-found, path-invalid. Parameters: path: Vault-relative path of the note, with its .md extension, e.g. \"Projects/Lettuce.md\".",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),
@@ -45,7 +48,8 @@ export const readNote = defineTool({
     } catch {
       throw new ToolError("note-not-found", `Note not found: ${row.path}`);
     }
-    const links = outgoingLinks(vault.indexDb, row.id).items;
+    // A note of 50,000 links (a long log) sent them all beside its text: the first ones here, list_outgoing_links pages on.
+    const { items: links, total: linkTotal } = outgoingLinks(vault.indexDb, row.id, MAX_READ_NOTE_LINKS);
     return {
       path: row.path,
       name: row.name,
@@ -56,6 +60,7 @@ export const readNote = defineTool({
       // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
       hash: contentHash(bytes),
       outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolvedPath })),
+      ...(linkTotal > links.length ? { outgoingLinksTotal: linkTotal } : {}),
       stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
     };
   },

@@ -137,6 +137,19 @@ const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
 // characters long ("[a](b" repeated rescanned the rest of the line from each link).
 const MDLINK = /(!?)\[([^[\]\n]*)\]\(\s*(<[^<>\n]+>|(?=([^)\s]{1,4096}))\4)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)/g;
 
+/**
+ * Bounds on the names a note gives itself, which every listing repeats (list_notes, search,
+ * list_workspace, resources/list, outlines): a one-line note starting with "# " made a 1.9 MB
+ * title, and one "#tag" of 105,000 characters came back in every page of list_tags. A title or
+ * heading is cut (with "…"); a tag or alias that long is no tag or alias at all.
+ */
+export const MAX_NAME_CHARS = 300;
+export const MAX_TAG_CHARS = 200;
+
+function capName(s: string): string {
+  return s.length > MAX_NAME_CHARS ? s.slice(0, MAX_NAME_CHARS - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s;
+}
+
 export function normalizeTag(raw: string): string {
   return raw.replace(/^#+/, "").replace(/\/+$/, "");
 }
@@ -222,7 +235,7 @@ function headingsOf(bodyLines: string[], bl: Block[], bodyLineOffset: number): P
     const text = /^ {0,3}#/.test(first)
       ? first.replace(/^ {0,3}#{1,6}(?:[ \t]+|$)/, "").replace(/[ \t]+#+[ \t]*$/, "").replace(/^#+$/, "")
       : bodyLines.slice(b.startLine, b.startLine + b.lineCount - 1).join(" ");
-    const title = headingPlainText(text);
+    const title = capName(headingPlainText(text));
     headings.push({ level: b.depth ?? 1, title, id: slugger.slug(title), line: b.startLine + 1 + bodyLineOffset });
   }
   return headings;
@@ -266,7 +279,7 @@ export function parseNote(path: string, content: string): ParsedNote {
   const tagSet = new Map<string, string>();
   const addTag = (raw: string) => {
     const tag = normalizeTag(raw);
-    if (!tag || HEX_COLOUR.test(tag) || /^[\d/]+$/.test(tag)) return;
+    if (!tag || tag.length > MAX_TAG_CHARS || HEX_COLOUR.test(tag) || /^[\d/]+$/.test(tag)) return;
     if (!tagSet.has(tag.toLowerCase())) tagSet.set(tag.toLowerCase(), tag);
   };
   for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) addTag(t);
@@ -276,12 +289,13 @@ export function parseNote(path: string, content: string): ParsedNote {
 
   const fmTitle = frontmatter.title;
   const h1 = headings.find((h) => h.level === 1);
-  const title =
+  const title = capName(
     (typeof fmTitle === "string" || typeof fmTitle === "number") && String(fmTitle).trim()
       ? String(fmTitle).trim()
-      : h1?.title || noteName(path);
+      : h1?.title || noteName(path),
+  );
 
-  const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false);
+  const aliases = asStringList(frontmatter.aliases ?? frontmatter.alias, false).filter((a) => a.length <= MAX_NAME_CHARS);
 
   const directives = extractDirectives(body, masked, bodyLineOffset);
   const mentions = extractMentions(body, masked, bodyLineOffset);

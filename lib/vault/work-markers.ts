@@ -42,6 +42,12 @@ function stripQuote(line: string, depth: number): string | null {
   return line.slice(i);
 }
 
+// What pending_directives repeats for each directive: an instruction, not a document (a
+// 50,000-character callout made a page of 1,000 directives 7 MB). read_note has it whole.
+const MAX_DIRECTIVE_TITLE = 300;
+const MAX_DIRECTIVE_BODY = 4_000;
+const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s);
+
 export function extractDirectives(body: string, masked: string, bodyLineOffset: number): ParsedDirective[] {
   if (!masked.includes("[!")) return [];
   const lines = body.split("\n");
@@ -63,8 +69,8 @@ export function extractDirectives(body: string, masked: string, bodyLineOffset: 
     }
     out.push({
       line: i + 1 + bodyLineOffset,
-      title: (orig[3] ?? "").trim(),
-      body: bodyLines.join("\n").replace(/^\n+|\n+$/g, ""),
+      title: cut((orig[3] ?? "").trim(), MAX_DIRECTIVE_TITLE),
+      body: cut(bodyLines.join("\n").replace(/^\n+|\n+$/g, ""), MAX_DIRECTIVE_BODY),
       done: m[2]!.toLowerCase() === "ai-done",
     });
     i = j - 1;

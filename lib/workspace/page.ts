@@ -29,6 +29,10 @@ export interface WorkspacePageContent {
 
 /** Items a folder's page lists before pointing at list_workspace. */
 const FOLDER_PAGE_ITEMS = 100;
+/** Characters of content a get_pages batch carries in all (a single page may be larger: get_page). */
+const GET_PAGES_CHARS = 1_000_000;
+/** Headings a page's outline shows (each with its first line); past them it says how many more. */
+const OUTLINE_SECTIONS = 200;
 /** A database's outline: its first lines (a .base file is short YAML). */
 const DATABASE_OUTLINE_LINES = 40;
 /** A .base file is a few hundred bytes of YAML; anything past this is no database definition. */
@@ -65,7 +69,8 @@ export function pageOf(vault: VaultContext, r: Resolved, mode: PageMode): Worksp
     } catch {
       properties = {};
     }
-    if (mode === "outline") outline = renderOutline(outlineOf(text, noteHeadings(vault.indexDb, r.row.id), frontmatterLineCount(fm.raw)));
+    // Bounded like everything an agent pays for: a 50,000-heading log's outline was as big as the log.
+    if (mode === "outline") outline = renderOutline(outlineOf(text, noteHeadings(vault.indexDb, r.row.id), frontmatterLineCount(fm.raw)), OUTLINE_SECTIONS);
   } else if (r.kind === "database") {
     if (statSync(safeAbsPath(vault.root, r.path)).size > MAX_DATABASE_BYTES) throw new ToolError("too-large", `${r.path} is over ${MAX_DATABASE_BYTES} bytes: not read as a database`);
     content = readText(vault, r.path);
@@ -88,9 +93,17 @@ export type PageResult = { id: string; ok: true; page: WorkspacePageContent } | 
 
 /** Several pages; one that is missing or invalid is an entry with ok: false, never a failed call. */
 export function getPages(vault: VaultContext, pageIds: string[], mode: PageMode): PageResult[] {
+  // The batch's pages together stop at GET_PAGES_CHARS (eight 2 MB notes made a 23 MB answer):
+  // a page that would pass it is an entry with kind too-large, to get on its own.
+  let chars = 0;
   return pageIds.map((id) => {
     try {
-      return { id, ok: true, page: getPage(vault, id, mode) };
+      const page = getPage(vault, id, mode);
+      if (chars > 0 && chars + page.content.length > GET_PAGES_CHARS) {
+        throw new ToolError("too-large", `with the pages before it this batch would pass ${GET_PAGES_CHARS} characters; get_page it on its own`);
+      }
+      chars += page.content.length;
+      return { id, ok: true, page };
     } catch (e) {
       if (e instanceof ToolError) return { id, ok: false, error: e.message, kind: e.kind };
       // Whatever went wrong with one page (a file unreadable mid-read), the others still come back.

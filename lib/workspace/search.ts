@@ -12,6 +12,8 @@ import type { VaultContext } from "../vault-context";
 import { classifyNotes, databaseTitle } from "./databases";
 import { breadcrumbOf, folderOf } from "./items";
 import { databaseEntries, titleEntries } from "./title-cache";
+import { parseSearchQuery } from "../retrieval/fts-query";
+import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
 import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
 
 export interface WorkspaceHit {
@@ -79,17 +81,28 @@ function shape(vault: VaultContext, hits: RawHit[]): WorkspaceHit[] {
 
 // ---- the index ----
 
-function ftsRows(db: Database, match: string, limit: number): { path: string; title: string; snippet: string }[] {
+// The snippet is built from the opening of the note (lib/retrieval/snippet.ts), as search's is:
+// FTS5's snippet() scans the whole note, and on large ones (and a 500 KB "word", which it kept
+// whole) one call took 16 s and answered a megabyte.
+function ftsRows(db: Database, match: string, limit: number, words: string[]): { path: string; title: string; snippet: string }[] {
+  let rows: { path: string; title: string; head: string | null }[];
   try {
-    return db
+    rows = db
       .query(
-        `SELECT n.path AS path, n.title AS title, snippet(fts, 1, '', '', '…', 16) AS snippet
+        `SELECT n.path AS path, n.title AS title, substr(fts.body, 1, ?) AS head
          FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY bm25(fts, 10.0, 1.0) LIMIT ?`,
       )
-      .all(match, limit) as { path: string; title: string; snippet: string }[];
+      .all(SNIPPET_WINDOW + 1, match, limit) as { path: string; title: string; head: string | null }[];
   } catch {
     return []; // a query FTS5 cannot parse finds nothing through the index; the fallback may
   }
+  let terms: NonNullable<ReturnType<typeof parseSearchQuery>>["positives"] = [];
+  try {
+    terms = parseSearchQuery(words.join(" "))?.positives ?? [];
+  } catch {
+    /* more words than a search takes: the snippet opens the note instead */
+  }
+  return rows.map((r) => ({ path: r.path, title: r.title, snippet: buildSnippet(r.head ?? "", terms) }));
 }
 
 function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
@@ -110,13 +123,13 @@ function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
     const tw = foldedWords(e.title);
     if (fw.every((w) => tw.some((t) => t.startsWith(w)))) out.push({ path: e.path, title: e.title, kind: "database", matchedOn: "title", snippet: "" });
   }
-  for (const r of ftsRows(vault.indexDb, `{title} : (${all})`, limit)) {
+  for (const r of ftsRows(vault.indexDb, `{title} : (${all})`, limit, words)) {
     if (out.length >= limit) break;
     seen.add(r.path);
     out.push({ path: r.path, title: r.title, kind: "note", matchedOn: "title", snippet: "" });
   }
   if (out.length < limit) {
-    for (const r of ftsRows(vault.indexDb, all, limit + seen.size)) {
+    for (const r of ftsRows(vault.indexDb, all, limit + seen.size, words)) {
       if (out.length >= limit) break;
       if (seen.has(r.path)) continue;
       out.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: r.snippet });
