@@ -124,6 +124,29 @@ describe("search_tools", () => {
     expect(names(hybrid)[0]).toBe("delete_note");
   });
 
+  test("hybrid answers by full text at once while the catalogue is still being embedded, with vectors after", async () => {
+    // A slow model (or the built-in one behind a background pass): hybrid waited for the whole
+    // catalogue to be embedded, 22 s, or for ever while requests kept coming.
+    const slow = { ...OLLAMA, LETTUCE_EMBED_MODEL: "slow-embedder" };
+    models.state.models = [...models.state.models, "slow-embedder:latest"];
+    models.state.embedDelayMs = 3000;
+    try {
+      const t0 = performance.now();
+      const first = await search({ query: "delete a note", limit: 5 }, "write", slow);
+      expect(performance.now() - t0).toBeLessThan(2500);
+      expect(first.every((r: any) => r.vector_rank === undefined && typeof r.fts_rank === "number")).toBe(true);
+      expect(names(first)).toContain("delete_note");
+      let later: any[] = [];
+      for (let i = 0; i < 100 && !later.some((r: any) => r.vector_rank); i++) {
+        await Bun.sleep(200);
+        later = await search({ query: "delete a note", limit: 5 }, "write", slow);
+      }
+      expect(later.some((r: any) => r.vector_rank)).toBe(true);
+    } finally {
+      models.state.embedDelayMs = 0;
+    }
+  }, 60_000);
+
   test("the descriptions of this branch's tools stay short (≤ 400 characters)", async () => {
     const c = await s.client("write");
     const tools = (await c.listTools()).tools;

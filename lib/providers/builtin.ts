@@ -129,7 +129,7 @@ export class BuiltinEmbedder implements EmbeddingProvider {
   embed(texts: string[], opts: EmbedOptions = {}): Promise<Float32Array[]> {
     if (this.broken) return Promise.reject(new ProviderError("provider-error", this.broken));
     if (texts.length === 0) return Promise.resolve([]);
-    const urgent = opts.purpose === "query";
+    const urgent = opts.urgent ?? opts.purpose === "query";
     const size = urgent ? texts.length : bulkChunk();
     // The model pads every text of a chunk to the chunk's longest: chunks of similar lengths waste
     // least (on obsidian-hub's passages a third of the padded positions were padding).

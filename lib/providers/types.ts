@@ -5,6 +5,8 @@
 export interface EmbedOptions {
   /** "query" for a search query (interactive: jumps ahead of bulk work), "document" for passages. */
   purpose?: "query" | "document";
+  /** Documents a request waits for (the tool catalogue): ahead of background work, as a query is. */
+  urgent?: boolean;
   signal?: AbortSignal;
 }
 

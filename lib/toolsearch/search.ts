@@ -31,6 +31,10 @@ const QUERY_CACHE = 256;
 export class ToolSearchIndex {
   private fts: ToolFts;
   private docVectors = new Map<string, Promise<Float32Array[]>>();
+  // Providers whose catalogue vectors are in: a hybrid search uses vectors only then, and
+  // answers by full text meanwhile (it waited behind a background embedding pass: 22 s, or
+  // never while requests kept coming).
+  private ready = new Set<string>();
   private queryVectors = new Map<string, Float32Array>();
 
   constructor(readonly records: ToolRecord[]) {
@@ -41,8 +45,14 @@ export class ToolSearchIndex {
   private vectorsFor(p: EmbeddingProvider): Promise<Float32Array[]> {
     let v = this.docVectors.get(p.id);
     if (!v) {
-      v = p.embed(this.records.map((r) => r.vectorText.slice(0, Math.max(200, p.passageChars))), { purpose: "document" }).then((vs) => vs.map((x) => normalize(Float32Array.from(x))));
+      v = p
+        .embed(
+          this.records.map((r) => r.vectorText.slice(0, Math.max(200, p.passageChars))),
+          { purpose: "document", urgent: true },
+        )
+        .then((vs) => vs.map((x) => normalize(Float32Array.from(x))));
       this.docVectors.set(p.id, v);
+      v.then(() => this.ready.add(p.id)).catch(() => {});
       v.catch(() => this.docVectors.delete(p.id)); // a failed attempt is retried on the next call
     }
     return v;
@@ -106,7 +116,9 @@ export class ToolSearchIndex {
       let provider: EmbeddingProvider | null = null;
       try {
         provider = await embedder();
-        if (provider) vecList = (await this.vectorRank(provider, query)).filter((h) => allowed(h.i));
+        if (provider && mode === "hybrid" && !this.ready.has(provider.id)) {
+          void this.vectorsFor(provider).catch(() => {}); // started now, used from the next call on
+        } else if (provider) vecList = (await this.vectorRank(provider, query)).filter((h) => allowed(h.i));
       } catch (e) {
         if (mode === "vector") throw toToolError(e);
       }
