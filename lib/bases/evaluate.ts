@@ -34,13 +34,18 @@ export interface EvalBudget {
 }
 /** Steps for one note: a real filter with its formulas takes tens to hundreds. */
 export const MAX_NOTE_STEPS = 20_000;
-/** Wall time for a whole pass (every note of the vault against one base). */
+/**
+ * Wall time for a whole pass (every note of the vault against one base): a second, or 20 µs a
+ * note in a larger vault (a real filter takes ~2 µs a note; a loaded machine must not turn a
+ * 100k-note vault's base into "unsupported").
+ */
 export const MAX_PASS_MS = Number(process.env.LETTUCE_BASE_PASS_MS) || 1_000;
+const PASS_MS_PER_NOTE = 0.02;
 /** Longest string or list a value may grow to. */
 export const MAX_VALUE_LENGTH = 1_000_000;
 
-export function evaluationBudget(): EvalBudget {
-  return { steps: 0, noteSteps: 0, deadline: performance.now() + MAX_PASS_MS };
+export function evaluationBudget(notes = 0): EvalBudget {
+  return { steps: 0, noteSteps: 0, deadline: performance.now() + Math.max(MAX_PASS_MS, notes * PASS_MS_PER_NOTE) };
 }
 
 function spend(budget: EvalBudget): void {

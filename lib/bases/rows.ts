@@ -106,8 +106,9 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   }
   let rows: RowNote[];
   try {
-    const budget = evaluationBudget();
-    rows = allRowNotes(vault.indexDb).filter((n) => noteInBase(base, n, budget));
+    const notes = allRowNotes(vault.indexDb);
+    const budget = evaluationBudget(notes.length);
+    rows = notes.filter((n) => noteInBase(base, n, budget));
   } catch (e) {
     if (!(e instanceof UnsupportedExpression)) throw e;
     const error = unsupportedError(base, e);
