@@ -1,6 +1,6 @@
 import GithubSlugger from "github-slugger";
 import { blocks, maskCode, type Block } from "./blocks";
-import { extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
+import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
 export interface ParsedLink {
   target: string; // link target as written, without heading/block part or alias
@@ -146,9 +146,7 @@ const MDLINK = /(!?)\[([^[\]\n]*)\]\(\s*(<[^<>\n]+>|(?=([^)\s]{1,4096}))\4)(?:\s
 export const MAX_NAME_CHARS = 300;
 export const MAX_TAG_CHARS = 200;
 
-function capName(s: string): string {
-  return s.length > MAX_NAME_CHARS ? s.slice(0, MAX_NAME_CHARS - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s;
-}
+const capName = (s: string) => cut(s, MAX_NAME_CHARS);
 
 export function normalizeTag(raw: string): string {
   return raw.replace(/^#+/, "").replace(/\/+$/, "");

@@ -46,7 +46,8 @@ function stripQuote(line: string, depth: number): string | null {
 // 50,000-character callout made a page of 1,000 directives 7 MB). read_note has it whole.
 const MAX_DIRECTIVE_TITLE = 300;
 const MAX_DIRECTIVE_BODY = 4_000;
-const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s);
+/** `s` cut to `n` characters with "…" when longer, never through a surrogate pair (titles, headings, directives). */
+export const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s);
 
 export function extractDirectives(body: string, masked: string, bodyLineOffset: number): ParsedDirective[] {
   if (!masked.includes("[!")) return [];

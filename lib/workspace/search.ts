@@ -84,7 +84,8 @@ function shape(vault: VaultContext, hits: RawHit[]): WorkspaceHit[] {
 // The snippet is built from the opening of the note (lib/retrieval/snippet.ts), as search's is:
 // FTS5's snippet() scans the whole note, and on large ones (and a 500 KB "word", which it kept
 // whole) one call took 16 s and answered a megabyte.
-function ftsRows(db: Database, match: string, limit: number, words: string[]): { path: string; title: string; snippet: string }[] {
+// `words` null: title matches, which show no snippet (no body is read for them).
+function ftsRows(db: Database, match: string, limit: number, words: string[] | null): { path: string; title: string; snippet: string }[] {
   let rows: { path: string; title: string; head: string | null }[];
   try {
     rows = db
@@ -92,10 +93,11 @@ function ftsRows(db: Database, match: string, limit: number, words: string[]): {
         `SELECT n.path AS path, n.title AS title, substr(fts.body, 1, ?) AS head
          FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY bm25(fts, 10.0, 1.0) LIMIT ?`,
       )
-      .all(SNIPPET_WINDOW + 1, match, limit) as { path: string; title: string; head: string | null }[];
+      .all(words ? SNIPPET_WINDOW + 1 : 0, match, limit) as { path: string; title: string; head: string | null }[];
   } catch {
     return []; // a query FTS5 cannot parse finds nothing through the index; the fallback may
   }
+  if (!words) return rows.map((r) => ({ path: r.path, title: r.title, snippet: "" }));
   let terms: NonNullable<ReturnType<typeof parseSearchQuery>>["positives"] = [];
   try {
     terms = parseSearchQuery(words.join(" "))?.positives ?? [];
@@ -123,7 +125,7 @@ function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
     const tw = foldedWords(e.title);
     if (fw.every((w) => tw.some((t) => t.startsWith(w)))) out.push({ path: e.path, title: e.title, kind: "database", matchedOn: "title", snippet: "" });
   }
-  for (const r of ftsRows(vault.indexDb, `{title} : (${all})`, limit, words)) {
+  for (const r of ftsRows(vault.indexDb, `{title} : (${all})`, limit, null)) {
     if (out.length >= limit) break;
     seen.add(r.path);
     out.push({ path: r.path, title: r.title, kind: "note", matchedOn: "title", snippet: "" });
