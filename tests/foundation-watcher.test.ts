@@ -2,7 +2,7 @@
 // search) while the server runs. Each check polls with a deadline; the goal is
 // "within a second or two", the deadline is generous for a loaded machine.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -35,6 +35,24 @@ describe("watcher", () => {
     expect((await s.call("notes_by_tag", { tag: "watched" })).total).toBe(0);
     appendFileSync(join(s.root, "Inbox/Watched.md"), "\nAn appended numbat.\n");
     await until("the append", async () => same(await hits("numbat"), ["Inbox/Watched.md"]));
+  });
+
+  test("an edit that keeps the size and the mtime (a checkbox ticked, the time put back) is still seen", async () => {
+    const file = join(s.root, "Inbox/Ticked.md");
+    // A whole second, so that the time put back is the very same number (sub-millisecond parts do not survive utimes).
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
+    writeFileSync(file, "# Ticked\n\n- [ ] buy the kumquat\n");
+    utimesSync(file, at, at);
+    await until("the first text", async () => same(await hits("kumquat"), ["Inbox/Ticked.md"]));
+    const before = statSync(file);
+    // Same length: "[ ] buy the kumquat" and "[x] buy the loquat!" differ in bytes, not in size.
+    writeFileSync(file, "# Ticked\n\n- [x] buy the loquat!\n");
+    utimesSync(file, at, at);
+    expect(statSync(file).size).toBe(before.size);
+    expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
+    await until("the edit", async () => same(await hits("loquat"), ["Inbox/Ticked.md"]) && (await hits("kumquat")).length === 0);
+    rmSync(file);
+    await until("the note gone", async () => (await hits("loquat")).length === 0);
   });
 
   test("a rename moves the note (old path gone, new path found)", async () => {

@@ -8,6 +8,11 @@ import { filesUnder, hasFileRow, type KnownNote, type ListingDiff } from "./know
  * How some vault-relative paths (files or folders, existing or gone) differ
  * from the index: update()'s counterpart to diffListing, which compares a
  * whole listing. `known` holds the rows under those paths (knownUnder).
+ *
+ * A note named in `paths` itself is always read again: the watcher names it because something
+ * happened to it, and an edit can keep both size and mtime (a checkbox ticked within the
+ * timestamp's granularity, a sync client putting the time back). Its hash then decides whether
+ * it is parsed. Notes found by listing a named folder keep the cheaper size + mtime test.
  */
 export function diffPaths(root: string, db: Database, paths: string[], known: Map<string, KnownNote>): ListingDiff {
   const todo: FileEntry[] = [];
@@ -15,7 +20,7 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
   const attachments: FileEntry[] = [];
   const goneFiles: string[] = [];
   const seen = new Set<string>();
-  const consider = (rel: string) => {
+  const consider = (rel: string, named: boolean) => {
     if (seen.has(rel) || isIgnoredPath(rel)) return;
     seen.add(rel);
     // lstat along the whole path: a symlink (to a folder outside, to .git, to a file) is never followed,
@@ -28,8 +33,8 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
         return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
       }
       const under = rel ? `${rel}/` : "";
-      for (const n of sub.notes) consider(under + n.path);
-      for (const a of sub.attachments) consider(under + a.path);
+      for (const n of sub.notes) consider(under + n.path, false);
+      for (const a of sub.attachments) consider(under + a.path, false);
       return;
     }
     const entry = statEntry(root, rel);
@@ -39,7 +44,7 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
         attachments.push(entry);
         if (k) deleted.push(rel); // a note grown past the size of a note
       } else {
-        if (!k || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+        if (!k || named || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
         if (!k && isNotePath(rel) && hasFileRow(db, rel)) goneFiles.push(rel); // back under it
       }
       return;
@@ -50,6 +55,6 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
     for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(root, p)) deleted.push(p);
     for (const f of filesUnder(db, rel)) if (!lstatInVault(root, f)) goneFiles.push(f);
   };
-  for (const p of paths) consider(p);
+  for (const p of paths) consider(p, true);
   return { todo, deleted: [...new Set(deleted)], attachments, goneFiles: [...new Set(goneFiles)] };
 }
