@@ -9,7 +9,8 @@ import { afterAll, expect, test } from "bun:test";
 import { readdirSync, rmSync } from "node:fs";
 import { auditLog } from "../lib/audit/log";
 import { changeJournal } from "../lib/changes/journal";
-import { requestStarted } from "../lib/offload/activity";
+import { backgroundWaiting, requestStarted, shouldYield, whenQuiet } from "../lib/offload/activity";
+import { progressLine } from "../lib/semantic/progress";
 import { startHealthRecorder } from "../lib/web/health-history";
 import { withEnv } from "./helpers/env";
 import { ringVault, startTestServer, waitFor } from "./helpers/server";
@@ -116,4 +117,49 @@ test("the health recorder waits while a request is in flight, then records the d
       await s.close();
     }
   });
+});
+
+test("background work that requests never leave room for still gets a share: after LETTUCE_BACKGROUND_STARVE_MS of waiting it runs for a tenth of that, then waits again", async () => {
+  await withEnv({ LETTUCE_BACKGROUND_IDLE_MS: "150", LETTUCE_BACKGROUND_STARVE_MS: "600" }, async () => {
+    const s = await startTestServer({ root: vault(3) });
+    let traffic = true;
+    let calls = 0;
+    // A client polling every 20 ms through the real server: never 150 ms of quiet.
+    const poller = (async () => {
+      while (traffic) {
+        await s.call("get_vault_info");
+        calls++;
+        await Bun.sleep(20);
+      }
+    })();
+    try {
+      await waitFor(() => calls >= 3, { what: "the poller's first calls" });
+      let stepped = false;
+      const step = whenQuiet().then(() => (stepped = true));
+      await Bun.sleep(300);
+      // Kept waiting, and it shows (the embedding's progress says so instead of a time that will not come true).
+      expect(stepped).toBe(false);
+      expect(backgroundWaiting()).toBe(true);
+      await step;
+      const callsAtStep = calls;
+      // It ran while the poller went on, not after it stopped.
+      expect(traffic).toBe(true);
+      await waitFor(() => calls >= callsAtStep + 3, { what: "the poller still answered" });
+      // The grant (60 ms) is over and nobody has waited since: requests come first again.
+      await Bun.sleep(200);
+      expect(shouldYield()).toBe(true);
+    } finally {
+      traffic = false;
+      await poller;
+      await s.close();
+    }
+  });
+});
+
+test("the progress line says when the embedding is paused by steady requests instead of giving a time", () => {
+  const base = { state: "building" as const, notesEmbedded: 10, notesTotal: 100, passagesLeft: 400, passagesPerSecond: 40, etaSeconds: 10 };
+  expect(progressLine(base)).toContain("about 10 s");
+  const paused = progressLine({ ...base, paused: true });
+  expect(paused).toContain("paused while requests keep arriving");
+  expect(paused).not.toContain("about 10 s");
 });

@@ -28,7 +28,7 @@ export interface VaultInfo {
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
   indexing: { state: string; done: number; total: number };
   /** The semantic index's progress, when embeddings work (filled by tools/semantic.ts). */
-  embedding?: { state: string; notesEmbedded: number; notesTotal: number; passagesLeft: number | null; passagesPerSecond: number | null; etaSeconds: number | null };
+  embedding?: { state: string; notesEmbedded: number; notesTotal: number; passagesLeft: number | null; passagesPerSecond: number | null; etaSeconds: number | null; paused?: boolean };
   /** How vectors are stored (sqlite-vec, or plain tables where it cannot load) and which SQLite runs. */
   storage: { vectors: string; sqliteVec: string | null; sqlite: string; note?: string };
 }

@@ -8,6 +8,11 @@
 // LONG_REQUEST_MS (a long-poll such as await_directives, an `answer` waiting on
 // its model) stops holding the background back: it is waiting, not working, and
 // an agent parked in a long-poll must not stall the embedding for good.
+// Nor must a client that never lets the server be quiet (a dashboard polling
+// every 100 ms, an agent calling tools back to back): once background work has
+// waited STARVE_MS, it gets GRANT_MS of running time as if the server were
+// quiet, then waits again (a share of ~1/11 under unbroken traffic; requests
+// are still answered meanwhile, on the other core).
 // Process-wide: one server, one set of workers.
 
 const LONG_REQUEST_MS = 2_000;
@@ -17,6 +22,32 @@ let lastEnd = 0;
 let foreground = 0;
 let waiters: (() => void)[] = [];
 let timer: ReturnType<typeof setTimeout> | null = null;
+// Since when background work has been kept waiting (null: it is not waiting), and the end of its current grant.
+let waitingSince: number | null = null;
+let grantUntil = 0;
+
+/** How long background work may be kept waiting before it runs for a while anyway (LETTUCE_BACKGROUND_STARVE_MS). */
+function starveMs(): number {
+  const v = Number(process.env.LETTUCE_BACKGROUND_STARVE_MS);
+  return Number.isFinite(v) && v > 0 && process.env.LETTUCE_BACKGROUND_STARVE_MS !== "" ? v : 10_000;
+}
+const grantMs = () => Math.max(1, starveMs() / 10);
+
+/** In a grant now (and open one if background work has waited long enough). */
+function granted(now: number): boolean {
+  if (now < grantUntil) return true;
+  if (waitingSince !== null && now - waitingSince >= starveMs()) {
+    grantUntil = now + grantMs();
+    waitingSince = null;
+    return true;
+  }
+  return false;
+}
+
+/** Background work has been waiting for a quiet moment for a while now (requests keep arriving). */
+export function backgroundWaiting(): boolean {
+  return waitingSince !== null && performance.now() - waitingSince > quietMs();
+}
 
 /** How long the server must be idle before background work resumes (LETTUCE_BACKGROUND_IDLE_MS). */
 export function quietMs(): number {
@@ -72,7 +103,8 @@ function youngestWorking(now: number): number | null {
 export function shouldYield(): boolean {
   if (foreground > 0) return false;
   const now = performance.now();
-  return youngestWorking(now) !== null || now - lastEnd < quietMs();
+  if (youngestWorking(now) === null && now - lastEnd >= quietMs()) return false;
+  return !granted(now);
 }
 
 /**
@@ -93,6 +125,7 @@ export async function whenQuiet(): Promise<void> {
       markStep();
       return;
     }
+    waitingSince ??= performance.now();
     await new Promise<void>((resolve) => {
       waiters.push(resolve);
       wake();
@@ -120,21 +153,25 @@ function markStep(): void {
 function wake(): void {
   if (!waiters.length) return;
   if (!shouldYield()) {
+    // Released by a quiet server (not a grant): the wait is over.
+    if (performance.now() >= grantUntil) waitingSince = null;
     const ready = waiters;
     waiters = [];
     for (const w of ready) w();
     return;
   }
-  // Check again when the quiet period runs out or the youngest request turns long (its end wakes us sooner).
+  // Check again when the quiet period runs out or the youngest request turns long (its end wakes us sooner),
+  // or when the wait has gone on long enough for a grant.
   if (timer) clearTimeout(timer);
   const now = performance.now();
   const young = youngestWorking(now);
   const untilQuiet = quietMs() - (now - lastEnd);
   const untilLong = young === null ? 0 : LONG_REQUEST_MS - (now - young);
+  const untilGrant = waitingSince === null ? Infinity : starveMs() - (now - waitingSince);
   timer = setTimeout(() => {
     timer = null;
     wake();
-  }, Math.max(1, untilQuiet, untilLong));
+  }, Math.max(1, Math.min(Math.max(untilQuiet, untilLong), untilGrant)));
   timer.unref?.();
 }
 

@@ -18,6 +18,8 @@ export interface EmbeddingProgress {
   passagesPerSecond: number | null;
   /** passagesLeft at the measured rate (null until there is a rate). */
   etaSeconds: number | null;
+  /** The pass is waiting for the server to be quiet (requests keep arriving): the time left is longer than etaSeconds says. */
+  paused?: boolean;
 }
 
 /** Passages embedded per second over the recent window of one pass. */
@@ -49,6 +51,12 @@ export function progressLine(p: EmbeddingProgress): string {
   const head = `${n(p.notesEmbedded)}/${n(p.notesTotal)} notes embedded`;
   if (p.state === "current") return `${head}, current`;
   const left = p.passagesLeft === null ? "" : `, ${n(p.passagesLeft)} passages to go`;
-  const eta = p.etaSeconds === null || p.passagesPerSecond === null ? (p.passagesLeft ? " (rate not measured yet)" : "") : ` at ${p.passagesPerSecond}/s: about ${p.etaSeconds} s`;
+  const eta = p.paused
+    ? "; paused while requests keep arriving (it runs a tenth of the time until they stop)"
+    : p.etaSeconds === null || p.passagesPerSecond === null
+      ? p.passagesLeft
+        ? " (rate not measured yet)"
+        : ""
+      : ` at ${p.passagesPerSecond}/s: about ${p.etaSeconds} s`;
   return `${head}${left}${eta}`;
 }

@@ -3,7 +3,7 @@
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
-import { holdForeground, whenQuiet } from "../offload/activity";
+import { backgroundWaiting, holdForeground, whenQuiet } from "../offload/activity";
 import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
@@ -197,6 +197,7 @@ export class SemanticService {
       passagesLeft: left,
       passagesPerSecond: rate === null ? null : Math.round(rate * 10) / 10,
       etaSeconds: rate && left !== null ? Math.ceil(left / rate) : null,
+      ...(backgroundWaiting() ? { paused: true } : {}),
     };
   }
 
