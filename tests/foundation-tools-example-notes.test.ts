@@ -67,6 +67,8 @@ describe("list_notes", () => {
     }
     expect(seen).toEqual(ALL_NOTES);
     expect((await s.call("list_notes", { offset: 21 })).items).toEqual([]);
+    // The spec sets no maximum: a limit past ours is clamped (the answer says which), not refused.
+    expect(await s.call("list_notes", { limit: 1_000_000 })).toMatchObject({ total: 21, limit: 1000 });
   });
 
   test("titles: frontmatter title, else first H1, else file name", async () => {

@@ -88,6 +88,12 @@ describe("audit log over HTTP", () => {
     expect(await s.call("query_audit_log", { to: "2000-01-01T00:00:00Z" })).toEqual([]);
     expect(await s.call("query_audit_log", { limit: 2 })).toHaveLength(2);
     expect((await s.callRaw("query_audit_log", { from: "last tuesday" })).kind).toBe("invalid-input");
+    // A time range is no target: query_audit_log's own entries name none (move_note's `from` is a path and is one).
+    const own = await s.call("query_audit_log", { tool: "query_audit_log", limit: 1000 });
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.filter((e: any) => e.targetId)).toEqual([]);
+    // The spec gives no maximum for limit: past ours it is a full page, not a protocol error.
+    expect((await s.call("query_audit_log", { limit: 1_000_000 })).length).toBeGreaterThan(0);
   });
 
   test("list_members: the owner plus one member per live token, role = scope", async () => {

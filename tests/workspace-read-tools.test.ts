@@ -113,6 +113,9 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
     test("databases (.base files) are items of type database", async () => {
       const { results } = await s.call("search_workspace", { query: "reading list" });
       expect(results[0]).toMatchObject({ id: "Engineering/Reading list.base", type: "database", title: "Reading list", matchedOn: "title", breadcrumb: ["Engineering"], parentId: "Engineering" });
+      // list_workspace gives a database its databaseId (its own id), as get_related_pages does.
+      const listed = await s.call("list_workspace", { parentId: "Engineering" });
+      expect(listed.items.find((i: any) => i.type === "database")).toMatchObject({ id: "Engineering/Reading list.base", databaseId: "Engineering/Reading list.base" });
       const tasks = await s.call("search_workspace", { query: "task" });
       expect(tasks.results.map((r: any) => r.id)).toContain("Tasks.base");
     });
@@ -120,6 +123,10 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
     test("limit bounds the results; a query that matches nothing returns none", async () => {
       const { results } = await s.call("search_workspace", { query: "obsidian", limit: 3 });
       expect(results.length).toBe(3);
+      // The spec gives no maximum: a limit past ours (100) is a full page, not a protocol error.
+      expect((await s.call("search_workspace", { query: "obsidian", limit: 5000 })).results.length).toBe(100);
+      const listed = await s.call("list_workspace", { parentId: "Plugins", limit: 100_000 });
+      expect(listed.items.length).toBeGreaterThan(0);
       const none = await s.call("search_workspace", { query: "qqqzzzxxy" });
       expect(none.results).toEqual([]);
     });
@@ -280,6 +287,10 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
       expect(results[3].kind).toBe("path-invalid");
       expect(results[4].page.id).toBe("Plugins/Graph view.md");
       for (const r of results.filter((r: any) => !r.ok)) expect(typeof r.error).toBe("string");
+      // An empty or an over-long id is its entry's error too, not a protocol error for the batch.
+      const odd = ["", "x".repeat(1001), "Tasks.base"];
+      const oddResults = (await s.call("get_pages", { pageIds: odd })).results;
+      expect(oddResults.map((r: any) => [r.ok, r.kind])).toEqual([[false, "path-invalid"], [false, "path-invalid"], [true, undefined]]);
       const tooMany = await s.rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_pages", arguments: { pageIds: Array.from({ length: 51 }, (_, i) => `n${i}.md`) } } });
       expect(((await tooMany.json()) as any).error.code).toBe(-32602);
     });

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { answerQuestion, DEFAULT_LIMIT } from "../lib/answer/answer";
 import { SemanticService } from "../lib/semantic/service";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const answerTool = defineTool({
   name: "answer",
@@ -13,7 +13,7 @@ export const answerTool = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     query: z.string().trim().min(1).max(2000),
-    limit: z.number().int().min(1).max(20).default(DEFAULT_LIMIT).describe("Pages to retrieve as context"),
+    limit: limitField(DEFAULT_LIMIT, 20).describe("Pages to retrieve as context"),
     prefer_recent: z.boolean().default(false).describe("Favour recently edited pages"),
     rerank: z.boolean().default(false).describe("One extra call: rerank candidates"),
     expand: z.boolean().default(false).describe("One extra call: expand the query"),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { auditLog } from "../lib/audit/log";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const queryAuditLog = defineTool({
   name: "query_audit_log",
@@ -13,7 +13,7 @@ export const queryAuditLog = defineTool({
     status: z.enum(["success", "error"]).optional(),
     from: z.string().max(100).optional(),
     to: z.string().max(100).optional(),
-    limit: z.number().int().min(1).max(1000).default(50),
+    limit: limitField(50, 1000),
   }),
   handler(args, { vault }) {
     return auditLog(vault).query(args);

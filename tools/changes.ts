@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { changesSince } from "../lib/changes/feed";
 import { changeJournal } from "../lib/changes/journal";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const getChangesSince = defineTool({
   name: "get_changes_since",
@@ -12,7 +12,7 @@ export const getChangesSince = defineTool({
   input: z.object({
     since: z.string().max(100).optional().describe("ISO 8601"),
     cursor: z.string().max(2000).optional().describe("nextCursor, or the digest's cursor:"),
-    limit: z.number().int().min(1).max(1000).default(100),
+    limit: limitField(100, 1000),
   }),
   handler({ since, cursor, limit }, { vault }) {
     return changesSince(vault, changeJournal(vault), { since, cursor, limit });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { databaseSchema } from "../lib/bases";
 import { offloaded } from "../lib/offload/pool";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 const databaseIdField = z
   .string()
@@ -29,7 +29,7 @@ export const queryDatabaseTool = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     databaseId: databaseIdField,
-    limit: z.number().int().min(1).max(500).default(50),
+    limit: limitField(50, 500),
     filters: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number(), z.boolean()]))]))
       .optional()

@@ -43,7 +43,15 @@ export function defineTool<S extends z.ZodObject>(def: ToolDef<S>): ToolDef<S> {
 }
 
 // Paging fields carry no description: their names, defaults and bounds say it (tools/list is paid for by every agent).
-export const limitField = (def: number, max = 1000) => z.number().int().min(1).max(max).default(def);
+// A limit past the maximum is clamped, not refused: the specs give no maximum, so an agent written against them
+// must get a page (the answer's limit, total or hasMore say there is more), not a protocol error.
+export const limitField = (def: number, max = 1000) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .default(def)
+    .transform((n) => Math.min(n, max));
 export const offsetField = z.number().int().min(0).default(0);
 export const notePathField = z.string().min(1).describe('e.g. "Projects/Lettuce.md"');
 

@@ -1,15 +1,15 @@
 // The workspace read tools (spec: workspace-read-tools.md) over the vault:
 // an item's id is its vault-relative path; see docs/workspace.md.
 import { z } from "zod";
-import { getPage, getPages } from "../lib/workspace/page";
+import { getPage, getPages, MAX_ITEM_ID } from "../lib/workspace/page";
 import { listWorkspace } from "../lib/workspace/list";
 import { relatedPages } from "../lib/workspace/related";
 import { searchWorkspace } from "../lib/workspace/search";
 import { pagesCiting } from "../lib/workspace/sources";
 import { ToolError } from "../lib/errors";
-import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
+import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
-const itemId = z.string().min(1).max(1000);
+const itemId = z.string().min(1).max(MAX_ITEM_ID);
 const mode = z.enum(["full", "outline"]).default("full").describe("outline: a cheap skim");
 
 export const searchWorkspace_ = defineTool({
@@ -20,7 +20,7 @@ export const searchWorkspace_ = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     query: z.string().min(1).max(500),
-    limit: z.number().int().min(1).max(100).default(10),
+    limit: limitField(10, 100),
   }),
   handler({ query, limit }, { vault }) {
     return searchWorkspace(vault, query, limit);
@@ -35,7 +35,7 @@ export const listWorkspace_ = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     parentId: itemId.optional().describe("A folder; omit for the root"),
-    limit: z.number().int().min(1).max(500).default(100),
+    limit: limitField(100, 500),
     cursor: z.string().max(4096).optional(),
   }),
   handler({ parentId, limit, cursor }, { vault }) {
@@ -61,7 +61,8 @@ export const getPages_ = defineTool({
   details: "Batch get_page for up to 50 known ids. Returns {results: [{id, ok, page?, error?, kind?}]}: a missing or invalid id is an entry with ok: false, never a failed call. Parameters: pageIds: Item ids (max 50); mode: \"outline\" = headings plus the first line of each section, with fullContentChars (a cheap skim).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ pageIds: z.array(itemId).min(1).max(50), mode }),
+  // An empty or over-long id is that entry's error (getPages), not the batch's: the spec says one bad id never fails the call.
+  input: z.object({ pageIds: z.array(z.string().max(100_000)).min(1).max(50), mode }),
   handler({ pageIds, mode }, { vault }) {
     return { results: getPages(vault, pageIds, mode) };
   },

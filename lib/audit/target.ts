@@ -31,7 +31,8 @@ export function auditTarget(tool: string, args: unknown): AuditTarget | null {
   if (page) return { type: typeOfPath(page), id: page };
   const path = str(a.path);
   if (path) return { type: FOLDER_TOOLS.has(tool) && !/\.md$/i.test(path) ? "folder" : typeOfPath(path), id: path };
-  const from = str(a.from);
+  // move_note's source; query_audit_log's `from` is a time, not a target.
+  const from = tool === "move_note" ? str(a.from) : null;
   if (from) return { type: "page", id: from };
   const resource = str(a.resource);
   if (resource) return { type: "resource", id: resource };

@@ -113,7 +113,8 @@ export function listWorkspace(vault: VaultContext, parentId: string | undefined,
   const items = page.map((e): WorkspaceItem => {
     const parent = folder ? { parentId: folder } : {};
     if (e.kind === "folder") return { id: e.path, type: "folder", title: baseName(e.path), ...parent };
-    if (e.kind === "database") return { id: e.path, type: "database", title: databaseTitle(e.path), ...parent };
+    // databaseId as get_related_pages gives it: the id to pass to query_database (a database's is its own).
+    if (e.kind === "database") return { id: e.path, type: "database", title: databaseTitle(e.path), databaseId: e.path, ...parent };
     const row = rows.get(e.path);
     const cls = classes.get(e.path)!;
     const icon = row ? iconOf(row.frontmatter) : undefined;

@@ -89,6 +89,9 @@ export function getPage(vault: VaultContext, pageId: string, mode: PageMode): Wo
   return pageOf(vault, resolveItem(vault, pageId), mode);
 }
 
+/** The longest item id a workspace tool takes (a vault path is far shorter). */
+export const MAX_ITEM_ID = 1000;
+
 export type PageResult = { id: string; ok: true; page: WorkspacePageContent } | { id: string; ok: false; error: string; kind: string };
 
 /** Several pages; one that is missing or invalid is an entry with ok: false, never a failed call. */
@@ -98,6 +101,8 @@ export function getPages(vault: VaultContext, pageIds: string[], mode: PageMode)
   let chars = 0;
   return pageIds.map((id) => {
     try {
+      // get_page's schema refuses these; in a batch they are one entry's error, not the call's.
+      if (!id || id.length > MAX_ITEM_ID) throw new ToolError("path-invalid", id ? `an id is at most ${MAX_ITEM_ID} characters` : "empty id");
       const page = getPage(vault, id, mode);
       if (chars > 0 && chars + page.content.length > GET_PAGES_CHARS) {
         throw new ToolError("too-large", `with the pages before it this batch would pass ${GET_PAGES_CHARS} characters; get_page it on its own`);
