@@ -2,7 +2,7 @@
 // search) while the server runs. Each check polls with a deadline; the goal is
 // "within a second or two", the deadline is generous for a loaded machine.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -112,5 +112,81 @@ describe("watcher", () => {
     await until("the marker note", async () => same(await hits("bilby"), ["Inbox/Marker.md"]));
     await s.vault.settle();
     expect(await hits("echidna")).toEqual(["Inbox/Marker.md"]);
+  });
+});
+
+describe("watcher: folders replaced, busy files, big deletes", () => {
+  let v: TestServer;
+  beforeAll(async () => {
+    v = await startTestServer({ watch: true });
+  });
+  afterAll(() => v?.close());
+  const found = async (query: string): Promise<string[]> => (await v.call("search", { query }, "read")).items.map((i: any) => i.path).sort();
+  const notesUnder = async (folder: string): Promise<string[]> =>
+    (await v.call("list_notes", { path: folder, limit: 1000 })).items.map((i: any) => i.path).sort();
+
+  test("a folder put in the place of another keeps none of the old one's notes (mv Docs Docs.old; mv Docs.new Docs)", async () => {
+    mkdirSync(join(v.root, "Docs"));
+    writeFileSync(join(v.root, "Docs/old-only.md"), "# Old only\n\nThe ghostly aardwolf.\n");
+    writeFileSync(join(v.root, "Docs/both.md"), "# Both\n\nFirst version.\n");
+    await until("the first folder", async () => same(await found("aardwolf"), ["Docs/old-only.md"]));
+    mkdirSync(join(v.root, "Docs.new"));
+    writeFileSync(join(v.root, "Docs.new/both.md"), "# Both\n\nSecond version, with a caracal.\n");
+    renameSync(join(v.root, "Docs"), join(v.root, "Docs.old"));
+    renameSync(join(v.root, "Docs.new"), join(v.root, "Docs"));
+    rmSync(join(v.root, "Docs.old"), { recursive: true });
+    await until("the new folder's note", async () => same(await found("caracal"), ["Docs/both.md"]));
+    await until("the old folder's note gone", async () => (await found("aardwolf")).length === 0);
+    expect(await notesUnder("Docs")).toEqual(["Docs/both.md"]);
+    rmSync(join(v.root, "Docs"), { recursive: true });
+    await until("the folder gone", async () => (await notesUnder("Docs")).length === 0);
+  });
+
+  test("two folders' names swapped, and a note replaced by a folder of its name", async () => {
+    mkdirSync(join(v.root, "SwapA"));
+    mkdirSync(join(v.root, "SwapB"));
+    writeFileSync(join(v.root, "SwapA/x.md"), "# X\n\nThe xerus.\n");
+    writeFileSync(join(v.root, "SwapB/y.md"), "# Y\n\nThe yapok.\n");
+    writeFileSync(join(v.root, "Thing.md"), "# Thing\n\nThe tapir.\n");
+    await until("the three notes", async () => (await found("xerus OR yapok OR tapir")).length === 3);
+    renameSync(join(v.root, "SwapA"), join(v.root, "SwapTmp"));
+    renameSync(join(v.root, "SwapB"), join(v.root, "SwapA"));
+    renameSync(join(v.root, "SwapTmp"), join(v.root, "SwapB"));
+    rmSync(join(v.root, "Thing.md"));
+    mkdirSync(join(v.root, "Thing.md"));
+    writeFileSync(join(v.root, "Thing.md/inside.md"), "# Inside\n\nThe tayra.\n");
+    const want = ["SwapA/y.md", "SwapB/x.md", "Thing.md/inside.md"];
+    await until("the swapped and replaced paths", async () => same(await found("xerus OR yapok OR tapir OR tayra"), want));
+    for (const p of ["SwapA", "SwapB", "Thing.md"]) rmSync(join(v.root, p), { recursive: true });
+    await until("all gone", async () => (await found("xerus OR yapok OR tapir OR tayra")).length === 0);
+  });
+
+  test("a file written every 10 ms does not hold back the rest of the vault's edits", async () => {
+    // Another process writes (as an app's log would): in this one, the test's own awaits left gaps.
+    const log = join(v.root, "app.log");
+    const script = `const fs=require("fs");const end=Date.now()+8000;(function tick(){fs.appendFileSync(${JSON.stringify(log)},Date.now()+" tick\\n");if(Date.now()<end)setTimeout(tick,10);})();`;
+    const appender = Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "inherit" });
+    try {
+      await waitFor(() => existsSync(log), { what: "the log started" });
+      await Bun.sleep(200);
+      writeFileSync(join(v.root, "Inbox/Busy.md"), "# Busy\n\nThe numbat naps.\n");
+      await until("the edit made while the log grows", async () => same(await found("numbat"), ["Inbox/Busy.md"]));
+      // Seen while the log was still being written, not once it stopped.
+      expect(appender.exitCode).toBe(null);
+    } finally {
+      appender.kill();
+      await appender.exited;
+      rmSync(log, { force: true });
+      rmSync(join(v.root, "Inbox/Busy.md"), { force: true });
+    }
+  });
+
+  test("rm -rf of a folder of 1,500 notes leaves none of them in the index", async () => {
+    mkdirSync(join(v.root, "Bulk/deep"), { recursive: true });
+    for (let i = 0; i < 1500; i++) writeFileSync(join(v.root, i % 2 ? "Bulk" : "Bulk/deep", `n${i}.md`), `# N${i}\n\nThe bulk quoll ${i}.\n`);
+    await until("the bulk notes", async () => (await v.call("search", { query: "quoll", limit: 1 }, "read")).total === 1500);
+    rmSync(join(v.root, "Bulk"), { recursive: true });
+    await until("the bulk notes gone", async () => (await v.call("search", { query: "quoll", limit: 1 }, "read")).total === 0);
+    expect(await notesUnder("Bulk")).toEqual([]);
   });
 });

@@ -45,10 +45,16 @@ export function hasFileRow(db: Database, rel: string): boolean {
   return db.query("SELECT 1 FROM files WHERE path = ?").get(rel) !== null;
 }
 
-/** Attachments indexed under a folder. */
+/** Attachments indexed under a folder ("" = the vault). A range, not LIKE: the path index is used ('0' sorts right after '/'). */
 export function filesUnder(db: Database, rel: string): string[] {
-  const like = rel.replace(/[\\%_]/g, (c) => "\\" + c) + "/%";
-  return (db.query("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'").all(like) as { path: string }[]).map((r) => r.path);
+  const rows = rel === "" ? db.query("SELECT path FROM files").all() : db.query("SELECT path FROM files WHERE path >= ? AND path < ?").all(rel + "/", rel + "0");
+  return (rows as { path: string }[]).map((r) => r.path);
+}
+
+/** Notes indexed under a folder ("" = the vault), by the same range. */
+export function notesUnder(db: Database, rel: string): string[] {
+  const rows = rel === "" ? db.query("SELECT path FROM notes").all() : db.query("SELECT path FROM notes WHERE path >= ? AND path < ?").all(rel + "/", rel + "0");
+  return (rows as { path: string }[]).map((r) => r.path);
 }
 
 /** A note's stored hash, looked up only when the note is about to be re-read. */

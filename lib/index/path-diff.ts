@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { isIgnoredPath, lstatInVault } from "../vault/paths";
 import { isNoteEntry, isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
-import { filesUnder, hasFileRow, type KnownNote, type ListingDiff } from "./known-rows";
+import { filesUnder, hasFileRow, notesUnder, type KnownNote, type ListingDiff } from "./known-rows";
 
 /**
  * How some vault-relative paths (files or folders, existing or gone) differ
@@ -35,6 +35,14 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
       const under = rel ? `${rel}/` : "";
       for (const n of sub.notes) consider(under + n.path, false);
       for (const a of sub.attachments) consider(under + a.path, false);
+      // What the index holds there and the folder no longer does: a folder put in the place of another
+      // (mv Docs Docs.old; mv Docs.new Docs), two folders' names swapped, a note replaced by a folder of its
+      // name. The events name the new folder only, so its old contents go here or nowhere.
+      const listed = new Set([...sub.notes.map((n) => under + n.path), ...sub.attachments.map((a) => under + a.path)]);
+      if (known.has(rel)) deleted.push(rel);
+      if (rel && hasFileRow(db, rel)) goneFiles.push(rel);
+      for (const p of notesUnder(db, rel)) if (!listed.has(p) && known.has(p)) deleted.push(p);
+      for (const f of filesUnder(db, rel)) if (!listed.has(f)) goneFiles.push(f);
       return;
     }
     const entry = statEntry(root, rel);
@@ -49,10 +57,21 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
       }
       return;
     }
-    if (known.has(rel)) deleted.push(rel);
-    else if (!isNotePath(rel) || hasFileRow(db, rel)) goneFiles.push(rel);
-    // Gone, and perhaps a folder: everything indexed under it is gone too.
-    for (const p of known.keys()) if (p.startsWith(rel + "/") && !lstatInVault(root, p)) deleted.push(p);
+    // Gone. A note or an attachment that was indexed here was a file, not a folder: nothing can be under it.
+    // (Sweeping the rows under every gone path made rm -rf of 20,000 notes cost 9 s of the request thread.)
+    if (known.has(rel)) {
+      deleted.push(rel);
+      return;
+    }
+    if (hasFileRow(db, rel)) {
+      goneFiles.push(rel);
+      return;
+    }
+    if (!isNotePath(rel)) goneFiles.push(rel);
+    // Perhaps a folder: everything indexed under it is gone too (each checked: a case-only rename on a
+    // disk that ignores case leaves the rows' own spelling reachable).
+    if (!rel) return;
+    for (const p of notesUnder(db, rel)) if (known.has(p) && !lstatInVault(root, p)) deleted.push(p);
     for (const f of filesUnder(db, rel)) if (!lstatInVault(root, f)) goneFiles.push(f);
   };
   for (const p of paths) consider(p, true);

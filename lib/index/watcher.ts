@@ -6,6 +6,10 @@ import type { Indexer } from "./indexer";
 // Editors save in bursts (temp file, rename, chmod); wait this long after the
 // last event before re-indexing so one save costs one pass.
 const DEBOUNCE_MS = 60;
+// But never wait longer than this after the first event of a burst: a file written more often than
+// every 60 ms (an app's log, a download, an autosave loop) re-armed the wait for as long as it went on,
+// and no edit anywhere in the vault reached the index meanwhile.
+const MAX_WAIT_MS = 1000;
 
 /**
  * Keep the index current while the server runs, using Bun's recursive
@@ -23,6 +27,8 @@ export class VaultWatcher {
   // its paths stayed out of the index until a restart.
   private retryMs = 0;
   private rescan = false;
+  /** When the first event not yet flushed arrived (null: none is pending). */
+  private firstAt: number | null = null;
 
   constructor(
     private root: string,
@@ -41,8 +47,10 @@ export class VaultWatcher {
         if (isIgnoredPath(rel)) return;
         this.pending.add(rel);
       }
+      const now = performance.now();
+      this.firstAt ??= now;
       if (this.timer) clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.flush(), DEBOUNCE_MS);
+      this.timer = setTimeout(() => this.flush(), Math.max(0, Math.min(DEBOUNCE_MS, this.firstAt + MAX_WAIT_MS - now)));
     });
     this.watcher.on("error", this.onError);
   }
@@ -55,6 +63,7 @@ export class VaultWatcher {
 
   private flush(): void {
     this.timer = null;
+    this.firstAt = null;
     const paths = [...this.pending];
     const rescan = this.rescan;
     this.pending.clear();
