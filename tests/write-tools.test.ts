@@ -321,6 +321,19 @@ describe("move_note", () => {
     expect(out.items.map((l: any) => l.resolvedPath).sort()).toEqual(["Recipes/Lettuce Soup.md", "Recipes/Menemen.md"]);
   });
 
+  test("moving a note that two case twins link to rewrites both twins' links, each in its own file", async () => {
+    writeFileSync(join(s.root, "Inbox/Aim.md"), "# Aim\n");
+    writeFileSync(join(s.root, "Inbox/Links.md"), "# Upper\n\nsee [[Aim]] upper\n");
+    writeFileSync(join(s.root, "Inbox/links.md"), "# lower\n\nsee [[Aim]] lower\n");
+    await s.vault.indexer.fullScan();
+    const res = await s.call("move_note", { from: "Inbox/Aim.md", to: "Inbox/Goal.md" });
+    expect(res.path).toBe("Inbox/Goal.md");
+    expect(file("Inbox/Links.md")).toBe("# Upper\n\nsee [[Goal]] upper\n");
+    expect(file("Inbox/links.md")).toBe("# lower\n\nsee [[Goal]] lower\n");
+    for (const f of ["Inbox/Goal.md", "Inbox/Links.md", "Inbox/links.md"]) rmSync(join(s.root, f));
+    await s.vault.indexer.fullScan();
+  });
+
   test("a twin that differs only in letter case is another note: never overwritten; a real case-only rename works", async () => {
     // Two notes on a case-sensitive disk, as a person's sync tool can leave them; and a folder twin.
     writeFileSync(join(s.root, "Inbox/Twin.md"), "# Upper\n\nupper twin\n");

@@ -145,16 +145,27 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   }
 
   // From here to the renames: synchronous, so nothing in this process interleaves.
-  // path (lowercased) -> hash and identity of what is there after the changes so far.
-  const known = new Map<string, { hash: string | null; id: FileIdentity | null }>();
-  const current = (rel: string) => {
-    const k = rel.toLowerCase();
-    if (!known.has(k)) {
+  // file -> hash and identity of what is there after the changes so far. A file is keyed by its device and
+  // inode when it exists, so that two spellings of one file (a disk that ignores case) share an entry and two
+  // files whose names differ only in case (a disk that keeps both) do not: keyed by the lower-cased path, the
+  // second twin was checked against the first's hash, and every move_note whose links both twins held failed
+  // as a conflict. A path with nothing there is keyed by its exact spelling.
+  type Known = { hash: string | null; id: FileIdentity | null };
+  const known = new Map<string, Known>();
+  const keys = new Map<string, string>();
+  const keyFor = (rel: string): string => {
+    let k = keys.get(rel);
+    if (k === undefined) {
       const r = dirOf(rel, false).read(split(rel).name);
-      known.set(k, r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id });
+      const state: Known = r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id };
+      k = state.id ? `${state.id.dev}:${state.id.ino}` : `path:${rel}`;
+      keys.set(rel, k);
+      if (!known.has(k)) known.set(k, state);
     }
-    return known.get(k)!;
+    return k;
   };
+  const current = (rel: string) => known.get(keyFor(rel))!;
+  const settle = (rel: string, state: Known) => known.set(keyFor(rel), state);
   // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
   const expect: (FileIdentity | null)[] = changes.map(() => null);
   try {
@@ -165,14 +176,14 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
         const now = current(dst);
         if (now.hash !== beforeHash) throw new StaleError(dst);
         expect[i] = now.id;
-        known.set(dst.toLowerCase(), { hash: afterHash, id: ours[i] ?? null });
+        settle(dst, { hash: afterHash, id: ours[i] ?? null });
       } else {
         const from = current(src);
         if (from.hash !== beforeHash) throw new StaleError(src);
         // A rename onto an existing file would silently replace it; a case-only rename is the one exception.
-        if (dst.toLowerCase() !== src.toLowerCase() && current(dst).hash !== null) throw new StaleError(dst);
-        known.set(src.toLowerCase(), { hash: null, id: null });
-        known.set(dst.toLowerCase(), { hash: beforeHash, id: from.id });
+        if (keyFor(dst) !== keyFor(src) && current(dst).hash !== null) throw new StaleError(dst);
+        settle(src, { hash: null, id: null });
+        settle(dst, { hash: beforeHash, id: from.id });
       }
     });
   } catch (e) {
