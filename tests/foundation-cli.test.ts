@@ -67,6 +67,30 @@ describe("help and version", () => {
 });
 
 describe("bad use: non-zero exit and a clear message", () => {
+  test("a vault the user may not write in: what Lettuce needs there, not a bare errno", async () => {
+    // Root writes anywhere: the refusal needs another user (nobody, through su) able to run this checkout's Bun.
+    const asNobody = (cmd: string) => Bun.spawnSync(["su", "-s", "/bin/sh", "nobody", "-c", cmd], { stdout: "pipe", stderr: "pipe" });
+    if (process.getuid?.() !== 0 || asNobody(`${JSON.stringify(BUN)} --version`).exitCode !== 0) {
+      console.log("skip: the read-only vault check needs root and a Bun the user nobody can run");
+      return;
+    }
+    const ro = copyVault();
+    try {
+      Bun.spawnSync(["chmod", "-R", "a-w", ro]);
+      Bun.spawnSync(["chmod", "a+rx", join(ro, "..")]);
+      const r = asNobody(`cd ${JSON.stringify(REPO)} && ${JSON.stringify(BUN)} ${JSON.stringify(MAIN)} index ${JSON.stringify(ro)}`);
+      expect(r.exitCode).toBe(1);
+      const err = r.stderr.toString();
+      expect(err).toContain("permission denied");
+      expect(err).toContain("give your user write access");
+      expect(err).not.toContain("    at ");
+    } finally {
+      Bun.spawnSync(["chmod", "-R", "u+w", ro]);
+      rmSync(ro, { recursive: true, force: true });
+    }
+  });
+
+
   test("unknown command, missing vault, vault that is a file, missing arguments", async () => {
     const [unknown, missing, file, noArg, serveFile, badScope, noScope] = await Promise.all([
       runLettuce(["frobnicate"]),
@@ -92,6 +116,19 @@ describe("bad use: non-zero exit and a clear message", () => {
     expect(noScope.code).not.toBe(0);
     expect(noScope.stderr).toMatch(/--scope/);
     for (const r of [unknown, missing, file, noArg, serveFile, badScope, noScope]) expect(r.stderr).not.toMatch(/\n\s+at /); // no stack traces
+    // Each says what was wrong with what was typed.
+    const [adminScope, badSub, badId, emptyQuery] = await Promise.all([
+      runLettuce(["token", "create", vault, "--name", "x", "--scope", "admin"]),
+      runLettuce(["token", "delete", vault]),
+      runLettuce(["revert", vault, "abc"]),
+      runLettuce(["search", vault, ""]),
+    ]);
+    expect(adminScope.stderr).toContain('no scope "admin"');
+    expect(badSub.stderr).toContain('unknown subcommand "delete"');
+    expect(badId.stderr).toContain('ID needs a whole number, got "abc"');
+    expect(badId.stderr).not.toContain("--ID");
+    expect(emptyQuery.code).toBe(2);
+    expect(emptyQuery.stderr).toContain("search needs a vault and a query");
   });
 
   test("serve on a port that is already taken", async () => {
@@ -232,6 +269,8 @@ describe("serve", () => {
       const idx = await runLettuce(["index", serveVault]);
       expect(idx).toMatchObject({ code: 0 });
       expect(idx.stdout).toContain("is serving this vault and keeps its index current");
+      const idxJson = await runLettuce(["index", serveVault, "--json"]);
+      expect(JSON.parse(idxJson.stdout)).toEqual({ served: { pid: second.proc.pid, url: expect.stringContaining("http://127.0.0.1:") }, indexed: false });
     } finally {
       await second.stop();
     }

@@ -56,6 +56,21 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
+describe("addresses", () => {
+  test("an unknown address in a browser gets a page with a way back; a program, and an unknown API, a plain 404", async () => {
+    const html = await web.fetch("/nosuchpage", { headers: { accept: "text/html,application/xhtml+xml" } });
+    expect(html.status).toBe(404);
+    const body = await html.text();
+    expect(body).toContain("No such page");
+    expect(body).toContain('href="/"');
+    expect(html.headers.get("content-security-policy")).toBeTruthy();
+    const plain = await web.fetch("/nosuchpage");
+    expect(plain.status).toBe(404);
+    expect(await plain.text()).toBe("404 Not Found");
+    expect((await web.fetch("/api/nosuch")).status).toBe(404);
+  });
+});
+
 describe("a note as the page shows it", () => {
   test("links resolve to notes that exist on disk; the embed is the attachment; frontmatter is the file's", async () => {
     const { status, body } = await get("/api/note?path=Projects/Lettuce.md");
@@ -253,6 +268,10 @@ describe("proposals and reverts go through the write path", () => {
     expect((await get(`/api/proposals/${rec2.proposalId}`)).body.status).toBe("pending");
     const rej = await web.fetch(`/api/proposals/${rec2.proposalId}/reject`, { json: { reason: "stale" } });
     expect(rej.status).toBe(200);
+    // "What the agent proposed before" holds the earlier proposal only, not the later one.
+    const history = (id: number) => get(`/api/proposals/${id}`).then((r) => r.body.history.map((q: any) => q.id));
+    expect(await history(rec.proposalId)).not.toContain(rec2.proposalId);
+    expect(await history(rec2.proposalId)).toContain(rec.proposalId);
   });
 
   test("revert restores the text; after a person's edit it refuses unless forced", async () => {

@@ -166,6 +166,46 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
       await shot("search");
     });
 
+    test("search results read as text: the query's words marked, no Markdown or HTML left in the snippet", async () => {
+      await go("/search?q=callout");
+      await page.waitForSelector(".results li .snippet mark");
+      const snippets = await page.locator(".results li .snippet").allTextContents();
+      for (const t of snippets) expect(t).not.toMatch(/\[\[|\]\]|\*\*|<[a-z]/i);
+      const marks = await page.locator(".results li .snippet mark").allTextContents();
+      for (const m of marks) expect(m.toLowerCase()).toStartWith("callout");
+    });
+
+    test("a long note keeps its outline in view while it scrolls", async () => {
+      await go("/notes/Editing and formatting/Basic formatting syntax.md");
+      await page.waitForSelector(".note-aside .outline a");
+      await page.evaluate(() => document.querySelector("main").scrollTo(0, 3000));
+      await page.waitForTimeout(100);
+      const box = await page.locator(".note-aside .outline").boundingBox();
+      expect(box).not.toBeNull();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y).toBeLessThan(800);
+    });
+
+    test("on a phone (390 px) nothing runs off the side: the header wraps, the tree is usable, tables scroll inside", async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        for (const path of ["/", "/notes/Home.md", "/proposals", "/timeline", "/tokens"]) {
+          await go(path);
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          expect(overflow, path).toBeLessThanOrEqual(0);
+          const logout = await page.getByRole("button", { name: "Log out" }).boundingBox();
+          expect(logout, path).not.toBeNull();
+          expect(logout!.x + logout!.width, path).toBeLessThanOrEqual(390);
+        }
+        await go("/");
+        const tree = await page.locator("nav.tree").boundingBox();
+        expect(tree!.width).toBeGreaterThan(300);
+        await shot("phone-home");
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
+    });
+
     test("the graph is drawn with one node per note", async () => {
       await go("/");
       await page.keyboard.press("g");

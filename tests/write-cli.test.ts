@@ -66,6 +66,20 @@ describe("lettuce edits and revert", () => {
     expect(rev.reverts).toBe(edit.id);
     // The running server's watcher re-indexes the reverted note.
     await waitFor(async () => (await s.call("search", { query: "first version" })).items.some((h: any) => h.path === "Inbox/cli.md"), { what: "reindex" });
+    // Reverting it again says it is already undone, and by which edit (not "changed since", then with --force "already undone").
+    for (const extra of [[], ["--force"]]) {
+      const again = await runLettuce(["revert", s.root, String(edit.id), ...extra]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`already undone by edit ${rev.id}`);
+    }
+    const [undone] = await edits("--path", "Inbox/cli.md", "--limit", "50").then((all) => all.filter((e: any) => e.id === edit.id));
+    expect(undone.revertedBy).toBe(rev.id);
+    // Once the revert is itself reverted, the edit stands again and can be reverted once more.
+    const back = await runLettuce(["revert", s.root, String(rev.id)]);
+    expect(back.code).toBe(0);
+    const again = await runLettuce(["revert", s.root, String(edit.id)]);
+    expect(again.code).toBe(0);
+    expect(file("Inbox/cli.md")).toBe("# CLI\n\nfirst version\n");
   });
 
   test("revert refuses when the note changed since, unless --force (and the person's text stays recoverable)", async () => {

@@ -21,6 +21,8 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(argv: s
 export function intOption(v: string | undefined, name: string, def: number): number {
   if (v === undefined) return def;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} needs a whole number, got ${JSON.stringify(v)}`);
+  // An upper-case name is a positional argument (the edit ID), not a --flag.
+  const what = name === name.toUpperCase() ? name : `--${name}`;
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${what} needs a whole number, got ${JSON.stringify(v)}`);
   return n;
 }

@@ -60,7 +60,9 @@ export async function openIndexed(dir: string | undefined, quiet = false): Promi
 export const indexCommand: Command = {
   name: "index",
   summary: "Build or update the vault's index, then exit",
-  usage: "lettuce index <vault> [--json]\n\nScans the vault and indexes new or changed notes (unchanged ones are not re-read).",
+  usage:
+    "lettuce index <vault> [--json]\n\nScans the vault and indexes new or changed notes (unchanged ones are not re-read).\n" +
+    "--json prints {notes, changed, deleted, ms}; while `lettuce serve` runs on the vault (it keeps the index current), {served: {pid, url}, indexed: false}.",
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("index takes exactly one vault path");
@@ -69,7 +71,8 @@ export const indexCommand: Command = {
     if (!change) {
       const server = liveServer(vault.root)!;
       vault.close();
-      console.log(`A Lettuce server (pid ${server.pid}, ${server.url}) is serving this vault and keeps its index current.`);
+      if (values.json) console.log(JSON.stringify({ served: { pid: server.pid, url: server.url }, indexed: false }));
+      else console.log(`A Lettuce server (pid ${server.pid}, ${server.url}) is serving this vault and keeps its index current.`);
       return 0;
     }
     const notes = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
@@ -101,7 +104,7 @@ export const searchCommand: Command = {
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
-    if (positionals.length < 2) throw new UsageError("search needs a vault and a query");
+    if (positionals.length < 2 || !positionals.slice(1).join(" ").trim()) throw new UsageError("search needs a vault and a query");
     if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
     if (values.semantic || values.hybrid) {
       const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10), json: !!values.json };
@@ -124,7 +127,8 @@ export const searchCommand: Command = {
     else if (!res.items.length) console.log("No matches.");
     else {
       console.log(`${res.total} match${res.total === 1 ? "" : "es"}, best first (score: BM25 rank, lower is better)`);
-      for (const h of res.items) console.log(`${shownInTerminal(h.path)}  (${h.score.toFixed(2)})\n    ${shownInTerminal(h.snippet.replace(/\s+/g, " "))}`);
+      // Three significant digits: on a small vault BM25 ranks are tiny (-0.0000021 showed as -0.00 for every hit).
+      for (const h of res.items) console.log(`${shownInTerminal(h.path)}  (${h.score.toPrecision(3)})\n    ${shownInTerminal(h.snippet.replace(/\s+/g, " "))}`);
     }
     return 0;
   },

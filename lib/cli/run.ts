@@ -90,6 +90,16 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`lettuce ${cmd.name}: ${e.message}`);
       return 1;
     }
+    // A vault the user may not write in: say what Lettuce needs there, not just the errno.
+    const code = (e as NodeJS.ErrnoException)?.code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+      const where = (e as NodeJS.ErrnoException).path ?? "the vault";
+      console.error(
+        `lettuce ${cmd.name}: cannot write ${where} (${code === "EROFS" ? "read-only file system" : "permission denied"}). ` +
+          "Lettuce keeps its index, tokens and timeline in .lettuce/ inside the vault folder: give your user write access to it. `lettuce doctor <vault>` checks this.",
+      );
+      return 1;
+    }
     throw e;
   }
 }

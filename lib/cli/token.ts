@@ -17,14 +17,16 @@ export const tokenCommand: Command = {
   async run(argv) {
     const [sub, ...rest] = argv;
     const { values, positionals } = parse(rest, { scope: { type: "string" }, name: { type: "string" }, json: { type: "boolean" } });
-    if (!sub || !["create", "list", "revoke"].includes(sub)) throw new UsageError("token needs a subcommand: create, list or revoke");
+    if (!sub) throw new UsageError("token needs a subcommand: create, list or revoke");
+    if (!["create", "list", "revoke"].includes(sub)) throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}: use create, list or revoke`);
     if (!positionals[0]) throw new UsageError(`token ${sub} needs a vault path`);
     const root = checkVaultDir(positionals[0]);
     const db = openStateDb(root);
     try {
       if (sub === "create") {
         const scope = values.scope as Scope | undefined;
-        if (!scope || !SCOPES.includes(scope)) throw new UsageError("token create needs --scope read|propose|write");
+        if (!scope) throw new UsageError("token create needs --scope read|propose|write");
+        if (!SCOPES.includes(scope)) throw new UsageError(`no scope ${JSON.stringify(scope)}: --scope is read, propose or write`);
         if (!values.name) throw new UsageError("token create needs --name NAME");
         let created;
         try {

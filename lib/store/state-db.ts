@@ -29,6 +29,8 @@ export const STATE_MIGRATIONS: string[] = [
   AUDIT_TABLES_SQL, // the audit log (lib/audit)
   REVIEWS_TABLE_SQL, // human reviews bound to a note's content hash (lib/store/reviews.ts)
   WEB_TABLES_SQL, // web UI login codes, sessions, daily health scores (lib/web)
+  // Which edit undid which: "already undone by #N" and the timeline's "reverted by" look this up.
+  `CREATE INDEX agent_edits_reverts ON agent_edits(reverts) WHERE reverts IS NOT NULL;`,
 ];
 
 export function stateDbPath(root: string): string {

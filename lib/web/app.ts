@@ -10,7 +10,7 @@ import { pendingCount } from "../write/proposals";
 import { noteCount } from "../retrieval/notes";
 import { VERSION } from "../version";
 import type { VaultContext } from "../vault-context";
-import { shellHtml, webBundle } from "./assets";
+import { plainPage, shellHtml, webBundle } from "./assets";
 import { loginRoutes, logout, requireSession, type WebEnv } from "./auth";
 import { WebEvents } from "./events";
 import { wholeGraph } from "./graph";
@@ -95,4 +95,11 @@ export function mountWebUi(app: Hono<any>, vault: VaultContext): void {
       return c.html(await shellHtml(`Lettuce — ${vault.root.split("/").filter(Boolean).pop() ?? "vault"}`));
     });
   }
+  // A mistyped address in a browser: a page with a way back, not a bare "404 Not Found". Programs keep the plain 404.
+  web.notFound(async (c) => {
+    if (c.req.method !== "GET" || !(c.req.header("accept") ?? "").includes("text/html")) return c.text("404 Not Found", 404);
+    pageHeaders(c);
+    c.header("Cache-Control", "no-store");
+    return c.html(await plainPage("Lettuce: no such page", `<h1>No such page</h1><p>Nothing is at this address.</p><p><a href="/">Back to the notes</a></p>`), 404);
+  });
 }

@@ -59,7 +59,7 @@ export function reviewRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       else stale = { kind: now.error.kind, message: now.error.message };
     }
     // What the same agent proposed before (newest first), so a pattern of good or bad suggestions shows.
-    const earlier = listProposals(db, { agent: p.agent, status: undefined, limit: 20 }).items.filter((q) => q.id !== p.id);
+    const earlier = listProposals(db, { agent: p.agent, status: undefined, limit: 20, beforeId: p.id }).items;
     return c.json({
       ...p,
       diff,

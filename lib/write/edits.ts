@@ -42,6 +42,8 @@ export interface EditRecord {
   token: string;
   proposalId: number | null;
   reverts: number | null;
+  /** The newest call that reverted this one (it may itself have been reverted since). */
+  revertedBy?: number | null;
 }
 
 export interface EditRow extends EditRecord {
@@ -50,7 +52,9 @@ export interface EditRow extends EditRecord {
 }
 
 const LIST_COLUMNS =
-  "id, group_id, time, tool, action, path, from_path, trash_path, before_hash, after_hash, agent, token, proposal_id, reverts";
+  "id, group_id, time, tool, action, path, from_path, trash_path, before_hash, after_hash, agent, token, proposal_id, reverts, " +
+  // The newest revert of this row's call (reverts holds a call's first id), for "reverted by #N".
+  "(SELECT max(coalesce(r.group_id, r.id)) FROM agent_edits r WHERE r.reverts = coalesce(agent_edits.group_id, agent_edits.id) AND r.state = 'applied') AS reverted_by";
 
 function toRecord(r: Record<string, unknown>): EditRecord {
   return {
@@ -68,6 +72,7 @@ function toRecord(r: Record<string, unknown>): EditRecord {
     token: r.token as string,
     proposalId: (r.proposal_id as number | null) ?? null,
     reverts: (r.reverts as number | null) ?? null,
+    ...(r.reverted_by != null ? { revertedBy: r.reverted_by as number } : {}),
   };
 }
 
@@ -111,6 +116,17 @@ export function dropPending(db: Database, ids: number[]): void {
   db.transaction(() => {
     for (const id of ids) q.run(id);
   })();
+}
+
+/**
+ * The revert that undid the call whose first timeline id is `first`, if it still stands (nothing has
+ * reverted the revert since): that call's edits are undone, and reverting it again would do nothing.
+ */
+export function standingRevertOf(db: Database, first: number): number | null {
+  const r = db.query("SELECT coalesce(group_id, id) AS g FROM agent_edits WHERE reverts = ? AND state = 'applied' ORDER BY id DESC LIMIT 1").get(first) as { g: number } | null;
+  if (!r) return null;
+  const undone = db.query("SELECT 1 FROM agent_edits WHERE reverts = ? AND state = 'applied' LIMIT 1").get(r.g);
+  return undone ? null : r.g;
 }
 
 export interface EditFilter {

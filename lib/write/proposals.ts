@@ -119,9 +119,16 @@ export function getProposal(db: Database, id: number): Proposal | null {
   return r ? toProposal(r) : null;
 }
 
-export function listProposals(db: Database, opts: { token?: string; agent?: string; status?: ProposalStatus; limit?: number; offset?: number } = {}): { items: Proposal[]; total: number } {
+export function listProposals(
+  db: Database,
+  opts: { token?: string; agent?: string; status?: ProposalStatus; limit?: number; offset?: number; beforeId?: number } = {},
+): { items: Proposal[]; total: number } {
   const where: string[] = [];
   const params: (string | number)[] = [];
+  if (opts.beforeId !== undefined) {
+    where.push("id < ?");
+    params.push(opts.beforeId);
+  }
   if (opts.token !== undefined) {
     where.push("token = ?");
     params.push(opts.token);

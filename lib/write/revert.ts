@@ -6,7 +6,7 @@ import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { commitChanges, StaleError, type FileChange } from "./commit";
-import { editGroup, type EditRow } from "./edits";
+import { editGroup, standingRevertOf, type EditRow } from "./edits";
 import { trashPathFor } from "./ops-move";
 import { writeService } from "./service";
 
@@ -83,6 +83,9 @@ export async function revertEdit(vault: VaultContext, id: number, opts: { force?
   const service = writeService(vault, { reindex: opts.reindex });
   const rows = editGroup(vault.stateDb, id);
   if (!rows.length) throw new ToolError("edit-not-found", `No edit ${id} in the timeline (lettuce edits lists them)`);
+  // Said first: the notes' hashes would otherwise make it "changed since", and --force then "already undone".
+  const undoneBy = standingRevertOf(vault.stateDb, rows[0]!.id);
+  if (undoneBy !== null) throw new ToolError("no-change", `Edit ${id} was already undone by edit ${undoneBy} (revert ${undoneBy} to bring it back)`, { revertedBy: undoneBy });
   const paths = rows.flatMap((r) => [r.path, r.fromPath, r.trashPath].filter((p): p is string => !!p));
   const release = await service.locks.acquire(paths);
   let res;

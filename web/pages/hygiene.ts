@@ -74,7 +74,7 @@ export async function hygienePage(ctx: PageContext): Promise<Page> {
           h(
             "tbody",
             null,
-            h("tr", null, h("th", { scope: "row" }, "Link health"), h("td", null, pct(r.health.linkHealth)), h("td", { class: "muted small" }, `${r.health.orphans} orphans of ${r.health.noteCount} notes`)),
+            h("tr", null, h("th", { scope: "row" }, "Link health"), h("td", null, pct(r.health.linkHealth)), h("td", { class: "muted small" }, `${r.health.orphans} orphan${r.health.orphans === 1 ? "" : "s"} of ${r.health.noteCount} notes`)),
             h("tr", null, h("th", { scope: "row" }, "Lint cleanliness"), h("td", null, pct(r.health.lintCleanliness)), h("td", { class: "muted small" }, `${r.health.lintWarnings} warnings`)),
             h("tr", null, h("th", { scope: "row" }, "Tag coverage"), h("td", null, pct(r.health.tagCoverage)), h("td", { class: "muted small" }, "notes with a tag")),
           ),

@@ -97,6 +97,35 @@ function layout(ctx: PageContext, active: string | null, content: HTMLElement, a
   clear(ctx.main, h("div", { class: "notes-layout" }, tree, content, aside ?? null));
 }
 
+type OutLink = { target: string; displayText: string | null; heading?: string | null; resolvedPath: string | null; embed: boolean; line: number };
+
+/** What a person reads for a link: its own text, else its target; an embed's "|300" is a size, and [[#Heading]] is a place in this note. */
+function linkLabel(l: OutLink): string {
+  const shown = l.displayText?.trim();
+  if (shown && !(l.embed && /^\d+(x\d+)?$/.test(shown))) return shown;
+  if (l.target) return l.heading ? `${l.target} › ${l.heading}` : l.target;
+  return l.heading ? `#${l.heading} (this note)` : "(this note)";
+}
+
+/** A link to a heading of this note jumps to it (the page's heading ids are h-<slug>). */
+function headingAnchor(headings: { id: string; title: string }[], l: OutLink): string {
+  if (l.target || !l.heading) return "";
+  const want = l.heading.toLowerCase();
+  const hd = headings.find((x) => x.title.toLowerCase() === want);
+  return hd ? `#h-${hd.id}` : "";
+}
+
+/** One entry per place a note links to: the same target as a link and as an embed shows once. */
+function distinctLinks(items: OutLink[]): OutLink[] {
+  const seen = new Set<string>();
+  return items.filter((l) => {
+    const key = `${l.resolvedPath ?? l.target}\u0000${l.heading ?? ""}\u0000${linkLabel(l)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 export async function homePage(ctx: PageContext): Promise<Page> {
   const content = h("section", { class: "note-pane" });
   layout(ctx, null, content);
@@ -136,7 +165,7 @@ interface NoteAnswer {
   size: number;
   modified: string;
   headings: { level: number; title: string; id: string }[];
-  outgoing: { items: { target: string; displayText: string | null; resolvedPath: string | null; embed: boolean; line: number }[]; total: number };
+  outgoing: { items: OutLink[]; total: number };
   backlinks: { items: { sourcePath: string; sourceName: string; displayText: string | null; line: number }[]; total: number };
 }
 
@@ -249,8 +278,14 @@ export async function notePage(ctx: PageContext): Promise<Page> {
           ? h(
               "ul",
               null,
-              n.outgoing.items.map((l) =>
-                h("li", null, l.resolvedPath ? h("a", { href: l.resolvedPath.endsWith(".md") ? noteUrl(l.resolvedPath) : `/api/file?path=${encodeURIComponent(l.resolvedPath)}` }, l.displayText || l.target) : h("span", { class: "unresolved", title: "No such note" }, l.target)),
+              distinctLinks(n.outgoing.items).map((l) =>
+                h(
+                  "li",
+                  null,
+                  l.resolvedPath
+                    ? h("a", { href: l.resolvedPath.endsWith(".md") ? noteUrl(l.resolvedPath) + headingAnchor(n.headings, l) : `/api/file?path=${encodeURIComponent(l.resolvedPath)}` }, linkLabel(l))
+                    : h("span", { class: "unresolved", title: "No such note" }, linkLabel(l)),
+                ),
               ),
             )
           : h("p", { class: "muted small" }, "None."),

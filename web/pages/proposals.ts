@@ -89,6 +89,15 @@ interface ProposalDetail extends ProposalRow {
   history: { id: number; createdAt: string; tool: string; path: string; summary: string; status: string }[];
 }
 
+/** Why a pending proposal can no longer be approved, said to the person (the server's message is written for the agent). */
+function staleText(stale: { kind: string; message: string }): string {
+  const tail = " The diff below is what the agent proposed. Reject it, and ask the agent to propose again if it is still wanted.";
+  if (stale.kind === "conflict") return `The note changed after the agent proposed this, so it cannot be approved as it is.${tail}`;
+  if (stale.kind === "note-not-found") return `The note is gone (moved or deleted) since the agent proposed this.${tail}`;
+  if (stale.kind === "already-exists") return `A note now exists where this proposal would write or move to.${tail}`;
+  return `Approving now would fail: ${stale.message.replace(/\.+$/, "")}.${tail}`;
+}
+
 export async function proposalPage(ctx: PageContext): Promise<Page> {
   const id = Number(ctx.url.pathname.split("/")[2]);
   const box = h("section", { class: "page proposal" });
@@ -126,7 +135,7 @@ export async function proposalPage(ctx: PageContext): Promise<Page> {
         h("dt", null, "Proposed"),
         h("dd", null, when(p.createdAt)),
       ),
-      p.stale ? h("div", { class: "warn", role: "alert" }, `Approving now would fail (${p.stale.kind}): ${p.stale.message}. The diff below is what was proposed.`) : null,
+      p.stale ? h("div", { class: "warn", role: "alert" }, staleText(p.stale)) : null,
       p.status === "pending"
         ? h(
             "div",

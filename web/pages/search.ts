@@ -10,6 +10,43 @@ interface Hit {
   score: number;
 }
 
+/**
+ * A snippet as a person reads it: the server's is the note's Markdown (what an agent wants); here links show
+ * their text, and emphasis, code ticks, HTML tags and heading marks go.
+ */
+export function readable(md: string): string {
+  return md
+    // [[Note|alias]] → alias, [[Folder/Note#Part]] → Note, ![[img.png|300]] → img.png (a size is not a name).
+    .replace(/!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]/g, (_, target: string, part?: string, alias?: string) =>
+      (alias && !/^\d+(x\d+)?$/.test(alias.trim()) ? alias : target.split("/").pop() || part || "").trim(),
+    )
+    // A snippet cut inside a link keeps half of it.
+    .replace(/\[\[|\]\]/g, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]{0,200}>/g, "")
+    .replace(/(^|\s)#{1,6}\s+/g, "$1")
+    .replace(/(\*\*|__|==|~~|`)/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** The query's words marked in a snippet (<mark>), as text nodes: nothing in a note becomes markup. */
+function marked(text: string, query: string): (string | HTMLElement)[] {
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])].filter((w) => !["or", "and", "not"].includes(w));
+  if (!words.length) return [text];
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp(`(${escaped.join("|")})[\\p{L}\\p{N}]*`, "giu");
+  const out: (string | HTMLElement)[] = [];
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index! > at) out.push(text.slice(at, m.index));
+    out.push(h("mark", null, m[0]));
+    at = m.index! + m[0].length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
 export async function searchPage(ctx: PageContext): Promise<Page> {
   const q0 = ctx.url.searchParams.get("q") ?? "";
   let mode = ctx.url.searchParams.get("mode") === "hybrid" && ctx.session.hybrid ? "hybrid" : "keyword";
@@ -43,7 +80,7 @@ export async function searchPage(ctx: PageContext): Promise<Page> {
     if (offset === 0) clear(results);
     results.append(
       ...r.items.map((hit) =>
-        h("li", null, h("a", { href: noteUrl(hit.path), class: "result-title" }, hit.title || hit.path), h("div", { class: "muted small" }, hit.path), h("p", { class: "snippet" }, hit.snippet)),
+        h("li", null, h("a", { href: noteUrl(hit.path), class: "result-title" }, hit.title || hit.path), h("div", { class: "muted small" }, hit.path), h("p", { class: "snippet" }, ...marked(readable(hit.snippet), q))),
       ),
     );
     const next = offset + r.items.length;

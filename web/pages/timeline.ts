@@ -20,6 +20,7 @@ interface EditRecord {
   token: string;
   proposalId: number | null;
   reverts: number | null;
+  revertedBy?: number | null;
 }
 
 function describe(e: EditRecord): string {
@@ -65,6 +66,7 @@ function entry(e: EditRecord, reload: () => void): HTMLElement {
       h("span", { class: "what" }, `${e.action} ${describe(e)}`),
       h("span", { class: "who muted small" }, `by ${e.agent}`),
       e.reverts ? h("span", { class: "pill" }, `reverts #${e.reverts}`) : null,
+      e.revertedBy ? h("span", { class: "pill" }, `reverted by #${e.revertedBy}`) : null,
       e.proposalId ? h("span", { class: "pill" }, `proposal #${e.proposalId}`) : null,
       e.groupId !== e.id ? h("span", { class: "pill" }, `part of #${e.groupId}`) : null,
     ),
