@@ -26,6 +26,8 @@ afterAll(async () => {
 
 // Every form of "not a plain vault-relative path" we know of.
 const BAD_NOTE_PATHS: Record<string, string> = {
+  empty: "",
+  "only a dot": ".",
   absolute: "/etc/passwd",
   "absolute into vault": "/Projects/Lettuce.md",
   "windows drive": "C:/Windows/win.ini",

@@ -67,6 +67,9 @@ describeWithCorpus("obsidian-hub", "search on obsidian-hub: the exact title firs
       const r = await s.call("search", { query: w, limit: 10 }, "read");
       expect(byTitle.get(w), `${w} → ${r.items[0]?.path}`).toContain(r.items[0].path);
       for (const i of r.items) expectTextSnippet(i.snippet, `${w}: ${i.path}`);
+      // The spec: best first by score (lower is better), the named note put first included.
+      const scores = r.items.map((i: any) => i.score);
+      expect(scores, w).toEqual([...scores].sort((a, b) => a - b));
     }
   });
 

@@ -34,7 +34,7 @@ export const readAttachment = defineTool({
   details: "Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. Files over 5242880 bytes are refused with kind \"too-large\". Use read_note for notes. Parameters: path: Vault-relative path of the file, e.g. \"assets/diagram.png\".",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ path: z.string().min(1).describe('File path, e.g. "assets/diagram.png"') }),
+  input: z.object({ path: z.string().describe('File path, e.g. "assets/diagram.png"') }),
   handler({ path }, { vault }) {
     // The literal path first, then its decoded and NFC/NFD spellings; never through a symlink.
     const spellings = pathSpellings(path);

@@ -53,7 +53,8 @@ export const limitField = (def: number, max = 1000) =>
     .default(def)
     .transform((n) => Math.min(n, max));
 export const offsetField = z.number().int().min(0).default(0);
-export const notePathField = z.string().min(1).describe('e.g. "Projects/Lettuce.md"');
+// No minimum length: an empty path is the tool's path-invalid (the spec's kind for a malformed path), not a protocol error.
+export const notePathField = z.string().describe('e.g. "Projects/Lettuce.md"');
 
 export interface Page<T> {
   items: T[];

@@ -44,7 +44,12 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
     const ranked = db
       .query("SELECT rowid AS id, rank AS score, count(*) OVER () AS n FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?")
       .all(q.match, offset + limit + exact.length) as { id: number; score: number; n: number }[];
-    const ordered = [...exact, ...ranked.filter((r) => !exactSet.has(r.id))];
+    const rest = ranked.filter((r) => !exactSet.has(r.id));
+    // The spec: results come back best first by score. A named note put first keeps its own rank unless
+    // that is worse than the best one below it; then it takes that one (lower is better), so the scores
+    // a client sorts or merges by stay in the order shown.
+    const floor = rest[0]?.score;
+    const ordered = [...(floor === undefined ? exact : exact.map((e) => (e.score > floor ? { ...e, score: floor } : e))), ...rest];
     const pageRows = ordered.slice(offset, offset + limit);
     const items = hitsOf(db, pageRows, q);
     // Every match, exact-title ones included (they satisfy the same MATCH).
