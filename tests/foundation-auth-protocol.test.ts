@@ -43,7 +43,10 @@ describe("authentication", () => {
       expect(res.status, what).toBe(401);
       const text = await res.text();
       expect(text, what).not.toMatch(/jsonrpc|result/);
+      expect(res.headers.get("content-type"), what).toStartWith("text/plain");
+      expect(res.headers.get("www-authenticate"), what).toStartWith("Bearer ");
     }
+    expect((await post(ping(), {})).headers.get("www-authenticate")).toBe('Bearer realm="lettuce"');
     const { token } = createToken(s.vault.stateDb, "soon-revoked", "read");
     expect((await post(ping(), bearer(token))).status).toBe(200);
     expect(revokeToken(s.vault.stateDb, "soon-revoked")).toBe(true);

@@ -142,9 +142,14 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     maxSize: MAX_BODY_BYTES,
     onError: (c) => c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Request body over ${MAX_BODY_BYTES} bytes` } }, 413),
   });
+  // Every refusal the same flat 401, as plain text with a named realm (Hono's defaults: an octet-stream body, realm="").
+  const unauthorized = () => new Response("Unauthorized", { status: 401, headers: { "content-type": "text/plain; charset=utf-8" } });
   const requireToken = bearerAuth({
+    realm: "lettuce",
+    noAuthenticationHeader: { message: unauthorized },
+    invalidToken: { message: unauthorized },
     // A malformed Authorization header is as bad as a wrong token: the same flat 401 (Hono's default is 400).
-    invalidAuthenticationHeader: { message: () => new Response("Unauthorized", { status: 401 }), wwwAuthenticateHeader: 'Bearer error="invalid_token"' },
+    invalidAuthenticationHeader: { message: unauthorized, wwwAuthenticateHeader: 'Bearer error="invalid_token"' },
     verifyToken: (token, c) => {
       const info = verifyToken(vault.stateDbNoSync, token);
       if (info) (c as unknown as { set(k: "token", v: TokenInfo): void }).set("token", info);
