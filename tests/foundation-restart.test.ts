@@ -2,7 +2,7 @@
 // disk since, and index.db can be thrown away at any time (state.db, with the
 // tokens, survives it).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexChange } from "../lib/index/indexer";
 import { createToken, verifyToken } from "../lib/store/tokens";
@@ -56,6 +56,27 @@ describe("restart", () => {
     expect(change).toEqual({ changed: ["Garden/Compost.md"], deleted: [], attachments: [] });
     expect(heard).toEqual([change]);
     expect((await reopen()).change).toEqual(NOTHING);
+  });
+
+  test("an edit that kept the size and put the mtime back (rsync -t, cp -p, a sync client) is seen at the next start", async () => {
+    const file = join(root, "Garden/Frost Dates.md");
+    // A whole second, so that the time put back is the very same number (utimes keeps no sub-millisecond part).
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+    utimesSync(file, at, at);
+    expect((await reopen()).change).toEqual(NOTHING);
+    const before = statSync(file);
+    const text = readFileSync(file, "utf8");
+    // Same length, other bytes; then the old times back.
+    const swapped = text.replace(/[a-z]/, (c) => (c === "z" ? "y" : String.fromCharCode(c.charCodeAt(0) + 1)));
+    expect(swapped.length).toBe(text.length);
+    writeFileSync(file, swapped);
+    utimesSync(file, at, at);
+    expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
+    const { change } = await reopen();
+    expect(change.changed).toEqual(["Garden/Frost Dates.md"]);
+    expect((await reopen()).change).toEqual(NOTHING);
+    writeFileSync(file, text);
+    expect((await reopen()).change.changed).toEqual(["Garden/Frost Dates.md"]);
   });
 
   test("a touched file with the same bytes is read but not re-parsed, and not read again next time", async () => {

@@ -9,6 +9,8 @@ export interface KnownNote {
   id: number;
   size: number;
   mtime: number;
+  /** st_ctime as indexed (null on rows indexed before it was kept). */
+  chg: number | null;
   /** Loaded only for notes about to be re-read (knownNotes() leaves it out: 100k hashes cost a restart ~0.1 s). */
   hash?: string;
 }
@@ -17,7 +19,7 @@ type KnownRow = KnownNote & { path: string };
 
 export function knownNotes(db: Database): Map<string, KnownNote> {
   const m = new Map<string, KnownNote>();
-  for (const r of db.query("SELECT id, path, size, mtime FROM notes").all() as KnownRow[]) m.set(r.path, r);
+  for (const r of db.query("SELECT id, path, size, mtime, chg FROM notes").all() as KnownRow[]) m.set(r.path, r);
   return m;
 }
 
@@ -29,9 +31,9 @@ export function knownNotes(db: Database): Map<string, KnownNote> {
 export function knownUnder(db: Database, paths: string[]): Map<string, KnownNote> {
   if (paths.some((p) => p === "" || p === ".")) return knownNotes(db);
   const m = new Map<string, KnownNote>();
-  const one = db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path = ?");
+  const one = db.query("SELECT id, path, size, mtime, chg, hash FROM notes WHERE path = ?");
   // A range, not LIKE, so that the path index is used: '0' sorts right after '/'.
-  const under = db.query("SELECT id, path, size, mtime, hash FROM notes WHERE path >= ? AND path < ?");
+  const under = db.query("SELECT id, path, size, mtime, chg, hash FROM notes WHERE path >= ? AND path < ?");
   for (const p of paths) {
     const r = one.get(p) as KnownRow | null;
     if (r) m.set(r.path, r);
@@ -78,24 +80,33 @@ export interface ListingDiff {
   goneFiles: string[];
 }
 
+/**
+ * Whether a file on disk may differ from its indexed row: size, mtime or status change time moved.
+ * The mtime alone can be put back (rsync -t, cp -p, a sync client) and an edit can keep the size;
+ * st_ctime cannot be set, so it moves with any write (and with a chmod or rename: a read, then the hash decides).
+ */
+export function changedSince(k: { size: number; mtime: number; chg: number | null }, e: FileEntry): boolean {
+  return k.size !== e.size || k.mtime !== e.mtimeMs || k.chg !== e.changeMs;
+}
+
 /** How a whole listing of the disk differs from the index: notes and attachments new or changed (size or mtime), and gone. */
 export function diffListing(db: Database, listing: VaultListing, known: Map<string, KnownNote>): ListingDiff {
   let seen = 0;
   const todo = listing.notes.filter((e) => {
     const k = known.get(e.path);
     if (k) seen++;
-    return !k || k.size !== e.size || k.mtime !== e.mtimeMs;
+    return !k || changedSince(k, e);
   });
   // Every known note was seen on disk (the usual restart): nothing deleted, and no set of 100k paths to build.
   const onDisk = seen === known.size ? null : new Set(listing.notes.map((n) => n.path));
   const deleted = onDisk ? [...known.keys()].filter((p) => !onDisk.has(p)) : [];
   const knownFiles = new Map(
-    (db.query("SELECT path, size, mtime FROM files").all() as { path: string; size: number; mtime: number }[]).map((r) => [r.path, r]),
+    (db.query("SELECT path, size, mtime, chg FROM files").all() as { path: string; size: number; mtime: number; chg: number | null }[]).map((r) => [r.path, r]),
   );
   const filesOnDisk = new Set(listing.attachments.map((a) => a.path));
   const attachments = listing.attachments.filter((a) => {
     const k = knownFiles.get(a.path);
-    return !k || k.size !== a.size || k.mtime !== a.mtimeMs;
+    return !k || changedSince(k, a);
   });
   const goneFiles = [...knownFiles.keys()].filter((p) => !filesOnDisk.has(p));
   return { todo, deleted, attachments, goneFiles };

@@ -35,10 +35,10 @@ export class NoteRows {
   constructor(db: Database) {
     const q = (sql: string) => db.prepare(sql);
     this.st = {
-      insertNote: q(`INSERT INTO notes(id, path, name, folder, title, size, mtime, ctime, hash, frontmatter, tags, aliases, unresolved, out_notes)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ?, unresolved = ?, out_notes = ? WHERE id = ?`),
-      touchNote: q(`UPDATE notes SET size = ?, mtime = ? WHERE id = ?`),
+      insertNote: q(`INSERT INTO notes(id, path, name, folder, title, size, mtime, ctime, chg, hash, frontmatter, tags, aliases, unresolved, out_notes)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, chg = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ?, unresolved = ?, out_notes = ? WHERE id = ?`),
+      touchNote: q(`UPDATE notes SET size = ?, mtime = ?, chg = ? WHERE id = ?`),
       deleteNote: q(`DELETE FROM notes WHERE id = ?`),
       insertLink: q(`INSERT INTO links(note_id, ord, target, target_key, display, kind, heading, block, embed, line, resolved)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -50,7 +50,7 @@ export class NoteRows {
       insertKey: q(`INSERT OR IGNORE INTO name_keys(note_id, key) VALUES (?, ?)`),
       clear: ["links", "tags", "headings", "directives", "mentions", "name_keys"].map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`)),
       deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
-      upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, mime) VALUES (?, ?, ?, ?)`),
+      upsertFile: q(`INSERT OR REPLACE INTO files(path, size, mtime, chg, mime) VALUES (?, ?, ?, ?, ?)`),
       deleteFile: q(`DELETE FROM files WHERE path = ?`),
       linksByKey: q(`SELECT ${LINK_ROW} WHERE l.target_key = ?`),
       unresolvedLinks: q(`SELECT l.target_key AS key, ${LINK_ROW} WHERE l.resolved IS NULL`),
@@ -86,13 +86,13 @@ export class NoteRows {
     const { unresolved, outNotes } = linkCounts(entry.path, p, resolved);
     if (id !== undefined) {
       this.clear(id, fts);
-      this.st.updateNote.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes, id);
+      this.st.updateNote.run(p.title, entry.size, entry.mtimeMs, entry.ctimeMs, entry.changeMs, hash, fm, tags, aliases, unresolved, outNotes, id);
     } else {
       const slash = entry.path.lastIndexOf("/");
       const folder = slash === -1 ? "" : entry.path.slice(0, slash);
       // run() + lastInsertRowid: bun:sqlite's get() on INSERT … RETURNING costs ~0.3 ms a row here.
       id = Number(
-        this.st.insertNote.run(newId ?? null, entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, hash, fm, tags, aliases, unresolved, outNotes)
+        this.st.insertNote.run(newId ?? null, entry.path, noteName(entry.path), folder, p.title, entry.size, entry.mtimeMs, entry.ctimeMs, entry.changeMs, hash, fm, tags, aliases, unresolved, outNotes)
           .lastInsertRowid,
       );
     }
@@ -112,7 +112,7 @@ export class NoteRows {
 
   /** Only the file's size or time moved (same content hash). */
   touch(id: number, entry: FileEntry): void {
-    this.st.touchNote.run(entry.size, entry.mtimeMs, id);
+    this.st.touchNote.run(entry.size, entry.mtimeMs, entry.changeMs, id);
   }
 
   delete(id: number, fts: FtsSink | null = null): void {
@@ -128,7 +128,7 @@ export class NoteRows {
   }
 
   upsertFile(a: FileEntry): void {
-    this.st.upsertFile.run(a.path, a.size, a.mtimeMs, mimeTypeOf(a.path));
+    this.st.upsertFile.run(a.path, a.size, a.mtimeMs, a.changeMs, mimeTypeOf(a.path));
   }
 
   deleteFile(path: string): void {

@@ -110,7 +110,7 @@ export function packBatch(results: ParseResult[], idOf?: Map<string, number>): P
   const bodies: (string | null)[] = [];
   for (const r of results) {
     const e = r.entry;
-    const entry = [e.path, e.size, e.mtimeMs, e.ctimeMs];
+    const entry = [e.path, e.size, e.mtimeMs, e.ctimeMs, e.changeMs];
     const p = r.parsed;
     if (!p) {
       items.push(r.missing ? [0, entry] : [1, entry, r.hash]);
@@ -135,8 +135,8 @@ export function packBatch(results: ParseResult[], idOf?: Map<string, number>): P
 export function unpackBatch(b: PackedBatch, idPaths?: string[]): ParseResult[] {
   const items = JSON.parse(fromUtf8.decode(b.packed)) as unknown[][];
   return items.map((it, i) => {
-    const [path, size, mtimeMs, ctimeMs] = it[1] as [string, number, number, number];
-    const entry: FileEntry = { path, size, mtimeMs, ctimeMs };
+    const [path, size, mtimeMs, ctimeMs, changeMs] = it[1] as [string, number, number, number, number];
+    const entry: FileEntry = { path, size, mtimeMs, ctimeMs, changeMs };
     if (it[0] === 0) return { entry, hash: "", parsed: null, missing: true };
     if (it[0] === 1) return { entry, hash: it[2] as string, parsed: null };
     const [, , hash, ftsSent, title, frontmatter, frontmatterError, tags, aliases, lf, hf, directives, mentions, resolved] = it as [

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { isIgnoredPath, lstatInVault } from "../vault/paths";
 import { isNoteEntry, isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
-import { filesUnder, hasFileRow, notesUnder, type KnownNote, type ListingDiff } from "./known-rows";
+import { changedSince, filesUnder, hasFileRow, notesUnder, type KnownNote, type ListingDiff } from "./known-rows";
 
 /**
  * How some vault-relative paths (files or folders, existing or gone) differ
@@ -52,7 +52,7 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
         attachments.push(entry);
         if (k) deleted.push(rel); // a note grown past the size of a note
       } else {
-        if (!k || named || k.size !== entry.size || k.mtime !== entry.mtimeMs) todo.push(entry);
+        if (!k || named || changedSince(k, entry)) todo.push(entry);
         if (!k && isNotePath(rel) && hasFileRow(db, rel)) goneFiles.push(rel); // back under it
       }
       return;

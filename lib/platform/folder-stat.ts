@@ -25,6 +25,8 @@ export interface EntryStat {
   mtimeMs: number;
   /** The birth time where the file system keeps one, else the ctime: what scan.ts keeps from lstatSync. */
   ctimeMs: number;
+  /** The status change time (st_ctime): moves on every write and cannot be set back, unlike the mtime. */
+  changeMs: number;
 }
 
 /** A folder opened for statting its entries by name (not following symlinks). */
@@ -70,7 +72,7 @@ export function openStatFolder(dirAbs: string): StatFolder | null {
 
 /** The portable way: lstat each entry by its full path. */
 function lstatFolder(dirAbs: string): StatFolder {
-  const out: EntryStat = { kind: ENTRY_OTHER, size: 0, mtimeMs: 0, ctimeMs: 0 };
+  const out: EntryStat = { kind: ENTRY_OTHER, size: 0, mtimeMs: 0, ctimeMs: 0, changeMs: 0 };
   return {
     stat(name) {
       let st;
@@ -84,6 +86,7 @@ function lstatFolder(dirAbs: string): StatFolder {
       out.size = st.size;
       out.mtimeMs = st.mtimeMs;
       out.ctimeMs = st.birthtimeMs || st.ctimeMs;
+      out.changeMs = st.ctimeMs;
       return out;
     },
     close() {},
@@ -107,7 +110,7 @@ function load(): StatAt | null {
   const namePtr = ptr(name);
   const encoder = new TextEncoder();
   const flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
-  const out: EntryStat = { kind: ENTRY_OTHER, size: 0, mtimeMs: 0, ctimeMs: 0 };
+  const out: EntryStat = { kind: ENTRY_OTHER, size: 0, mtimeMs: 0, ctimeMs: 0, changeMs: 0 };
   // As Node and Bun compute Stats' *Ms fields (seconds × 1e3 + nanoseconds / 1e6), so both sides compare equal.
   const ms = (at: number) => (view.getUint32(at, true) + view.getInt32(at + 4, true) * 4294967296) * 1e3 + view.getUint32(at + 8, true) / 1e6;
   const statAt: StatAt = (dirfd, entry) => {
@@ -122,7 +125,8 @@ function load(): StatAt | null {
     out.size = view.getUint32(40, true) + view.getUint32(44, true) * 4294967296;
     out.mtimeMs = ms(112);
     const birth = mask & STATX_BTIME ? ms(80) : 0;
-    out.ctimeMs = birth || ms(96);
+    out.changeMs = ms(96);
+    out.ctimeMs = birth || out.changeMs;
     return out;
   };
   // A seccomp filter or an old kernel refuses statx: find out once.

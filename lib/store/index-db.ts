@@ -89,6 +89,13 @@ const MIGRATIONS = [
   `
   CREATE INDEX notes_path_nocase ON notes(path COLLATE NOCASE);
   `,
+  // Each note's and attachment's status change time (st_ctime), compared with size and mtime by the scan: an edit
+  // that keeps both (a tool restoring the mtime, a same-length edit within the clock's step) moves it. NULL on rows
+  // from before: such a file is read once more (its hash decides) and gets one.
+  `
+  ALTER TABLE notes ADD COLUMN chg REAL;
+  ALTER TABLE files ADD COLUMN chg REAL;
+  `,
 ];
 
 /**

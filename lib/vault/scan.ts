@@ -8,6 +8,8 @@ export interface FileEntry {
   size: number;
   mtimeMs: number;
   ctimeMs: number;
+  /** st_ctime: with size and mtime, what tells the scan a file changed (a tool can put an mtime back, not this). */
+  changeMs: number;
 }
 
 export interface VaultListing {
@@ -33,7 +35,7 @@ export function isNoteEntry(rel: string, size: number): boolean {
 }
 
 function entryOf(rel: string, st: Stats): FileEntry {
-  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs };
+  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs, changeMs: st.ctimeMs };
 }
 
 /**
@@ -57,13 +59,13 @@ export function visitVaultFiles(root: string, file: (rel: string, size: number, 
 interface Visitor {
   folder(rel: string): void;
   /** null: no file is stat'ed (folders only). */
-  file: ((rel: string, size: number, mtimeMs: number, ctimeMs: number) => void) | null;
+  file: ((rel: string, size: number, mtimeMs: number, ctimeMs: number, changeMs: number) => void) | null;
 }
 
 function listInto(out: VaultListing): Visitor {
   return {
     folder: (rel) => void out.folders.push(rel),
-    file: (rel, size, mtimeMs, ctimeMs) => void (isNoteEntry(rel, size) ? out.notes : out.attachments).push({ path: rel, size, mtimeMs, ctimeMs }),
+    file: (rel, size, mtimeMs, ctimeMs, changeMs) => void (isNoteEntry(rel, size) ? out.notes : out.attachments).push({ path: rel, size, mtimeMs, ctimeMs, changeMs }),
   };
 }
 
@@ -119,7 +121,7 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
       } else if (d.isFile() && folder && visit.file) {
         const st = folder.stat(d.name);
         if (st?.kind !== ENTRY_FILE) continue; // gone, or replaced by a link or a folder since readdir
-        visit.file(rel, st.size, st.mtimeMs, st.ctimeMs);
+        visit.file(rel, st.size, st.mtimeMs, st.ctimeMs, st.changeMs);
         // A flat folder of 30k notes must not be one unbroken stretch either.
         if (++files >= 128) {
           yield files;
