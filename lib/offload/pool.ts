@@ -15,6 +15,7 @@ import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { VaultContext } from "../vault-context";
+import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
@@ -36,6 +37,8 @@ const poolSize = () => {
 
 interface Pending {
   id: number;
+  /** Who it is for (lib/offload/caller.ts): workers are handed out in turn between callers. */
+  key: string;
   job: ReadJob;
   resolve(v: unknown): void;
   reject(e: unknown): void;
@@ -64,6 +67,8 @@ export class ReadPool {
   private planSlot: Slot | null = null;
   private ranOn = new Map<ReadJob["kind"], number>();
   private queue: Pending[] = [];
+  /** Jobs in the workers now, per caller. */
+  private busy = new Map<string, number>();
   private nextId = 1;
   private closed = false;
   private inline: boolean;
@@ -92,7 +97,7 @@ export class ReadPool {
     if (signal?.aborted) return Promise.reject(cancelled());
     if (this.inline || this.closed) return new Promise<T>((resolve) => resolve(runJob(this.db, job) as T));
     return new Promise<T>((resolve, reject) => {
-      const p: Pending = { id: this.nextId++, job, resolve: resolve as (v: unknown) => void, reject, signal };
+      const p: Pending = { id: this.nextId++, key: callerKey(), job, resolve: resolve as (v: unknown) => void, reject, signal };
       if (signal) {
         p.onAbort = () => this.abandon(p);
         signal.addEventListener("abort", p.onAbort, { once: true });
@@ -116,9 +121,17 @@ export class ReadPool {
     this.dispatch();
   }
 
+  /** A job left its worker (answered, abandoned or failed). */
+  private left(p: Pending): void {
+    const n = (this.busy.get(p.key) ?? 1) - 1;
+    if (n > 0) this.busy.set(p.key, n);
+    else this.busy.delete(p.key);
+  }
+
   private retire(slot: Slot): void {
     this.slots = this.slots.filter((s) => s !== slot);
     if (this.planSlot === slot) this.planSlot = null;
+    if (slot.current) this.left(slot.current);
     slot.current = null;
     // Unref'd first: a worker still inside a long statement finishes it before it ends, and must not hold the process.
     keepAlive(slot.worker, false);
@@ -154,9 +167,40 @@ export class ReadPool {
     );
   }
 
+  /**
+   * The queue in the order jobs are offered a worker: the callers with the fewest jobs in the workers first,
+   * each caller's jobs in arrival order. A first-come queue let one token's 300 heavy searches stand in front
+   * of everyone's (the person's web search included) until those timed out.
+   */
+  private fairOrder(): Pending[] {
+    if (this.queue.length < 2) return this.queue.slice();
+    const taken = new Map(this.busy);
+    const byKey = new Map<string, Pending[]>();
+    for (const p of this.queue) {
+      const l = byKey.get(p.key);
+      if (l) l.push(p);
+      else byKey.set(p.key, [p]);
+    }
+    const out: Pending[] = [];
+    while (byKey.size) {
+      let best: string | null = null;
+      for (const [k, l] of byKey) {
+        const t = taken.get(k) ?? 0;
+        const bt = best === null ? Infinity : (taken.get(best) ?? 0);
+        if (t < bt || (t === bt && l[0]!.id < byKey.get(best!)![0]!.id)) best = k;
+      }
+      const l = byKey.get(best!)!;
+      out.push(l.shift()!);
+      taken.set(best!, (taken.get(best!) ?? 0) + 1);
+      if (!l.length) byKey.delete(best!);
+    }
+    return out;
+  }
+
   private dispatch(): void {
-    for (let i = 0; i < this.queue.length && !this.closed; ) {
-      const p = this.queue[i]!;
+    const order = this.fairOrder();
+    for (const p of order) {
+      if (this.closed) return;
       let slot: Slot | null;
       try {
         slot = this.slotFor(p.job);
@@ -173,11 +217,9 @@ export class ReadPool {
         }
         return;
       }
-      if (!slot) {
-        i++;
-        continue;
-      }
-      this.queue.splice(i, 1);
+      if (!slot) continue;
+      this.queue.splice(this.queue.indexOf(p), 1);
+      this.busy.set(p.key, (this.busy.get(p.key) ?? 0) + 1);
       slot.current = p;
       keepAlive(slot.worker, true);
       this.ranOn.set(p.job.kind, slot.worker.threadId);
@@ -194,6 +236,7 @@ export class ReadPool {
       const p = slot.current;
       if (!p || p.id !== ev.data.id) return;
       slot.current = null;
+      this.left(p);
       keepAlive(worker, false);
       this.settle(p);
       const r = ev.data;
@@ -217,6 +260,7 @@ export class ReadPool {
 
   close(): void {
     this.closed = true;
+    this.busy.clear();
     for (const p of this.queue.splice(0)) {
       this.settle(p);
       p.reject(cancelled());

@@ -126,15 +126,17 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     await next();
   });
 
-  // Background embedding pauses while a request is in flight (lib/offload/activity.ts).
-  app.use("*", async (_c, next) => {
+  // Background embedding pauses while a request is in flight (lib/offload/activity.ts): an authenticated one.
+  // Counted for every request, a process with no token sending 401s or /health every 100 ms held the
+  // embedding at zero (an audit); the web UI counts its logged-in calls (lib/web/auth.ts).
+  const activity = async (_c: unknown, next: () => Promise<void>) => {
     const done = requestStarted();
     try {
       await next();
     } finally {
       done();
     }
-  });
+  };
 
   app.get("/health", (c) => c.json({ ok: true, state: vault.indexer.status.state }));
 
@@ -156,8 +158,8 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       return info !== null;
     },
   });
-  app.use("/mcp", limitBody, requireToken);
-  app.use("/v1/*", limitBody, requireToken);
+  app.use("/mcp", limitBody, requireToken, activity);
+  app.use("/v1/*", limitBody, requireToken, activity);
 
   // Tool search for HTTP clients (spec/tool-search.md), the same search as the search_tools tool.
   app.post("/v1/tools/search", async (c) => {

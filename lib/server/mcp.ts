@@ -6,6 +6,7 @@
 // client in our tests.
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { asCaller, CallerGate } from "../offload/caller";
 import { ToolError } from "../errors";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
@@ -304,7 +305,24 @@ export class McpDispatcher {
       return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
     }
     try {
-      const value = budget ? await withinBudget(Promise.resolve(tool.handler(parsed.data, ctx)), budget, name, budgetMs) : await tool.handler(parsed.data, ctx);
+      // One token's calls are worked on a few at a time (the rest wait their turn, in order), and what they
+      // queue in the read workers takes turns with other callers' (lib/offload/caller.ts). A long-poll waits
+      // rather than works, so it takes no turn: an agent parked on await_directives can still call.
+      const key = caller.token.name;
+      const work = async () => {
+        const leave =
+          name === "await_directives"
+            ? () => {}
+            : await CALLS.enter(key, ctx.signal).catch(() => {
+                throw new ToolError("timeout", `${name} was cancelled while waiting for this token's earlier calls to finish`);
+              });
+        try {
+          return await asCaller(key, () => tool.handler(parsed.data, ctx));
+        } finally {
+          leave();
+        }
+      };
+      const value = budget ? await withinBudget(work(), budget, name, budgetMs) : await work();
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
       // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
       if (value instanceof JsonText) {
@@ -325,6 +343,12 @@ export class McpDispatcher {
     }
   }
 }
+
+/** Calls one token may have worked on at once (LETTUCE_CALLS_PER_TOKEN, default 8); the rest wait their turn. */
+const CALLS = new CallerGate(() => {
+  const v = Number(process.env.LETTUCE_CALLS_PER_TOKEN);
+  return Number.isInteger(v) && v > 0 ? v : 8;
+});
 
 /** The handler's result, or a `timeout` ToolError once the budget's signal fires (whichever comes first). */
 function withinBudget<T>(work: Promise<T>, budget: AbortSignal, tool: string, ms: number): Promise<T> {

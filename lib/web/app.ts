@@ -10,6 +10,7 @@ import { pendingCount } from "../write/proposals";
 import { noteCount } from "../retrieval/notes";
 import { VERSION } from "../version";
 import type { VaultContext } from "../vault-context";
+import { asCaller } from "../offload/caller";
 import { plainPage, shellHtml, webBundle } from "./assets";
 import { loginRoutes, logout, requireSession, type WebEnv } from "./auth";
 import { WebEvents } from "./events";
@@ -34,6 +35,8 @@ export function mountWebUi(app: Hono<any>, vault: VaultContext): void {
 
   web.get("/login", login);
   web.get("/favicon.ico", (c) => c.body(null, 204));
+  // The person's page is a caller of its own: its reads take turns with each token's in the read workers.
+  web.use("/api/*", (_c, next) => asCaller("web", next));
 
   web.get("/assets/:name", async (c) => {
     const a = (await webBundle()).assets.get(c.req.param("name"));

@@ -7,6 +7,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { VaultContext } from "../vault-context";
+import { requestStarted } from "../offload/activity";
 import { plainPage } from "./assets";
 import { pageHeaders } from "./security";
 import { consumeLoginCode, createSession, csrfMatches, endSession, SESSION_TTL_MS, verifySession, type WebSession } from "./sessions";
@@ -98,7 +99,13 @@ export function requireSession(vault: VaultContext, kind: "api" | "page"): Middl
     }
     c.set("session", session);
     c.set("sessionCookie", cookie);
-    await next();
+    // The person is using the page: background work gives way (lib/offload/activity.ts).
+    const done = requestStarted();
+    try {
+      await next();
+    } finally {
+      done();
+    }
   };
 }
 
