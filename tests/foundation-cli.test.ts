@@ -280,6 +280,46 @@ describe("serve", () => {
 });
 
 describe("stdio", () => {
+  test("a client that sends 600 calls at once and reads slowly gets every answer (stdin is read only as calls are answered)", async () => {
+    const proc = Bun.spawn([BUN, MAIN, "stdio", vault, "--scope", "read"], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    try {
+      const N = 600;
+      const lines = [JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })];
+      for (let i = 1; i <= N; i++) lines.push(JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "list_notes", arguments: { limit: 100 } } }));
+      // Written from one task, read by another, slowly at first: the server must pause and go on, never drop.
+      const writer = (async () => {
+        for (const l of lines) {
+          proc.stdin.write(l + "\n");
+          await proc.stdin.flush();
+        }
+        await proc.stdin.end();
+      })();
+      const seen = new Set<number>();
+      const reader = proc.stdout.getReader();
+      let buf = "";
+      const decoder = new TextDecoder();
+      await Bun.sleep(500);
+      while (seen.size < N + 1) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) !== -1) {
+          const msg = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          expect(msg.error).toBeUndefined();
+          seen.add(msg.id);
+        }
+        if (seen.size < 50) await Bun.sleep(20);
+      }
+      await writer;
+      expect(seen.size).toBe(N + 1);
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  }, 60_000);
+
   test("the SDK's stdio client talks to `lettuce stdio` with the read scope", async () => {
     const transport = new StdioClientTransport({ command: BUN, args: [MAIN, "stdio", vault, "--scope", "read"], cwd: REPO, stderr: "pipe" });
     const c = new Client({ name: "lettuce-stdio-test", version: "1.0.0" });

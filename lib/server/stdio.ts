@@ -6,6 +6,9 @@ import { JSONRPC, McpDispatcher, parseJsonRpc, serialiseResponse, type Caller, t
 
 /** A line longer than this (bytes) is answered with a parse error instead of being parsed (the SDK's stdio buffer limit). */
 export const MAX_STDIO_LINE = 10 * 1024 * 1024;
+// Calls answered at once, and lines read ahead of them.
+const MAX_IN_FLIGHT = 32;
+const MAX_WAITING = 256;
 
 /**
  * Calls `onLine` with each line of `input` (UTF-8, without its "\n"), and `onTooLong`
@@ -68,8 +71,10 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
   const caller: Caller = { token: { name: "stdio", scope } };
+  // Set when stdout's write says the client is not reading (Bun reports no writableLength), until it drains.
+  let unreadAnswers = false;
   const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
-    process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n");
+    if (!process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n")) unreadAnswers = true;
   };
   /** The message on one line, or undefined when the line was answered with a parse error (or is empty). */
   const read = (line: string): unknown => {
@@ -89,20 +94,45 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     if (res !== null) send(res);
   };
   // Messages are answered concurrently, as over HTTP: a slow call does not hold up a ping behind it.
+  // But within bounds: at most MAX_IN_FLIGHT at once, none started while the client leaves answers
+  // unread (stdout's write said so, until it drains), and stdin is not read on while lines wait. A client that sent
+  // 1,500 heavy calls and never read stdout grew the process past 1 GB (an audit).
   const inFlight = new Set<Promise<void>>();
+  const waiting: unknown[] = [];
   // Lines after an initialize wait for it: it decides the protocol version the next messages are held to.
   let initialized: Promise<void> = Promise.resolve();
+  const pump = () => {
+    while (waiting.length && inFlight.size < MAX_IN_FLIGHT && !unreadAnswers) {
+      const msg = waiting.shift();
+      const run = () => answer(msg).catch((e) => console.error("lettuce stdio:", (e as Error).message));
+      const p = isInitialize(msg) ? (initialized = initialized.then(run)) : initialized.then(run);
+      inFlight.add(p);
+      void p.finally(() => {
+        inFlight.delete(p);
+        pump();
+      });
+    }
+    if (waiting.length >= MAX_WAITING) process.stdin.pause();
+    else if (waiting.length < MAX_WAITING / 2) process.stdin.resume();
+  };
+  process.stdout.on("drain", () => {
+    unreadAnswers = false;
+    pump();
+  });
   const onLine = (raw: string) => {
     const msg = read(raw.replace(/\r$/, ""));
     if (msg === undefined) return;
-    const run = () => answer(msg).catch((e) => console.error("lettuce stdio:", (e as Error).message));
-    const p = isInitialize(msg) ? (initialized = initialized.then(run)) : initialized.then(run);
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
+    waiting.push(msg);
+    pump();
   };
   await boundedLines(process.stdin, MAX_STDIO_LINE, onLine, () => send(parseError(`message longer than ${MAX_STDIO_LINE} bytes`))).catch(() => {});
   // stdin closed: the answers to what was already asked still go out.
-  await Promise.all(inFlight);
+  while (waiting.length || inFlight.size) {
+    if ((process.stdout as { destroyed?: boolean }).destroyed) break; // nobody left to answer
+    pump();
+    if (inFlight.size) await Promise.race(inFlight);
+    else await new Promise((r) => process.stdout.once("drain", r));
+  }
 }
 
 const isInitialize = (msg: unknown) => !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "initialize";
