@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { createHttpApp, MAX_BODY_BYTES } from "../lib/server/http";
+import { createHttpApp, MAX_BODY_BYTES, MAX_READ_BODY_BYTES } from "../lib/server/http";
 import { McpDispatcher } from "../lib/server/mcp";
 import { createToken, revokeToken } from "../lib/store/tokens";
 import { ALL_TOOLS } from "../tools";
@@ -239,6 +239,22 @@ describe("HTTP guards", () => {
     expect(res.status).toBe(413);
     // The server is fine afterwards.
     expect((await s.rpc({ jsonrpc: "2.0", id: 2, method: "ping" })).status).toBe(200);
+  });
+
+  test("a read token's cap is 1 MB (it sends queries and ids, not content); a write token's is the full cap", async () => {
+    const padded = (bytes: number) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(bytes) } });
+    const headers = (token: string) => ({ "content-type": "application/json", accept: "application/json", ...bearer(token) });
+    const asRead = await fetch(s.url, { method: "POST", headers: headers(s.tokens.read), body: padded(MAX_READ_BODY_BYTES + 10) });
+    expect(asRead.status).toBe(413);
+    expect(((await asRead.json()) as any).error.message).toContain("read token");
+    const asWrite = await fetch(s.url, { method: "POST", headers: headers(s.tokens.write), body: padded(MAX_READ_BODY_BYTES + 10) });
+    expect(asWrite.status).toBe(200);
+    const small = await fetch(s.url, { method: "POST", headers: headers(s.tokens.read), body: padded(1000) });
+    expect(small.status).toBe(200);
+    // query_database's filters are bounded too: 201 of them is refused before any is looked at.
+    const filters = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`c${i}`, "x"]));
+    const many = await fetch(s.url, { method: "POST", headers: headers(s.tokens.read), body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "query_database", arguments: { databaseId: "x.base", filters } } }) });
+    expect(((await many.json()) as any).error.message).toContain("at most 200 filters");
   });
 
   test("Host or Origin of another site → 403, even with a good token", async () => {

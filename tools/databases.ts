@@ -31,7 +31,8 @@ export const queryDatabaseTool = defineTool({
     databaseId: databaseIdField,
     limit: limitField(50, 500),
     filters: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number(), z.boolean()]))]))
+      .record(z.string().max(200), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number(), z.boolean()])).max(200)]))
+      .refine((f) => Object.keys(f).length <= 200, "at most 200 filters")
       .optional()
       .describe("{columnId: value}; an array for multi-select"),
     fields: z

@@ -11,6 +11,19 @@ import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
 
 export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
+/**
+ * A read token's requests carry queries, paths and ids, never a note's content: 1 MB is far past any of them.
+ * At the 8 MB that writes need, one read token's 7.8 MB bodies (660k filter keys, 7.8 MB of "[") held the
+ * request thread 1-2 s each in JSON.parse and validation (an audit).
+ */
+export const MAX_READ_BODY_BYTES = Number(process.env.LETTUCE_MAX_READ_BODY_BYTES) || 1024 * 1024;
+
+/** The body of a request past what its token's scope may send, or null: by Content-Length before reading, else by its text. */
+function overScopeLimit(scope: string, lengthHeader: string | undefined, text?: string): string | null {
+  if (scope !== "read") return null;
+  const n = text !== undefined ? Buffer.byteLength(text) : Number(lengthHeader);
+  return Number.isFinite(n) && n > MAX_READ_BODY_BYTES ? `Request body over ${MAX_READ_BODY_BYTES} bytes, the most a read token may send` : null;
+}
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
@@ -163,7 +176,10 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
 
   // Tool search for HTTP clients (spec/tool-search.md), the same search as the search_tools tool.
   app.post("/v1/tools/search", async (c) => {
-    const [status, body] = await toolSearchHttp(await c.req.text(), c.get("token").scope);
+    const text = await c.req.text();
+    const over = overScopeLimit(c.get("token").scope, undefined, text);
+    if (over) return c.json({ error: over, kind: "too-large" }, 413);
+    const [status, body] = await toolSearchHttp(text, c.get("token").scope);
     return c.json(body, status as 200);
   });
 
@@ -179,7 +195,12 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     if (pv && !SUPPORTED_PROTOCOL_VERSIONS.includes(pv)) {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Unsupported MCP-Protocol-Version: ${pv}` } }, 400);
     }
+    const scope = c.get("token").scope;
+    const early = overScopeLimit(scope, c.req.header("content-length"));
+    if (early) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: early } }, 413);
     const text = await c.req.text();
+    const late = overScopeLimit(scope, undefined, text);
+    if (late) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: late } }, 413);
     // A batch where the protocol has none, or with too many items, is refused before it is parsed
     // (JSON.parse of a 2.4 MB batch was most of what such a request cost).
     if (/^\s*\[/.test(text)) {
