@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { normalize } from "../lib/providers/types";
 import { dot } from "../lib/semantic/neighbors";
 import { allNoteVectors } from "../lib/semantic/store";
+import { readPool } from "../lib/offload/pool";
 import { describeWithCorpus, DND_SRD, OBSIDIAN_HELP } from "./helpers/corpora";
 import { useEmbeddedVault, wordOverlap } from "./helpers/builtin-model";
 
@@ -102,5 +103,9 @@ describe("find_duplicates when copies are many: five notes with one body among f
     expect(copies.length).toBe(10);
     for (const p of copies) expect(p.similarity).toBeGreaterThanOrEqual(0.9);
     expect(pairs.filter((p) => !p.pathA.startsWith("dups/") || !p.pathB.startsWith("dups/")).map(key)).toEqual([]);
+    // The pair search ran in a read worker, not on the thread that answers requests; so did topic_map's.
+    expect(readPool(v.s.vault).lastWorker("duplicatePairs")).toBeNumber();
+    await v.s.call("topic_map", {});
+    expect(readPool(v.s.vault).lastWorker("topicGroups")).toBeNumber();
   }, 600_000);
 });

@@ -70,7 +70,7 @@ export const findDuplicatesTool = defineTool({
     limit: limitField(100, 5000),
   }),
   async handler({ threshold, limit }, ctx) {
-    return findDuplicates(service(ctx, "find_duplicates"), threshold, limit);
+    return findDuplicates(service(ctx, "find_duplicates"), threshold, limit, ctx.signal);
   },
 });
 
@@ -89,7 +89,7 @@ export const topicMapTool = defineTool({
     max_notes: z.number().int().min(1).max(1000).default(10).describe("Paths shown per cluster"),
   }),
   async handler({ threshold, min_size, limit, offset, max_notes }, ctx) {
-    return topicMap(service(ctx, "topic_map"), { threshold, minSize: min_size, limit, offset, maxNotes: max_notes });
+    return topicMap(service(ctx, "topic_map"), { threshold, minSize: min_size, limit, offset, maxNotes: max_notes }, ctx.signal);
   },
 });
 

@@ -14,6 +14,7 @@ import { resolveFromIndexed } from "../render/link-table";
 import { renderLinks } from "../retrieval/links";
 import { renderForWire } from "./json-text";
 import { splitNotes, type SplitJob } from "../semantic/split-notes";
+import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
 
 // search, graph and lint answer with their tool result already as JSON text (see
@@ -27,7 +28,9 @@ export type ReadJob =
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
   | { kind: "renderNote"; root: string; path: string; content: string }
-  | { kind: "splitNotes"; job: SplitJob };
+  | { kind: "splitNotes"; job: SplitJob }
+  | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
+  | { kind: "topicGroups"; vectors: PackedVectors; cut: number };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -61,6 +64,11 @@ export function runJob(db: Database, job: ReadJob): unknown {
       const { renderNote } = require("../render/note-html") as typeof import("../render/note-html");
       return renderNote(job.root, resolveFromIndexed(renderLinks(db, job.path)), job.path, job.content);
     }
+    case "duplicatePairs":
+      // find_duplicates' pair search over the note vectors the caller read (lib/semantic/pair-jobs.ts).
+      return duplicatePairs(job.vectors, job.threshold, job.limit);
+    case "topicGroups":
+      return topicGroups(job.vectors, job.cut);
     case "splitNotes":
       // A background embedding pass's splitting (lib/semantic/split-notes.ts), kept off the request thread.
       return splitNotes(db, job.job);

@@ -14,6 +14,7 @@ import type { Rule } from "../hygiene/lint-config";
 import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
+import type { PackedVectors } from "../semantic/pair-jobs";
 import type { VaultContext } from "../vault-context";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
@@ -28,7 +29,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks", "splitNotes"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups"]);
 
 const poolSize = () => {
   const v = process.env.LETTUCE_READ_WORKERS;
@@ -310,6 +311,11 @@ export const offloaded = {
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
+  /** find_duplicates' and topic_map's whole-vault passes over note vectors (lib/semantic/pair-jobs.ts). */
+  duplicatePairs: (vault: VaultContext, vectors: PackedVectors, threshold: number, limit: number, signal?: AbortSignal) =>
+    readPool(vault).run<{ a: number; b: number; similarity: number }[]>({ kind: "duplicatePairs", vectors, threshold, limit }, signal),
+  topicGroups: (vault: VaultContext, vectors: PackedVectors, cut: number, signal?: AbortSignal) =>
+    readPool(vault).run<number[][]>({ kind: "topicGroups", vectors, cut }, signal),
   /** A note as sanitised HTML; rejects with kind "timeout" when `signal` fires first (the worker is then retired). */
   renderNote: (vault: VaultContext, path: string, content: string, signal?: AbortSignal) =>
     readPool(vault).run<string>({ kind: "renderNote", root: vault.root, path, content }, signal),

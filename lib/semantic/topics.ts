@@ -3,8 +3,8 @@
 // (so that the spec's default 0.9 means "near-duplicate" for every provider).
 import type { Database } from "bun:sqlite";
 import { normalize } from "../providers/types";
-import { calibrated } from "./calibrate";
-import { similarGroups, similarPairs } from "./neighbors";
+import { offloaded } from "../offload/pool";
+import { packVectors } from "./pair-jobs";
 import { partialOf } from "./search";
 import type { EmbeddingProgress, SemanticService } from "./service";
 import { allNoteVectors } from "./store";
@@ -44,8 +44,8 @@ export interface TopicMapOptions {
   maxNotes: number;
 }
 
-/** Note vectors (exact float32, calibrated, unit length; `raw`: as the model gave them, unit length) with their paths, in note-id order. */
-function noteVectors(db: Database, directions?: number): { ids: number[]; paths: string[]; vectors: Float32Array[]; raw: Float32Array[] } {
+/** Note vectors as the model gave them (exact float32, unit length) with their paths, in note-id order. */
+function noteVectors(db: Database): { ids: number[]; paths: string[]; raw: Float32Array[] } {
   const paths = new Map((db.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
   const ids: number[] = [];
   const raw: Float32Array[] = [];
@@ -54,7 +54,7 @@ function noteVectors(db: Database, directions?: number): { ids: number[]; paths:
     ids.push(r.noteId);
     raw.push(normalize(r.vector));
   }
-  return { ids, paths: ids.map((id) => paths.get(id)!), vectors: calibrated(raw, directions), raw };
+  return { ids, paths: ids.map((id) => paths.get(id)!), raw };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
@@ -77,45 +77,24 @@ export function topicCut(threshold: number): number {
   return Math.max(-1, 1 - TOPIC_SPREAD * (1 - threshold));
 }
 
-/**
- * Copies the calibration cannot hide. Calibrating takes away the directions the vault varies most along, and a
- * group of copies (notes made from one template, a page pasted into five folders) can be such a direction:
- * with it removed the copies no longer looked alike (5 copies among 20 notes: no pair found, even at
- * threshold 0). Centred only, without that step, copies stay near 1 while unrelated notes reach 0.92 at most
- * (the built-in model on Obsidian Help). So a second pair search runs on the centred vectors, and a pair's
- * similarity is the larger of its calibrated one and its centred cosine rescaled so that CENTRED_FLOOR is 0
- * (0.98 → 0.9; 0.92 → 0.6). Raw cosines would not do: in the model's narrow cone the pair search's buckets
- * do not separate (10× the time, measured), and unrelated notes reach 0.97 there.
- */
-const CENTRED_FLOOR = 0.8;
-const CENTRED_CUT_LEAST = 0.9;
-
-export async function findDuplicates(svc: SemanticService, threshold: number, limit: number): Promise<DuplicatePair[]> {
+export async function findDuplicates(svc: SemanticService, threshold: number, limit: number, signal?: AbortSignal): Promise<DuplicatePair[]> {
   // During a background build the pairs come from the notes embedded so far (the spec's bare array has no
   // room for a partial flag; get_vault_info.embedding shows the progress).
   await svc.freshness();
-  const { paths, vectors, raw } = noteVectors(svc.vault.indexDb);
-  const best = new Map<number, { a: number; b: number; similarity: number }>();
-  const take = (a: number, b: number, similarity: number) => {
-    const key = a * paths.length + b;
-    const had = best.get(key);
-    if (!had || had.similarity < similarity) best.set(key, { a, b, similarity });
-  };
-  for (const p of similarPairs(vectors, threshold, limit)) take(p.a, p.b, p.similarity);
-  const centredCut = Math.max(CENTRED_CUT_LEAST, CENTRED_FLOOR + threshold * (1 - CENTRED_FLOOR));
-  for (const p of similarPairs(calibrated(raw, 0), centredCut, limit)) take(p.a, p.b, (p.similarity - CENTRED_FLOOR) / (1 - CENTRED_FLOOR));
-  return [...best.values()]
-    .filter((p) => p.similarity >= threshold)
-    .sort((x, y) => y.similarity - x.similarity || x.a - y.a || x.b - y.b)
-    .slice(0, limit)
-    .map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
+  const { paths, raw } = noteVectors(svc.vault.indexDb);
+  const pairs = await offloaded.duplicatePairs(svc.vault, packVectors(raw), threshold, limit, signal);
+  return pairs.map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
 }
 
-export async function topicMap(svc: SemanticService, { threshold, minSize, limit, offset, maxNotes }: TopicMapOptions): Promise<TopicMap & { partial?: true; progress?: EmbeddingProgress }> {
+export async function topicMap(
+  svc: SemanticService,
+  { threshold, minSize, limit, offset, maxNotes }: TopicMapOptions,
+  signal?: AbortSignal,
+): Promise<TopicMap & { partial?: true; progress?: EmbeddingProgress }> {
   const { building } = await svc.freshness();
   const db = svc.vault.indexDb;
-  const { ids, paths, vectors } = noteVectors(db, 0);
-  const groups = similarGroups(vectors, topicCut(threshold)).filter((g) => g.length >= Math.max(2, minSize));
+  const { ids, paths, raw } = noteVectors(db);
+  const groups = (await offloaded.topicGroups(svc.vault, packVectors(raw), topicCut(threshold), signal)).filter((g) => g.length >= Math.max(2, minSize));
   const tagsOf = new Map<number, string[]>();
   for (const r of db.query("SELECT id, tags FROM notes").all() as { id: number; tags: string }[]) tagsOf.set(r.id, JSON.parse(r.tags));
   const inLinks = db.query("SELECT DISTINCT n.path AS source FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ?");
