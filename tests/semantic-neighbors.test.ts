@@ -181,6 +181,7 @@ test("a pair search's working memory is given back: repeated calls on a large se
     peak = Math.max(peak, process.memoryUsage().rss - before);
   }
   // Measured: a peak growth of 36 MB with the collection, 207 MB without it (copies pile up call after
-  // call). The bound sits between them: at 60 MB after four calls, one full run crossed it (64 MB).
-  expect(peak).toBeLessThan(100 * 2 ** 20);
+  // call: 8 × 35 MB). The bound sits between them: at 60 MB after four calls, one full run crossed it
+  // (64 MB); at 100 MB, one run inside the plain-storage suite's single process did (108 MB).
+  expect(peak).toBeLessThan(150 * 2 ** 20);
 }, 120_000);

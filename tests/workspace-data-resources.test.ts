@@ -3,7 +3,7 @@
 // the resources/* methods per the MCP specification, and the conformance
 // suite's resources-list scenario.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startAuthProxy, type AuthProxy } from "./helpers/auth-proxy";
 import { BUN } from "./helpers/cli";
@@ -113,6 +113,14 @@ describe("resources on a project vault", () => {
       return r.changes.some((c: any) => c.id === "Projects/Lettuce.md") ? r : undefined;
     }, { what: "the watcher" });
     expect(res!.changes.map((c: any) => c.id)).toEqual(["Projects/Lettuce.md"]);
+    // The digest is kept between reads (it cost ~20 ms each) but never outlives a change: a new note is in the next one.
+    const [again] = await readAllDigestPages(s);
+    expect(again).toBe((await readAllDigestPages(s))[0]);
+    writeFileSync(join(root, "Projects/Digest cache check.md"), "# Digest cache check\n");
+    await waitFor(async () => (await readAllDigestPages(s)).join("\n").includes("Digest cache check.md"), { what: "the new note in the digest" });
+    expect((await readAllDigestPages(s)).join("\n")).not.toContain(cursor);
+    rmSync(join(root, "Projects/Digest cache check.md"));
+    await s.vault.settle();
   });
 
   test("the conformance suite's resources-list scenario passes", async () => {
