@@ -32,6 +32,7 @@ export class CallerGate {
   async enter(key: string, signal?: AbortSignal): Promise<() => void> {
     const n = this.running.get(key) ?? 0;
     if (n < this.limit()) this.running.set(key, n + 1);
+    else if (signal?.aborted) throw signal.reason;
     else {
       await new Promise<void>((resolve, reject) => {
         const q = this.waiting.get(key) ?? [];
