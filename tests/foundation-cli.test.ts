@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../lib/cli/run";
 import { openStateDb } from "../lib/store/state-db";
@@ -280,6 +280,22 @@ describe("serve", () => {
 });
 
 describe("stdio", () => {
+  test("answers still queued when stdin ends all go out before the process exits", async () => {
+    const lines = [JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })];
+    // Answers of ~400 KB each: 16 MB in all, far past what a pipe holds.
+    const big = copyVault();
+    writeFileSync(join(big, "Big.md"), "# Big\n\n" + "A line of the big note, long enough to add up.\n".repeat(8000));
+    for (let i = 1; i <= 40; i++) lines.push(JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "read_note", arguments: { path: "Big.md" } } }));
+    const proc = Bun.spawn([BUN, MAIN, "stdio", big, "--scope", "read"], { cwd: REPO, stdin: new Blob([lines.join("\n") + "\n"]), stdout: "pipe", stderr: "ignore" });
+    // Nobody reads for a while: the answers (far past a pipe's 64 KB) wait in the process, stdin long closed.
+    await Bun.sleep(1500);
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    const ids = out.trim().split("\n").map((l) => JSON.parse(l).id);
+    expect(new Set(ids).size).toBe(41);
+    rmSync(big, { recursive: true, force: true });
+  }, 60_000);
+
   test("a client that sends 600 calls at once and reads slowly gets every answer (stdin is read only as calls are answered)", async () => {
     const proc = Bun.spawn([BUN, MAIN, "stdio", vault, "--scope", "read"], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
     try {

@@ -2,7 +2,7 @@
 // success and error kinds, scope refusals, byte-for-byte preservation, and
 // the index reflecting each write before the call returns.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listEdits } from "../lib/write/edits";
 import { localDate } from "../lib/write/text";
@@ -331,6 +331,19 @@ describe("move_note", () => {
     expect(file("Inbox/Links.md")).toBe("# Upper\n\nsee [[Goal]] upper\n");
     expect(file("Inbox/links.md")).toBe("# lower\n\nsee [[Goal]] lower\n");
     for (const f of ["Inbox/Goal.md", "Inbox/Links.md", "Inbox/links.md"]) rmSync(join(s.root, f));
+    await s.vault.indexer.fullScan();
+  });
+
+  test("moving a note that two hard-linked notes link to: the batch takes them as two files, not one", async () => {
+    writeFileSync(join(s.root, "Inbox/Aim.md"), "# Aim\n");
+    writeFileSync(join(s.root, "Inbox/HardA.md"), "See [[Aim]].\n");
+    linkSync(join(s.root, "Inbox/HardA.md"), join(s.root, "Inbox/HardB.md"));
+    await s.vault.indexer.fullScan();
+    const res = await s.call("move_note", { from: "Inbox/Aim.md", to: "Inbox/Goal.md" });
+    expect(res.path).toBe("Inbox/Goal.md");
+    expect(file("Inbox/HardA.md")).toBe("See [[Goal]].\n");
+    expect(file("Inbox/HardB.md")).toBe("See [[Goal]].\n");
+    for (const f of ["Inbox/Goal.md", "Inbox/HardA.md", "Inbox/HardB.md"]) rmSync(join(s.root, f));
     await s.vault.indexer.fullScan();
   });
 

@@ -4,6 +4,7 @@
 // limit of the model-spending tools. One per VaultContext, made on first use.
 import { ToolError } from "../errors";
 import { backgroundWaiting, holdForeground, whenQuiet } from "../offload/activity";
+import { asCaller } from "../offload/caller";
 import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta } from "../store/index-db";
@@ -309,7 +310,8 @@ export class SemanticService {
 
   private startBackground(): void {
     if (this.running || this.closed) return;
-    this.reconcileNow(undefined, { background: true }).catch((e) => {
+    // A pass a tool call happens to start is still background work, not that token's (lib/offload/caller.ts).
+    asCaller("background", () => this.reconcileNow(undefined, { background: true })).catch((e) => {
       const msg = (e as Error).message;
       if (msg !== this.lastError && !this.closed) console.error(`lettuce: background embedding stopped: ${msg}`);
       this.lastError = msg;

@@ -127,11 +127,20 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   };
   await boundedLines(process.stdin, MAX_STDIO_LINE, onLine, () => send(parseError(`message longer than ${MAX_STDIO_LINE} bytes`))).catch(() => {});
   // stdin closed: the answers to what was already asked still go out.
-  while (waiting.length || inFlight.size) {
+  const flushed = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        for (const e of ["drain", "close", "error"]) process.stdout.off(e, done);
+        resolve();
+      };
+      for (const e of ["drain", "close", "error"]) process.stdout.on(e, done);
+    });
+  while (waiting.length || inFlight.size || unreadAnswers) {
     if ((process.stdout as { destroyed?: boolean }).destroyed) break; // nobody left to answer
     pump();
     if (inFlight.size) await Promise.race(inFlight);
-    else await new Promise((r) => process.stdout.once("drain", r));
+    // Answers still queued for a client that has not read them: the process must not exit before they are out.
+    else await flushed();
   }
 }
 

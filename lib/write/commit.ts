@@ -145,9 +145,9 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   }
 
   // From here to the renames: synchronous, so nothing in this process interleaves.
-  // file -> hash and identity of what is there after the changes so far. A file is keyed by its device and
-  // inode when it exists, so that two spellings of one file (a disk that ignores case) share an entry and two
-  // files whose names differ only in case (a disk that keeps both) do not: keyed by the lower-cased path, the
+  // file -> hash and identity of what is there after the changes so far. A file is keyed by its device, inode
+  // and lower-cased name when it exists, so that two spellings of one file (a disk that ignores case) share an
+  // entry and two files whose names differ only in case (a disk that keeps both) do not: keyed by the lower-cased path, the
   // second twin was checked against the first's hash, and every move_note whose links both twins held failed
   // as a conflict. A path with nothing there is keyed by its exact spelling.
   type Known = { hash: string | null; id: FileIdentity | null };
@@ -158,7 +158,9 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     if (k === undefined) {
       const r = dirOf(rel, false).read(split(rel).name);
       const state: Known = r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id };
-      k = state.id ? `${state.id.dev}:${state.id.ino}` : `path:${rel}`;
+      // The inode joins two spellings of one name (a disk that ignores case), never two names: hard-linked
+      // notes are two files to this batch (a write replaces one name's inode, the other keeps the old text).
+      k = state.id ? `${state.id.dev}:${state.id.ino}:${rel.toLowerCase()}` : `path:${rel}`;
       keys.set(rel, k);
       if (!known.has(k)) known.set(k, state);
     }
