@@ -2,7 +2,7 @@
 // creates, deletes and renames made on disk while it runs, and while it is
 // stopped; a rebuilt index re-reports nothing; cursors page and resume.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { appendFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { appendFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
@@ -126,6 +126,27 @@ describe("change feed on a running server", () => {
     const future = await s.call("get_changes_since", { since: "2999-01-01T00:00:00Z" });
     expect(future.changes).toEqual([]);
     expect(typeof future.nextCursor).toBe("string");
+  });
+
+  test("the feed is chronological: a note moved or copied with an old mtime is dated when it was seen, never before `since`", async () => {
+    await nextSecond(Date.now());
+    const t0 = new Date().toISOString();
+    write(root, "Inbox/Fresh.md", "# Fresh\n");
+    write(root, "Inbox/Old copy.md", "# Old copy\n");
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(join(root, "Inbox/Old copy.md"), hourAgo, hourAgo);
+    await s.vault.settle();
+    const res = await waitFor(async () => {
+      const r = await s.call("get_changes_since", { since: t0 });
+      const ids = r.changes.map((c: any) => c.id);
+      return ids.includes("Inbox/Fresh.md") && ids.includes("Inbox/Old copy.md") ? r : null;
+    }, { what: "the watcher" });
+    const times = res.changes.map((c: any) => Date.parse(c.updatedAt));
+    // (A file's mtime comes from the kernel's coarse clock: a few ms behind Date.now() at most.)
+    for (const c of res.changes.filter((c: any) => c.id === "Inbox/Fresh.md" || c.id === "Inbox/Old copy.md")) {
+      expect(Date.parse(c.updatedAt), c.id).toBeGreaterThanOrEqual(Date.parse(t0) - 50);
+    }
+    expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
   test("write tools count too", async () => {

@@ -122,12 +122,27 @@ export class ChangeJournal {
            created_seq = CASE WHEN ?4 = 'created' THEN ?10 ELSE created_seq END`,
       );
       const tombstone = this.db.query("UPDATE change_journal SET seq = ?, change = 'deleted', hash = NULL, updated_at = ?, seen_at = ? WHERE id = ?");
-      for (const item of live) {
+      // The feed is chronological (the spec): updatedAt never goes back along it. A change is dated by its
+      // file's mtime, in mtime order within a pass, unless that mtime is older than the last change already
+      // dated (a note moved or copied with its old time, git checking out an old file): then by when it was
+      // seen. A moved note's "created" said six minutes before the `since` it was asked for (an audit).
+      let last = (this.db.query("SELECT coalesce(max(updated_at), 0) AS t FROM change_journal").get() as { t: number }).t;
+      const changed = live.filter((item) => {
         const prev = known.get(item.id);
-        if (prev && prev.change !== "deleted" && prev.hash === item.hash) continue;
+        return !(prev && prev.change !== "deleted" && prev.hash === item.hash);
+      });
+      // Those dated by their mtime first, in its order; then those older than the feed's last date, dated now.
+      const start = last;
+      const old = (i: LiveItem) => (Math.min(now, Math.round(i.mtime)) < start ? 1 : 0);
+      changed.sort((a, b) => old(a) - old(b) || a.mtime - b.mtime);
+      for (const item of changed) {
+        const prev = known.get(item.id);
         const change = !prev || prev.change === "deleted" ? "created" : "updated";
+        const mtime = Math.min(now, Math.round(item.mtime));
+        const at = mtime >= last ? mtime : now;
+        last = Math.max(last, at);
         seq++;
-        upsert.run(item.id, item.kind, seq, change, item.title, item.hash, item.databaseId, Math.min(now, Math.round(item.mtime)), now, seq);
+        upsert.run(item.id, item.kind, seq, change, item.title, item.hash, item.databaseId, at, now, seq);
         written++;
       }
       for (const id of gone) {
