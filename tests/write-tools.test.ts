@@ -321,31 +321,24 @@ describe("move_note", () => {
     expect(out.items.map((l: any) => l.resolvedPath).sort()).toEqual(["Recipes/Lettuce Soup.md", "Recipes/Menemen.md"]);
   });
 
-  test("moving a note that two case twins link to rewrites both twins' links, each in its own file", async () => {
-    writeFileSync(join(s.root, "Inbox/Aim.md"), "# Aim\n");
-    writeFileSync(join(s.root, "Inbox/Links.md"), "# Upper\n\nsee [[Aim]] upper\n");
-    writeFileSync(join(s.root, "Inbox/links.md"), "# lower\n\nsee [[Aim]] lower\n");
-    await s.vault.indexer.fullScan();
-    const res = await s.call("move_note", { from: "Inbox/Aim.md", to: "Inbox/Goal.md" });
-    expect(res.path).toBe("Inbox/Goal.md");
-    expect(file("Inbox/Links.md")).toBe("# Upper\n\nsee [[Goal]] upper\n");
-    expect(file("Inbox/links.md")).toBe("# lower\n\nsee [[Goal]] lower\n");
-    for (const f of ["Inbox/Goal.md", "Inbox/Links.md", "Inbox/links.md"]) rmSync(join(s.root, f));
-    await s.vault.indexer.fullScan();
-  });
-
-  test("moving a note that two hard-linked notes link to: the batch takes them as two files, not one", async () => {
-    writeFileSync(join(s.root, "Inbox/Aim.md"), "# Aim\n");
-    writeFileSync(join(s.root, "Inbox/HardA.md"), "See [[Aim]].\n");
-    linkSync(join(s.root, "Inbox/HardA.md"), join(s.root, "Inbox/HardB.md"));
-    await s.vault.indexer.fullScan();
-    const res = await s.call("move_note", { from: "Inbox/Aim.md", to: "Inbox/Goal.md" });
-    expect(res.path).toBe("Inbox/Goal.md");
-    expect(file("Inbox/HardA.md")).toBe("See [[Goal]].\n");
-    expect(file("Inbox/HardB.md")).toBe("See [[Goal]].\n");
-    for (const f of ["Inbox/Goal.md", "Inbox/HardA.md", "Inbox/HardB.md"]) rmSync(join(s.root, f));
-    await s.vault.indexer.fullScan();
-  });
+  // Two linking notes the write batch must take as two files: case twins on a disk that keeps both, and two
+  // names of one hard-linked file (a write replaces one name's file; the other keeps the old text).
+  for (const [what, a, b, make] of [
+    ["two case twins", "Inbox/Links.md", "Inbox/links.md", (x: string, y: string) => (writeFileSync(x, "See [[Aim]].\n"), writeFileSync(y, "See [[Aim]].\n"))],
+    ["two hard-linked notes", "Inbox/HardA.md", "Inbox/HardB.md", (x: string, y: string) => (writeFileSync(x, "See [[Aim]].\n"), linkSync(x, y))],
+  ] as const) {
+    test(`moving a note that ${what} link to rewrites the link in both, each in its own file`, async () => {
+      writeFileSync(join(s.root, "Inbox/Aim.md"), "# Aim\n");
+      make(join(s.root, a), join(s.root, b));
+      await s.vault.indexer.fullScan();
+      const res = await s.call("move_note", { from: "Inbox/Aim.md", to: "Inbox/Goal.md" });
+      expect(res.path).toBe("Inbox/Goal.md");
+      expect(file(a)).toBe("See [[Goal]].\n");
+      expect(file(b)).toBe("See [[Goal]].\n");
+      for (const f of ["Inbox/Goal.md", a, b]) rmSync(join(s.root, f));
+      await s.vault.indexer.fullScan();
+    });
+  }
 
   test("a twin that differs only in letter case is another note: never overwritten; a real case-only rename works", async () => {
     // Two notes on a case-sensitive disk, as a person's sync tool can leave them; and a folder twin.

@@ -17,6 +17,10 @@ export interface KnownNote {
 
 type KnownRow = KnownNote & { path: string };
 
+// Paths under a folder as a range, not LIKE, so that the path index is used: '0' sorts right after '/'.
+const UNDER = "path >= ? AND path < ?";
+const underBounds = (rel: string): [string, string] => [rel + "/", rel + "0"];
+
 export function knownNotes(db: Database): Map<string, KnownNote> {
   const m = new Map<string, KnownNote>();
   for (const r of db.query("SELECT id, path, size, mtime, chg FROM notes").all() as KnownRow[]) m.set(r.path, r);
@@ -32,12 +36,11 @@ export function knownUnder(db: Database, paths: string[]): Map<string, KnownNote
   if (paths.some((p) => p === "" || p === ".")) return knownNotes(db);
   const m = new Map<string, KnownNote>();
   const one = db.query("SELECT id, path, size, mtime, chg, hash FROM notes WHERE path = ?");
-  // A range, not LIKE, so that the path index is used: '0' sorts right after '/'.
-  const under = db.query("SELECT id, path, size, mtime, chg, hash FROM notes WHERE path >= ? AND path < ?");
+  const under = db.query(`SELECT id, path, size, mtime, chg, hash FROM notes WHERE ${UNDER}`);
   for (const p of paths) {
     const r = one.get(p) as KnownRow | null;
     if (r) m.set(r.path, r);
-    for (const u of under.all(p + "/", p + "0") as KnownRow[]) m.set(u.path, u);
+    for (const u of under.all(...underBounds(p)) as KnownRow[]) m.set(u.path, u);
   }
   return m;
 }
@@ -47,17 +50,17 @@ export function hasFileRow(db: Database, rel: string): boolean {
   return db.query("SELECT 1 FROM files WHERE path = ?").get(rel) !== null;
 }
 
-/** Attachments indexed under a folder ("" = the vault). A range, not LIKE: the path index is used ('0' sorts right after '/'). */
-export function filesUnder(db: Database, rel: string): string[] {
-  const rows = rel === "" ? db.query("SELECT path FROM files").all() : db.query("SELECT path FROM files WHERE path >= ? AND path < ?").all(rel + "/", rel + "0");
+/** The paths a table (notes or files) holds under a folder ("" = the vault). */
+function pathsUnder(db: Database, table: "notes" | "files", rel: string): string[] {
+  const rows = rel === "" ? db.query(`SELECT path FROM ${table}`).all() : db.query(`SELECT path FROM ${table} WHERE ${UNDER}`).all(...underBounds(rel));
   return (rows as { path: string }[]).map((r) => r.path);
 }
 
-/** Notes indexed under a folder ("" = the vault), by the same range. */
-export function notesUnder(db: Database, rel: string): string[] {
-  const rows = rel === "" ? db.query("SELECT path FROM notes").all() : db.query("SELECT path FROM notes WHERE path >= ? AND path < ?").all(rel + "/", rel + "0");
-  return (rows as { path: string }[]).map((r) => r.path);
-}
+/** Attachments indexed under a folder ("" = the vault). */
+export const filesUnder = (db: Database, rel: string) => pathsUnder(db, "files", rel);
+
+/** Notes indexed under a folder ("" = the vault). */
+export const notesUnder = (db: Database, rel: string) => pathsUnder(db, "notes", rel);
 
 /** A note's stored hash, looked up only when the note is about to be re-read. */
 export function hashLookup(db: Database): (k: KnownNote | undefined) => string | null {

@@ -1,10 +1,11 @@
 // find_duplicates' and topic_map's whole-vault passes over note vectors: calibration and the pair search.
 // Pure functions of the vectors, so that they run in a read worker (lib/offload/jobs.ts): on the event loop a
 // call took 1.3-1.7 s on obsidian-hub, and four calls at once kept every other caller waiting ~11 s (an audit).
+import { normalize } from "../providers/types";
 import { calibrated } from "./calibrate";
 import { similarGroups, similarPairs } from "./neighbors";
 
-/** Unit note vectors, packed one after another (dim floats each) to cross to a worker in one piece. */
+/** Note vectors, packed one after another (dim floats each) to cross to a worker in one piece. */
 export interface PackedVectors {
   flat: Float32Array;
   dim: number;
@@ -17,9 +18,10 @@ export function packVectors(vectors: Float32Array[]): PackedVectors {
   return { flat, dim };
 }
 
+/** The packed vectors as unit vectors (views into the array, normalised in place). */
 function unpack({ flat, dim }: PackedVectors): Float32Array[] {
   const n = dim ? flat.length / dim : 0;
-  return Array.from({ length: n }, (_, i) => flat.subarray(i * dim, (i + 1) * dim));
+  return Array.from({ length: n }, (_, i) => normalize(flat.subarray(i * dim, (i + 1) * dim)));
 }
 
 /**

@@ -2,9 +2,8 @@
 // pair search of neighbors.ts, on the calibrated similarity of ./calibrate.ts
 // (so that the spec's default 0.9 means "near-duplicate" for every provider).
 import type { Database } from "bun:sqlite";
-import { normalize } from "../providers/types";
 import { offloaded } from "../offload/pool";
-import { packVectors } from "./pair-jobs";
+import { packVectors, type PackedVectors } from "./pair-jobs";
 import { partialOf } from "./search";
 import type { EmbeddingProgress, SemanticService } from "./service";
 import { allNoteVectors } from "./store";
@@ -44,17 +43,20 @@ export interface TopicMapOptions {
   maxNotes: number;
 }
 
-/** Note vectors as the model gave them (exact float32, unit length) with their paths, in note-id order. */
-function noteVectors(db: Database): { ids: number[]; paths: string[]; raw: Float32Array[] } {
+/**
+ * Note vectors as the model gave them with their paths, in note-id order, packed for the worker that
+ * searches them (which normalises them: the request thread only copies).
+ */
+function noteVectors(db: Database): { ids: number[]; paths: string[]; packed: PackedVectors } {
   const paths = new Map((db.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
   const ids: number[] = [];
-  const raw: Float32Array[] = [];
+  const vectors: Float32Array[] = [];
   for (const r of allNoteVectors(db)) {
     if (!paths.has(r.noteId)) continue;
     ids.push(r.noteId);
-    raw.push(normalize(r.vector));
+    vectors.push(r.vector);
   }
-  return { ids, paths: ids.map((id) => paths.get(id)!), raw };
+  return { ids, paths: ids.map((id) => paths.get(id)!), packed: packVectors(vectors) };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
@@ -81,8 +83,8 @@ export async function findDuplicates(svc: SemanticService, threshold: number, li
   // During a background build the pairs come from the notes embedded so far (the spec's bare array has no
   // room for a partial flag; get_vault_info.embedding shows the progress).
   await svc.freshness();
-  const { paths, raw } = noteVectors(svc.vault.indexDb);
-  const pairs = await offloaded.duplicatePairs(svc.vault, packVectors(raw), threshold, limit, signal);
+  const { paths, packed } = noteVectors(svc.vault.indexDb);
+  const pairs = await offloaded.duplicatePairs(svc.vault, packed, threshold, limit, signal);
   return pairs.map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
 }
 
@@ -93,8 +95,8 @@ export async function topicMap(
 ): Promise<TopicMap & { partial?: true; progress?: EmbeddingProgress }> {
   const { building } = await svc.freshness();
   const db = svc.vault.indexDb;
-  const { ids, paths, raw } = noteVectors(db);
-  const groups = (await offloaded.topicGroups(svc.vault, packVectors(raw), topicCut(threshold), signal)).filter((g) => g.length >= Math.max(2, minSize));
+  const { ids, paths, packed } = noteVectors(db);
+  const groups = (await offloaded.topicGroups(svc.vault, packed, topicCut(threshold), signal)).filter((g) => g.length >= Math.max(2, minSize));
   const tagsOf = new Map<number, string[]>();
   for (const r of db.query("SELECT id, tags FROM notes").all() as { id: number; tags: string }[]) tagsOf.set(r.id, JSON.parse(r.tags));
   const inLinks = db.query("SELECT DISTINCT n.path AS source FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ?");
