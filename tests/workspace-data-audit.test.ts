@@ -160,6 +160,46 @@ describe("audit log over stdio, the CLI, and retention", () => {
     expect(JSON.parse((await runLettuce(["audit", root, "--json", "--tool", "read_note"])).stdout)).toHaveLength(2);
   });
 
+  test("the row cap (`auditMaxRows`) keeps the newest entries: at start, while serving, and from the CLI", async () => {
+    expect((await runLettuce(["config", root, "auditMaxRows", "999"])).code).toBe(2);
+    expect((await runLettuce(["config", root, "auditMaxRows", "1000"])).stdout).toContain("auditMaxRows=1000");
+    const db = openStateDb(root);
+    const ins = db.query("INSERT INTO audit_log(created_at, tool, status, token_name) VALUES (?, 'flood_tool', 'success', 'x')");
+    const t0 = Date.now() - 3_600_000;
+    db.transaction(() => {
+      for (let i = 0; i < 2500; i++) ins.run(t0 + i);
+    })();
+    db.close();
+    const rows = () => {
+      const d = openStateDb(root);
+      try {
+        return d.query("SELECT count(*) AS n, max(created_at) AS newest FROM audit_log").get() as { n: number; newest: number };
+      } finally {
+        d.close();
+      }
+    };
+    const s = await startTestServer({ root });
+    try {
+      await waitFor(() => rows().n <= 1000);
+      // The newest of the flood stayed.
+      expect(await s.call("query_audit_log", { tool: "flood_tool", from: new Date(t0 + 2499).toISOString() })).toHaveLength(1);
+      // A running server prunes after a tenth of the cap's worth of new rows, not an hour later.
+      for (let i = 0; i < 300; i++) await s.call("list_folders");
+      await s.call("query_audit_log", { limit: 1 });
+      await waitFor(() => rows().n <= 1000);
+      expect(rows().n).toBeGreaterThan(900);
+    } finally {
+      await s.close();
+    }
+    const d = openStateDb(root);
+    d.transaction(() => {
+      for (let i = 0; i < 500; i++) d.query("INSERT INTO audit_log(created_at, tool, status, token_name) VALUES (?, 'late_tool', 'success', 'x')").run(Date.now());
+    })();
+    d.close();
+    expect((await runLettuce(["audit", root, "--json", "--tool", "late_tool"])).code).toBe(0);
+    expect(rows().n).toBe(1000);
+  });
+
   test("a starting server prunes by the retention setting too", async () => {
     const db = openStateDb(root);
     db.query("INSERT INTO audit_log(created_at, tool, status, token_name) VALUES (?, 'old_tool', 'success', 'x')").run(Date.now() - 31 * 86_400_000);

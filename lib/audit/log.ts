@@ -2,7 +2,9 @@
 // Recording must not slow a call: entries are buffered in memory and written
 // in one transaction a moment later (or when the buffer fills, or before a
 // query reads the log, or when the vault closes). Old rows are pruned in the
-// background by the vault's retention setting (`auditRetentionDays`, default 90).
+// background by the vault's retention setting (`auditRetentionDays`, default 90)
+// and its row cap (`auditMaxRows`), so a token calling thousands of times a
+// second cannot grow state.db without bound between the hourly prunings.
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { whenQuiet } from "../offload/activity";
@@ -10,6 +12,12 @@ import { getSetting } from "../store/state-db";
 import { auditTarget } from "./target";
 
 export const DEFAULT_RETENTION_DAYS = 90;
+/** ~120 bytes a row: about 120 MB of state.db at the default. */
+export const DEFAULT_MAX_ROWS = 1_000_000;
+export const MIN_MAX_ROWS = 1_000;
+export const MAX_MAX_ROWS = 100_000_000;
+// A server prunes again after recording this many rows (or a tenth of the cap), not only every hour.
+const PRUNE_AFTER_ROWS = 20_000;
 const FLUSH_MS = 250;
 const FLUSH_AT = 256;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -54,8 +62,26 @@ export function retentionDays(db: Database): number {
   return Number.isInteger(n) && n >= 1 ? n : DEFAULT_RETENTION_DAYS;
 }
 
+/** The vault's row cap: the `auditMaxRows` setting, or a million. */
+export function maxRows(db: Database): number {
+  const n = Number(getSetting(db, "auditMaxRows"));
+  return Number.isInteger(n) && n >= MIN_MAX_ROWS && n <= MAX_MAX_ROWS ? n : DEFAULT_MAX_ROWS;
+}
+
+// Ids only grow and rows only go from the old end, so the rows past the cap are those at or below
+// max(id) − cap: two index lookups where a count(*) would walk a million rows.
+function overCapBound(db: Database): number | null {
+  const r = db.query("SELECT min(id) AS lo, max(id) AS hi FROM audit_log").get() as { lo: number | null; hi: number | null };
+  if (r.lo === null || r.hi === null) return null;
+  const bound = r.hi - maxRows(db);
+  return bound >= r.lo ? bound : null;
+}
+
 export function pruneAudit(db: Database, now = Date.now()): number {
-  return db.query("DELETE FROM audit_log WHERE created_at < ?").run(now - retentionDays(db) * DAY_MS).changes;
+  let n = db.query("DELETE FROM audit_log WHERE created_at < ?").run(now - retentionDays(db) * DAY_MS).changes;
+  const bound = overCapBound(db);
+  if (bound !== null) n += db.query("DELETE FROM audit_log WHERE id <= ?").run(bound).changes;
+  return n;
 }
 
 // Rows deleted per statement by the server's background pruning (it waits for a quiet moment between slices).
@@ -63,7 +89,11 @@ const PRUNE_SLICE = 2000;
 
 /** Delete at most `max` of the oldest expired entries; returns how many went. */
 export function pruneAuditSlice(db: Database, max = PRUNE_SLICE, now = Date.now()): number {
-  return db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(now - retentionDays(db) * DAY_MS, max).changes;
+  const n = db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(now - retentionDays(db) * DAY_MS, max).changes;
+  if (n >= max) return n;
+  const bound = overCapBound(db);
+  if (bound === null) return n;
+  return n + db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE id <= ? ORDER BY id LIMIT ?)").run(bound, max - n).changes;
 }
 
 function isoMs(v: string | undefined, name: string): number | null {
@@ -120,6 +150,7 @@ export class AuditLog {
   private pruner: ReturnType<typeof setInterval>;
   private pruning: Promise<void> | null = null;
   private closed = false;
+  private sincePrune = 0;
 
   constructor(private readonly db: Database) {
     void this.prune();
@@ -180,6 +211,11 @@ export class AuditLog {
         for (const p of batch) ins.run(...p);
       })();
     });
+    this.sincePrune += batch.length;
+    if (this.sincePrune >= Math.min(PRUNE_AFTER_ROWS, Math.ceil(maxRows(this.db) / 10))) {
+      this.sincePrune = 0;
+      void this.prune();
+    }
   }
 
   query(q: AuditQuery): AuditEntry[] {

@@ -1,4 +1,4 @@
-import { DEFAULT_RETENTION_DAYS } from "../audit/log";
+import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_DAYS, MAX_MAX_ROWS, MIN_MAX_ROWS } from "../audit/log";
 import { CONTEXT_MODES } from "../store/context-runs";
 import { openStateDb, setSetting, getSetting } from "../store/state-db";
 import { checkVaultDir, DEFAULT_IMMUTABLE_PATHS } from "../vault-context";
@@ -33,6 +33,15 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
       return String(n);
     },
     show: (raw) => raw ?? String(DEFAULT_RETENTION_DAYS),
+  },
+  auditMaxRows: {
+    help: `the most audit log entries kept (default ${DEFAULT_MAX_ROWS}, ~120 bytes each); the oldest go first`,
+    parse(v) {
+      const n = Number(v.trim().replace(/_/g, ""));
+      if (!Number.isInteger(n) || n < MIN_MAX_ROWS || n > MAX_MAX_ROWS) throw new UsageError(`auditMaxRows must be a whole number from ${MIN_MAX_ROWS} to ${MAX_MAX_ROWS}, got ${JSON.stringify(v)}`);
+      return String(n);
+    },
+    show: (raw) => raw ?? String(DEFAULT_MAX_ROWS),
   },
   contextMode: {
     help: "off (default) | smart (writes without a prepare_context contextRunId are answered with a recommendation) | strict (they are refused)",
