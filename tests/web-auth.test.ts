@@ -2,6 +2,8 @@
 // the session cookie, CSRF, Host/Origin, and that MCP tokens and browser
 // sessions never stand in for each other. Also `lettuce login` and the link
 // `serve` prints, against a spawned server.
+import { networkInterfaces } from "node:os";
+import { startHttpServer } from "../lib/server/serve";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, rmSync } from "node:fs";
 import { listTokens } from "../lib/store/tokens";
@@ -44,6 +46,28 @@ describe("without a session", () => {
     }
     const post = await fetch(origin + "/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", scope: "write" }) });
     expect(post.status).toBe(401);
+  });
+
+  test("the login help names the vault's folder only to a browser on this machine", async () => {
+    const local = await (await fetch(origin + "/")).text();
+    expect(local).toContain(s.vault.root);
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === "IPv4" && !i.internal)?.address;
+    if (!lan) {
+      console.log("skip: no non-loopback IPv4 address on this machine to test a LAN browser from");
+      return;
+    }
+    const running = startHttpServer(s.vault, { port: 0, host: lan, allowedHosts: [lan] });
+    try {
+      const res = await fetch(`http://${lan}:${running.server.port}/`);
+      expect(res.status).toBe(401);
+      const html = await res.text();
+      expect(html).toContain("lettuce login &lt;vault&gt;");
+      expect(html).not.toContain(s.vault.root);
+    } finally {
+      await running.stop();
+    }
   });
 
   test("a made-up, stale or foreign cookie is no session", async () => {

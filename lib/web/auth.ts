@@ -5,6 +5,7 @@
 // cookies ignore ports). Every state-changing request also carries the
 // session's CSRF token in X-CSRF-Token. MCP bearer tokens are never looked at.
 import type { Context, MiddlewareHandler } from "hono";
+import { getConnInfo } from "hono/bun";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { VaultContext } from "../vault-context";
 import { requestStarted } from "../offload/activity";
@@ -23,11 +24,25 @@ export function cookieName(c: Context): string {
   return `lettuce_session_${port}`;
 }
 
-const HOW_TO_LOG_IN = (vault: VaultContext) =>
-  `<h1>Lettuce</h1><p>You are not logged in to the web UI of <code>${escapeText(vault.root)}</code>.</p>` +
-  `<p>Get a one-time login link from the terminal where the vault is served:</p>` +
-  `<pre>lettuce login ${escapeText(shellQuote(vault.root))}</pre>` +
+// The person at this machine is told the exact command; a browser elsewhere (a server bound to a LAN
+// address with --host) is not told where the vault lives on disk.
+const HOW_TO_LOG_IN = (vault: VaultContext, local: boolean) =>
+  (local
+    ? `<h1>Lettuce</h1><p>You are not logged in to the web UI of <code>${escapeText(vault.root)}</code>.</p>` +
+      `<p>Get a one-time login link from the terminal where the vault is served:</p>` +
+      `<pre>lettuce login ${escapeText(shellQuote(vault.root))}</pre>`
+    : `<h1>Lettuce</h1><p>You are not logged in to this web UI.</p>` +
+      `<p>Get a one-time login link on the machine that serves the vault: <code>lettuce login &lt;vault&gt;</code>.</p>`) +
   `<p><code>lettuce serve</code> also prints one when it starts. A link works once, for 10 minutes.</p>`;
+
+function fromThisMachine(c: Context): boolean {
+  try {
+    const addr = getConnInfo(c).remote.address ?? "";
+    return /^(127\.|::1$|::ffff:127\.)/.test(addr);
+  } catch {
+    return false; // not served by Bun.serve (no address to go on): say less
+  }
+}
 
 function escapeText(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
@@ -41,7 +56,7 @@ function shellQuote(s: string): string {
 export async function loginHelp(c: Context, vault: VaultContext, extra = ""): Promise<Response> {
   pageHeaders(c);
   c.header("Cache-Control", "no-store");
-  return c.html(await plainPage("Lettuce: log in", (extra ? `<p class="error">${escapeText(extra)}</p>` : "") + HOW_TO_LOG_IN(vault)), 401);
+  return c.html(await plainPage("Lettuce: log in", (extra ? `<p class="error">${escapeText(extra)}</p>` : "") + HOW_TO_LOG_IN(vault, fromThisMachine(c))), 401);
 }
 
 export function loginRoutes(vault: VaultContext) {
