@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { runLettuce } from "./helpers/cli";
+import { copyVault, startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
 let s: TestServer;
 let outside: string;
@@ -109,6 +110,38 @@ describe("what lies behind a symlink is never indexed", () => {
     const atts = await s.call("list_attachments", { limit: 1000 });
     expect(atts.items.some((a: any) => a.path.includes("linked") || a.path.includes("secret"))).toBe(false);
     expect(await s.call("list_folders")).not.toContain("escape");
+  });
+});
+
+describe("files whose names no path can spell", () => {
+  test("a backslash, a control character or a non-UTF-8 name: left out of the index, and the person told", async () => {
+    const root = copyVault();
+    writeFileSync(join(root, "a\\b.md"), "zebraunique1\n");
+    writeFileSync(join(root, "x\ny.md"), "zebraunique2\n");
+    writeFileSync(Buffer.concat([Buffer.from(root + "/bad"), Buffer.from([0xff, 0xfe]), Buffer.from(".md")]), "zebraunique3\n");
+    mkdirSync(join(root, "odd\\dir"));
+    writeFileSync(join(root, "odd\\dir", "inner.md"), "zebraunique4\n");
+    const indexed = await runLettuce(["index", root]);
+    expect(indexed.code).toBe(0);
+    expect(indexed.stderr).toContain('left out "a\\\\b.md": its name has a backslash');
+    expect(indexed.stderr).toContain('left out "x\\ny.md": its name has a control character');
+    expect(indexed.stderr).toContain("its name has bytes that are not UTF-8");
+    expect(indexed.stderr).toContain('left out "odd\\\\dir"');
+    const t = await startTestServer({ root, watch: true });
+    try {
+      for (const w of ["zebraunique1", "zebraunique2", "zebraunique3", "zebraunique4"]) expect((await t.call("search", { query: w })).total).toBe(0);
+      const listed = (await t.call("list_notes", { limit: 1000 })).items.map((n: any) => n.path);
+      expect(listed.filter((p: string) => /[\\\n\ufffd]/.test(p))).toEqual([]);
+      // Made while the server watches: the watcher leaves it out too.
+      writeFileSync(join(root, "c\\d.md"), "zebraunique5\n");
+      writeFileSync(join(root, "fresh.md"), "zebraunique6\n");
+      await waitFor(async () => (await t.call("search", { query: "zebraunique6" })).total === 1);
+      expect((await t.call("search", { query: "zebraunique5" })).total).toBe(0);
+      expect(JSON.stringify(await t.call("get_changes_since", {}))).not.toContain("zebraunique");
+      expect(JSON.stringify(await t.call("get_changes_since", {}))).not.toContain("c\\\\d.md");
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -79,7 +79,7 @@ export const indexCommand: Command = {
     const summary = { notes, changed: change.changed.length, deleted: change.deleted.length, ms: Math.round(performance.now() - t0) };
     vault.close();
     if (values.json) console.log(JSON.stringify(summary));
-    else console.log(`Indexed ${summary.notes} notes (${summary.changed} new or changed, ${summary.deleted} removed) in ${summary.ms} ms`);
+    else console.log(`Indexed ${summary.notes} note${summary.notes === 1 ? "" : "s"} (${summary.changed} new or changed, ${summary.deleted} removed) in ${summary.ms} ms`);
     return 0;
   },
 };

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { platformPathProblem, toVaultRelative } from "../platform/paths";
+import { isUnaddressableName } from "./unaddressable";
 
 // Directories that are never part of the vault's content. `.lettuce` holds our
 // own databases; the others belong to editors, sync tools and package managers.
@@ -32,7 +33,7 @@ export function isIgnoredPath(rel: string): boolean {
  */
 function isIgnoredName(part: string): boolean {
   if (part.length > 1 && part.charCodeAt(0) === 46) return true; // "."
-  return IGNORED_DIRS.has(part) || (part.length === 12 && part.toLowerCase() === "node_modules");
+  return IGNORED_DIRS.has(part) || (part.length === 12 && part.toLowerCase() === "node_modules") || isUnaddressableName(part);
 }
 
 function invalid(input: string, why: string, kind = "path-invalid"): never {

@@ -2,6 +2,7 @@ import { readdirSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
 import { ENTRY_FILE, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
+import { isUnaddressableName, tellUnaddressable } from "./unaddressable";
 
 export interface FileEntry {
   path: string; // vault-relative, '/'-separated
@@ -53,13 +54,15 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
 
 /** Every note and attachment the scan would list, with its size and mtime, handed over as it is stat'ed (no listing built). */
 export function visitVaultFiles(root: string, file: (rel: string, size: number, mtimeMs: number) => void): void {
-  for (const _ of walk(root, "", { folder: () => {}, file }));
+  for (const _ of walk(root, "", { folder: () => {}, file, quiet: true }));
 }
 
 interface Visitor {
   folder(rel: string): void;
   /** null: no file is stat'ed (folders only). */
   file: ((rel: string, size: number, mtimeMs: number, ctimeMs: number, changeMs: number) => void) | null;
+  /** Leave files with names agents cannot use out without a word (a CLI search's freshness check, run in loops). */
+  quiet?: boolean;
 }
 
 function listInto(out: VaultListing): Visitor {
@@ -110,8 +113,11 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
   try {
     let files = 0;
     for (const d of entries) {
-      if (isIgnoredPath(d.name)) continue;
       const rel = dirRel ? `${dirRel}/${d.name}` : d.name;
+      if (isIgnoredPath(d.name)) {
+        if (!visit.quiet && isUnaddressableName(d.name)) tellUnaddressable(rel);
+        continue;
+      }
       if (d.isDirectory()) {
         // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
         visit.folder(rel);
@@ -120,6 +126,7 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
         yield* walk(root, rel, visit);
       } else if (d.isFile() && folder && visit.file) {
         const st = folder.stat(d.name);
+        if (!st && !visit.quiet && d.name.includes("\uFFFD")) tellUnaddressable(rel); // a name that is not UTF-8, decoded lossily
         if (st?.kind !== ENTRY_FILE) continue; // gone, or replaced by a link or a folder since readdir
         visit.file(rel, st.size, st.mtimeMs, st.ctimeMs, st.changeMs);
         // A flat folder of 30k notes must not be one unbroken stretch either.
