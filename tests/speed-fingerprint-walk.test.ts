@@ -69,6 +69,10 @@ beforeAll(() => {
   mkdirSync(bytes(root, "/folder", [0xfe]));
   writeFileSync(bytes(root, "/folder", [0xfe], "/inside.md"), "x");
   writeFileSync(join(root, "emoji 🥬.md"), "yyyy");
+  // Names no tool path can spell (lib/vault/unaddressable.ts): a backslash, a newline, a tab, DEL; a folder too.
+  for (const f of ["back\\slash.md", "new\nline.md", "tab\there.md", "del\u007f.md"]) writeFileSync(join(root, f), "x");
+  mkdirSync(join(root, "odd\\folder"));
+  writeFileSync(join(root, "odd\\folder", "inside.md"), "x");
 });
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });

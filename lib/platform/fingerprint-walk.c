@@ -12,7 +12,8 @@
 // on Arm (below).
 //
 // The rules are lib/vault/scan.ts's walk: an entry whose name starts with ".",
-// is one of the ignored names or is not UTF-8 is skipped (file or folder); folders are
+// is one of the ignored names, is not UTF-8, or has a backslash or a control
+// character is skipped (file or folder); folders are
 // entered without following symlinks; only regular files count, stat'ed
 // without following a symlink. Anything this walk cannot answer exactly (a
 // file type readdir does not give, too many open files, a path too long, no
@@ -195,6 +196,13 @@ static int room(struct walk *w, long need) {
   return 1;
 }
 
+// A backslash or a control character: a name no tool path can spell (lib/vault/unaddressable.ts), left out.
+static int unspellable(const char *name) {
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (*p == '\\' || *p < 0x20 || *p == 0x7f) return 1;
+  return 0;
+}
+
 // Lists one folder (fd, owned here) and those under it, depth first. Past MAX_FDS
 // folders kept open, a folder's files are stat'ed while it is listed, into `now`.
 static void list(struct walk *w, struct sums *now, int fd, int rellen) {
@@ -219,7 +227,7 @@ static void list(struct walk *w, struct sums *now, int fd, int rellen) {
       while (*p) p++;
       p++;
     }
-    if (skip || !utf8((const unsigned char *)name)) continue;
+    if (skip || !utf8((const unsigned char *)name) || unspellable(name)) continue;
     if (type == DT_UNKNOWN) { fail(w, ERR_INEXACT); break; }
     if (type != DT_DIR && type != DT_REG) continue;
     int nl = 0;
