@@ -76,6 +76,27 @@ describe("lettuce search, no serve: an exact check", () => {
     expect(await paths("alphaword")).toEqual([]);
   });
 
+  test("a note saved in place with the same size and its mtime put back (a sync tool): the status change time tells", async () => {
+    const file = join(vault, "Deep", "er", "Probe.md");
+    const oldText = readFileSync(file, "utf8");
+    const newText = oldText.replace("betaworda", "gammaword");
+    expect(newText.length).toBe(oldText.length);
+    keepingFolderMtimes([vault, join(vault, "Deep"), join(vault, "Deep", "er")], () => {
+      const st = statSync(file);
+      writeFileSync(file, newText);
+      utimesSync(file, st.atime, st.mtime);
+    });
+    expect(await paths("gammaword")).toEqual(["Deep/er/Probe.md"]);
+    expect(await paths("betaworda")).toEqual([]);
+    // And back, the same way (the tests below expect the old text).
+    keepingFolderMtimes([vault, join(vault, "Deep"), join(vault, "Deep", "er")], () => {
+      const st = statSync(file);
+      writeFileSync(file, oldText);
+      utimesSync(file, st.atime, st.mtime);
+    });
+    expect(await paths("betaworda")).toEqual(["Deep/er/Probe.md"]);
+  });
+
   test("a note renamed (same size and mtime, new path), a note deleted, a note added: each seen", async () => {
     const from = join(vault, "Deep", "er", "Probe.md");
     const to = join(vault, "Deep", "er", "Renamed.md");

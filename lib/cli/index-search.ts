@@ -97,10 +97,10 @@ export const searchCommand: Command = {
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
       "",
       "Freshness: when `lettuce serve` runs on the vault, its watcher keeps the index current and the index is",
-      "read as it is. Otherwise every note's and attachment's size and modification time is compared with the",
-      "index first (each file is stat'ed, none is read; folder times alone would miss a note saved in place), and",
-      "new, changed, renamed or deleted files are indexed before searching. It cannot see an edit that keeps both",
-      "a file's size and its modification time (`lettuce index` and `serve` compare the status change time too).",
+      "read as it is. Otherwise every note's and attachment's size, modification time and status change time",
+      "are compared with the index first (each file is stat'ed, none is read; folder times alone would miss a note",
+      "saved in place; the change time catches an edit whose modification time a tool put back), and new,",
+      "changed, renamed or deleted files are indexed before searching.",
     ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });

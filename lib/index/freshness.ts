@@ -9,7 +9,8 @@ import { visitVaultFiles } from "../vault/scan";
 // Is the index exactly the disk? The question a CLI search asks before it reads
 // the index without a `serve` keeping it current. The answer is exact: it makes
 // the comparison Indexer.fullScan makes to decide what to re-read — every
-// note's and attachment's path, size and mtime (lstat, symlinks not followed),
+// note's and attachment's path, size, mtime and st_ctime (lstat, symlinks not
+// followed; the status change time catches an edit that kept size and mtime),
 // and nothing indexed gone — and a "no" costs nothing extra: the caller then
 // runs the full scan, which indexes.
 //
@@ -20,14 +21,14 @@ import { visitVaultFiles } from "../vault/scan";
 // as in Bun, and ~10k of them were the floor of an exact check; a statx relative
 // to the open folder costs about half (visitVaultFiles uses it on Linux).
 //
-// What is compared is a fingerprint of the (path, size, mtime) set on each
+// What is compared is a fingerprint of the (path, size, mtime, ctime) set on each
 // side: a count and two sums of 32-bit hashes, one term per file (sums, so
 // the walk's order does not matter). The index's side is read from SQLite
 // once per index generation (the `gen` every index transaction writes) and
 // kept in .lettuce/fresh.json: reading 10k rows cost ~35 ms at each start,
 // more than the comparison itself. Two independent 32-bit sums make a false
 // "unchanged" after a change a ~2^-64 chance. A file's term is its path's
-// xxHash32 with the size's and the mtime's bits mixed in by murmur3's
+// xxHash32 with the size's and both times' bits mixed in by murmur3's
 // finaliser (no string is built per file). lib/platform/fingerprint-walk.c
 // computes the same terms natively (Linux): change both or neither.
 
@@ -55,17 +56,19 @@ class Summer implements Fingerprint {
   count = 0;
   a = 0;
   b = 0;
-  add(path: string, size: number, mtime: number): void {
-    // The path through one native hash; size and the mtime's 64 bits mixed in with arithmetic (no string built).
+  add(path: string, size: number, mtime: number, change: number | null): void {
+    // The path through one native hash; size and the two times' 64 bits mixed in with arithmetic (no string built).
     const p = Bun.hash.xxHash32(path, 0);
+    f64[0] = change ?? 0; // an index row from before the column: never a file's st_ctime, so it differs
+    const c = fmix(u32[0]! ^ fmix(u32[1]! ^ 0x27d4eb2f));
     f64[0] = mtime;
     const lo = u32[0]!;
     const hi = u32[1]!;
     const sz = size >>> 0;
     const szHi = Math.floor(size / 4294967296) >>> 0;
     this.count++;
-    this.a = (this.a + fmix(p ^ fmix(lo ^ fmix(hi ^ fmix(sz ^ fmix(szHi ^ 0x2545f491)))))) >>> 0;
-    this.b = (this.b + fmix(fmix(p ^ 0x9e3779b9) ^ fmix(sz ^ fmix(hi ^ fmix(lo ^ fmix(szHi ^ 0x61c88647)))))) >>> 0;
+    this.a = (this.a + fmix(p ^ fmix(lo ^ fmix(hi ^ fmix(sz ^ fmix(szHi ^ c ^ 0x2545f491)))))) >>> 0;
+    this.b = (this.b + fmix(fmix(p ^ 0x9e3779b9) ^ fmix(sz ^ fmix(hi ^ fmix(lo ^ fmix(szHi ^ fmix(c ^ 0x61c88647))))))) >>> 0;
   }
 }
 
@@ -77,14 +80,14 @@ function indexFingerprint(db: Database): { gen: string | null; fp: Fingerprint }
   db.transaction(() => {
     gen = getMeta(db, "gen");
     for (const table of ["notes", "files"]) {
-      for (const [path, size, mtime] of db.query(`SELECT path, size, mtime FROM ${table}`).values() as [string, number, number][]) s.add(path, size, mtime);
+      for (const [path, size, mtime, chg] of db.query(`SELECT path, size, mtime, chg FROM ${table}`).values() as [string, number, number, number | null][]) s.add(path, size, mtime, chg);
     }
   })();
   return { gen, fp: s };
 }
 
 // Bumped when the fingerprint's computation changes: a cache of another version is not used.
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2; // 2: st_ctime joined the terms
 
 function sameFingerprint(x: Fingerprint, y: Fingerprint): boolean {
   return x.count === y.count && x.a === y.a && x.b === y.b;
@@ -135,7 +138,7 @@ export function startDiskFingerprint(root: string): PendingFingerprint {
 /** The same by scan.ts's walk itself (where the native walk is not available). */
 export function diskFingerprintJs(root: string): Fingerprint {
   const s = new Summer();
-  visitVaultFiles(root, (rel, size, mtimeMs) => s.add(rel, size, mtimeMs));
+  visitVaultFiles(root, (rel, size, mtimeMs, changeMs) => s.add(rel, size, mtimeMs, changeMs));
   return s;
 }
 

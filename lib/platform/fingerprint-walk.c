@@ -20,8 +20,9 @@
 // memory) returns an error, and the caller walks in JavaScript instead.
 //
 // A file's term is lib/index/freshness.ts's Summer.add, bit for bit: the
-// path's xxHash32 (seed 0) with the size's and the mtime's bits mixed in by
-// murmur3's finaliser, the mtime being the double Bun computes for mtimeMs.
+// path's xxHash32 (seed 0) with the size's and the mtime's and ctime's bits
+// mixed in by murmur3's finaliser, each time being the double Bun computes for
+// mtimeMs and ctimeMs.
 // tests/speed-fingerprint-walk.test.ts checks both give the same fingerprint.
 
 typedef unsigned long size_t;
@@ -57,7 +58,7 @@ int pthread_join(pthread_t thread, void **ret);
 #define AT_FDCWD (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_NO_AUTOMOUNT 0x800
-#define STATX_WANTED 0x241 /* type, mtime, size */
+#define STATX_WANTED 0x2c1 /* type, ctime, mtime, size */
 #define ENOENT 2
 #define EACCES 13
 #define ENOTDIR 20
@@ -139,15 +140,17 @@ static u32 fmix(u32 h) {
   return h ^ (h >> 16);
 }
 
-static void add_term(struct sums *s, const unsigned char *path, long len, unsigned long size, long sec, u32 nsec) {
-  union { double d; unsigned long u; } mtime;
+static void add_term(struct sums *s, const unsigned char *path, long len, unsigned long size, long sec, u32 nsec, long csec, u32 cnsec) {
+  union { double d; unsigned long u; } mtime, change;
   mtime.d = (double)sec * 1e3 + (double)nsec / 1e6;
+  change.d = (double)csec * 1e3 + (double)cnsec / 1e6;
+  u32 c = fmix((u32)change.u ^ fmix((u32)(change.u >> 32) ^ 0x27d4eb2fu));
   u32 p = xxh32(path, len);
   u32 lo = (u32)mtime.u, hi = (u32)(mtime.u >> 32);
   u32 sz = (u32)size, szHi = (u32)(size >> 32);
   s->count++;
-  s->a += fmix(p ^ fmix(lo ^ fmix(hi ^ fmix(sz ^ fmix(szHi ^ 0x2545f491u)))));
-  s->b += fmix(fmix(p ^ 0x9e3779b9u) ^ fmix(sz ^ fmix(hi ^ fmix(lo ^ fmix(szHi ^ 0x61c88647u)))));
+  s->a += fmix(p ^ fmix(lo ^ fmix(hi ^ fmix(sz ^ fmix(szHi ^ c ^ 0x2545f491u)))));
+  s->b += fmix(fmix(p ^ 0x9e3779b9u) ^ fmix(sz ^ fmix(hi ^ fmix(lo ^ fmix(szHi ^ fmix(c ^ 0x61c88647u))))));
 }
 
 // Stats one record; adds its term when it is (still) a regular file.
@@ -157,7 +160,7 @@ static void stat_record(struct sums *s, unsigned char *r) {
   const char *name = (const char *)(r + HEAD + len - *(u32 *)(r + 4));
   if (statx(*(int *)(r + 8), name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_WANTED, st) != 0) return;
   if ((*(u32 *)st & STATX_WANTED) != STATX_WANTED || ((*(unsigned short *)(st + 28)) & 0170000) != 0100000) return;
-  add_term(s, r + HEAD, len, *(unsigned long *)(st + 40), *(long *)(st + 112), *(u32 *)(st + 120));
+  add_term(s, r + HEAD, len, *(unsigned long *)(st + 40), *(long *)(st + 112), *(u32 *)(st + 120), *(long *)(st + 96), *(u32 *)(st + 104));
 }
 
 // Whether a name is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).

@@ -52,9 +52,9 @@ export function scanVault(root: string, opts: { foldersOnly?: boolean } = {}): V
   return out;
 }
 
-/** Every note and attachment the scan would list, with its size and mtime, handed over as it is stat'ed (no listing built). */
-export function visitVaultFiles(root: string, file: (rel: string, size: number, mtimeMs: number) => void): void {
-  for (const _ of walk(root, "", { folder: () => {}, file, quiet: true }));
+/** Every note and attachment the scan would list, with its size, mtime and st_ctime, handed over as it is stat'ed (no listing built). */
+export function visitVaultFiles(root: string, file: (rel: string, size: number, mtimeMs: number, changeMs: number) => void): void {
+  for (const _ of walk(root, "", { folder: () => {}, file: (rel, size, mtimeMs, _ctimeMs, changeMs) => file(rel, size, mtimeMs, changeMs), quiet: true }));
 }
 
 interface Visitor {
