@@ -18,6 +18,8 @@ export type ErrorKind =
   | "index-not-ready"
   | "query-too-complex"
   | "timeout"
+  | "disk-full"
+  | "read-only"
   | "internal";
 
 export class ToolError extends Error {
@@ -29,4 +31,22 @@ export class ToolError extends Error {
     super(message);
     this.name = "ToolError";
   }
+}
+
+/**
+ * A fault of the machine, not of the call, that the caller can still act on: the disk (or the
+ * user's quota) is full, or the vault's folder cannot be written. Such a failure happens before a
+ * note's rename (the atomic step), so the note is as it was; the kind says so instead of "internal".
+ * null for anything else, which stays an internal error with no detail.
+ */
+export function machineFault(e: unknown): ToolError | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") {
+    return new ToolError("disk-full", "The disk holding the vault is full: nothing was changed. Free some space and try again.");
+  }
+  if (code === "EROFS" || code === "EACCES" || code === "EPERM" || code === "SQLITE_READONLY") {
+    const why = code === "EROFS" ? "a read-only file system" : code === "SQLITE_READONLY" ? "a read-only database" : "permission denied";
+    return new ToolError("read-only", `The server cannot write to the vault (${why}): nothing was changed.`);
+  }
+  return null;
 }

@@ -42,13 +42,22 @@ describe("lettuce edits and revert", () => {
     const c = await connectClient(s.url, s.tokens.write, evil);
     await c.callTool({ name: "write_note", arguments: { path: "Inbox/by-evil.md", content: "# Evil\n" } });
     await c.close();
-    // Agents cannot name a note with controls (path-invalid); a file on disk can be.
-    writeFileSync(join(s.root, "Inbox/esc\u001b[31mred.md"), "# Esc\n\nescapemarker \u001b[2J\n");
-    await waitFor(async () => (await s.call("search", { query: "escapemarker" }, "read")).total === 1, { what: "the index" });
-    for (const args of [["edits", s.root, "--limit", "3"], ["audit", s.root, "--limit", "3"], ["search", s.root, "escapemarker"], ["lint", s.root]]) {
-      const out = (await runLettuce(args)).stdout;
-      expect(out, args[0]).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-      if (args[0] === "search") expect(out).toContain("esc\\x1b[31mred.md");
+    // Agents cannot name a note with controls (path-invalid); a file on disk can be, and is left out of
+    // the index (lib/vault/unaddressable.ts) with a warning that shows its name escaped.
+    const esc = join(s.root, "Inbox/esc\u001b[31mred.md");
+    writeFileSync(esc, "# Esc\n\nescapemarker \u001b[2J\n");
+    writeFileSync(join(s.root, "Inbox/after-esc.md"), "# After\n\naftermarker\n");
+    await waitFor(async () => (await s.call("search", { query: "aftermarker" }, "read")).total === 1, { what: "the index" });
+    expect((await s.call("search", { query: "escapemarker" }, "read")).total).toBe(0);
+    try {
+      for (const args of [["edits", s.root, "--limit", "3"], ["audit", s.root, "--limit", "3"], ["search", s.root, "escapemarker"], ["lint", s.root], ["doctor", s.root]]) {
+        const r = await runLettuce(args);
+        expect(r.stdout, args[0]).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+        expect(r.stderr, args[0]).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+        if (args[0] === "doctor") expect(r.stderr).toContain('left out "Inbox/esc\\u001b[31mred.md"');
+      }
+    } finally {
+      rmSync(esc);
     }
     const [last] = await edits("--limit", "1");
     expect(last.agent).toBe("good-agent [2K [1A [2Kfake line ]0;PWNED"); // stored without its controls
@@ -189,7 +198,7 @@ describe("lettuce proposals", () => {
 
 describe("lettuce config", () => {
   test("immutablePaths: shown, changed while the server runs, refused when malformed", async () => {
-    expect((await runLettuce(["config", s.root])).stdout).toBe("immutablePaths=sources/\nauditRetentionDays=90\ncontextMode=off\n");
+    expect((await runLettuce(["config", s.root])).stdout).toBe("immutablePaths=sources/\nauditRetentionDays=90\nauditMaxRows=1000000\ncontextMode=off\n");
     const set = await runLettuce(["config", s.root, "immutablePaths", "sources, raw/clips/"]);
     expect(set).toMatchObject({ code: 0, stdout: "immutablePaths=sources/,raw/clips/\n" });
     expect((await s.call("get_vault_info", {}, "read")).immutablePaths).toEqual(["sources/", "raw/clips/"]);

@@ -7,7 +7,7 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { asCaller, CallerGate } from "../offload/caller";
-import { ToolError } from "../errors";
+import { machineFault, ToolError } from "../errors";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
@@ -335,6 +335,12 @@ export class McpDispatcher {
       if (e instanceof ToolError) {
         this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: e.kind, args: parsed.data });
         return { jsonrpc: "2.0", id, result: toolFailure(e.kind, e.message, e.data) };
+      }
+      const fault = machineFault(e);
+      if (fault) {
+        console.error(`lettuce: tool ${name} failed: ${(e as Error).message}`);
+        this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: fault.kind, args: parsed.data });
+        return { jsonrpc: "2.0", id, result: toolFailure(fault.kind, fault.message) };
       }
       // Never a stack trace to the client: log it here, say "internal" there.
       console.error(`lettuce: tool ${name} failed:`, e);

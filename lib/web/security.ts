@@ -1,6 +1,6 @@
 // Headers every web UI answer carries, and how engine refusals become HTTP answers.
 import type { Context } from "hono";
-import { ToolError } from "../errors";
+import { machineFault, ToolError } from "../errors";
 
 /**
  * No inline script or style, nothing from another origin: a note that slipped
@@ -54,6 +54,11 @@ const STATUS: Record<string, 400 | 404 | 409 | 413 | 429 | 503> = {
 /** A refusal from the engine as JSON {error, kind, ...data} with a fitting status; anything else is a 500 with no detail. */
 export function errorResponse(c: Context, e: unknown): Response {
   if (e instanceof ToolError) return c.json({ ...(e.data ?? {}), error: e.message, kind: e.kind }, STATUS[e.kind] ?? 400);
+  const fault = machineFault(e);
+  if (fault) {
+    console.error("lettuce web:", (e as Error).message);
+    return c.json({ error: fault.message, kind: fault.kind }, fault.kind === "disk-full" ? 507 : 503);
+  }
   console.error("lettuce web:", e);
   return c.json({ error: "Internal error (see the server's log)", kind: "internal" }, 500);
 }

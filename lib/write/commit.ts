@@ -123,7 +123,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   };
   const abandon = () => {
     removeTemps();
-    dropPending(stateDb, ids);
+    bookkeep(stateDb, [], ids);
     closeAll();
   };
   try {
@@ -219,15 +219,13 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   } catch (e) {
     // A rename failed (permissions, a folder in the way): keep the record of what did happen.
     removeTemps(done.length);
-    markApplied(stateDb, done);
-    dropPending(stateDb, ids.slice(done.length));
+    bookkeep(stateDb, done, ids.slice(done.length));
     closeAll();
     throw osPathError(e, changes[done.length]?.path ?? "") ?? e;
   }
   if (stale !== null) {
     removeTemps(done.length);
-    markApplied(stateDb, done);
-    dropPending(stateDb, ids.slice(done.length));
+    bookkeep(stateDb, done, ids.slice(done.length));
     closeAll();
     if (done.length === 0) throw new StaleError(stale);
     // Part of a several-note change landed before a person's save got in the way of the rest: no
@@ -238,12 +236,36 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       editId: ids[0],
     });
   }
-  markApplied(stateDb, ids);
+  bookkeep(stateDb, ids, []);
   // Off the event loop would be nicer, but the descriptors are here: the renames must survive a power cut.
   for (const d of dirs.values()) d.sync();
   closeAll();
   return { editId: ids[0]!, ids, afterHashes: rows.map((r) => r.afterHash), touched: [...new Set(touched)] };
 }
+
+/**
+ * The timeline's bookkeeping once renames have happened: rows to mark applied, rows to drop. The files are
+ * what they are by now, so a state.db that cannot take the update (a full disk) must not turn a landed write
+ * into a reported failure ("nothing was changed" would be false). The rows stay pending meanwhile (out of the
+ * timeline) and the update is tried again every few seconds until it goes in; a crash first leaves them to
+ * recoverTimeline at the next start, which settles them by the files' hashes.
+ */
+function bookkeep(db: Database, applied: number[], dropped: number[], attempt = 0): void {
+  try {
+    db.transaction(() => {
+      markApplied(db, applied);
+      dropPending(db, dropped);
+    })();
+  } catch (e) {
+    if (attempt === 0) console.error(`lettuce: the agent-edits timeline could not be updated after a write (${(e as Error).message}); retrying`);
+    // Past the last attempt (or once the server has closed state.db) recoverTimeline settles the rows at the next start.
+    if (attempt >= BOOKKEEP_ATTEMPTS) return;
+    setTimeout(() => bookkeep(db, applied, dropped, attempt + 1), BOOKKEEP_RETRY_MS).unref?.();
+  }
+}
+
+const BOOKKEEP_RETRY_MS = 2000;
+const BOOKKEEP_ATTEMPTS = 900; // half an hour
 
 function joinRel(dir: string, name: string): string {
   return dir ? `${dir}/${name}` : name;
