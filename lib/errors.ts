@@ -20,6 +20,7 @@ export type ErrorKind =
   | "timeout"
   | "disk-full"
   | "read-only"
+  | "permission-denied"
   | "internal";
 
 export class ToolError extends Error {
@@ -44,9 +45,11 @@ export function machineFault(e: unknown): ToolError | null {
   if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") {
     return new ToolError("disk-full", "The disk holding the vault is full: nothing was changed. Free some space and try again.");
   }
-  if (code === "EROFS" || code === "EACCES" || code === "EPERM" || code === "SQLITE_READONLY") {
-    const why = code === "EROFS" ? "a read-only file system" : code === "SQLITE_READONLY" ? "a read-only database" : "permission denied";
-    return new ToolError("read-only", `The server cannot write to the vault (${why}): nothing was changed.`);
+  if (code === "EROFS" || code === "SQLITE_READONLY") {
+    return new ToolError("read-only", `The server cannot write to the vault (${code === "EROFS" ? "a read-only file system" : "a read-only database"}): nothing was changed.`);
+  }
+  if (code === "EACCES" || code === "EPERM") {
+    return new ToolError("permission-denied", "The server's user may not read or change this file or folder (permission denied): nothing was changed.");
   }
   return null;
 }

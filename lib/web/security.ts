@@ -57,7 +57,7 @@ export function errorResponse(c: Context, e: unknown): Response {
   const fault = machineFault(e);
   if (fault) {
     console.error("lettuce web:", (e as Error).message);
-    return c.json({ error: fault.message, kind: fault.kind }, fault.kind === "disk-full" ? 507 : 503);
+    return c.json({ error: fault.message, kind: fault.kind }, fault.kind === "disk-full" ? 507 : fault.kind === "permission-denied" ? 403 : 503);
   }
   console.error("lettuce web:", e);
   return c.json({ error: "Internal error (see the server's log)", kind: "internal" }, 500);
