@@ -61,7 +61,7 @@ describe("lettuce search on an indexed vault", () => {
   test("--help says what the freshness check looks at", async () => {
     const r = await runLettuce(["search", "--help"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/size and modification time/);
+    expect(r.stdout).toMatch(/size, modification time and status change time/);
   });
 
   test("a malformed query is no error and no crash", async () => {
