@@ -7,7 +7,7 @@ import { SemanticService } from "../lib/semantic/service";
 import { getMeta } from "../lib/store/index-db";
 import { withEnv } from "./helpers/env";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 
 // The built-in model, whatever the machine running the tests has installed.
@@ -286,3 +286,24 @@ test("model-spending tools are rate-limited per token with retry_after_ms", asyn
     await t.close();
   }
 }, 120_000);
+
+test("reindex_embeddings answers within its wait: a longer pass goes on in the background, partial: true with progress", async () => {
+  const t = await withEnv(BUILTIN, () => startTestServer());
+  try {
+    await withEnv({ ...BUILTIN, LETTUCE_REINDEX_WAIT_MS: "1" }, async () => {
+      const r = await t.call("reindex_embeddings");
+      expect(r.partial).toBe(true);
+      expect(r.progress.notesTotal).toBe((await t.call("get_vault_info")).noteCount);
+      expect(typeof r.notes).toBe("number");
+      expect(typeof r.passages).toBe("number");
+    });
+    await withEnv(BUILTIN, async () => {
+      await waitFor(async () => (await t.call("get_vault_info")).embedding?.state === "current", { timeoutMs: 120_000, what: "the pass to finish" });
+      const again = await t.call("reindex_embeddings");
+      expect(again.partial).toBeUndefined();
+      expect(again).toMatchObject({ notes: 0, passages: 0 });
+    });
+  } finally {
+    await t.close();
+  }
+}, 180_000);

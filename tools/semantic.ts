@@ -93,10 +93,12 @@ export const topicMapTool = defineTool({
   },
 });
 
+const REINDEX_WAIT_MS = 25_000;
+
 export const reindexEmbeddingsTool = defineTool({
   name: "reindex_embeddings",
   description: "Embed new and changed notes now, prune deleted ones: {notes, passages}. Rarely needed.",
-  details: "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned; during a background build it joins that build and counts what it embedded. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
+  details: "Force a reconcile of the semantic index: embed new and changed notes (passages and note vectors), prune deleted ones; unchanged notes and passages whose vector is cached cost nothing. Returns {notes, passages} re-embedded, plus embedded (passages the model had to embed), pruned (deleted notes dropped) and cachePruned; during a background build it joins that build and counts what it embedded. A pass still running after 25 s (the first build of a big vault) goes on in the background and the call answers {notes, passages} so far (passages: those the model embedded) with partial: true and progress {notesEmbedded, notesTotal, passagesLeft, passagesPerSecond, etaSeconds}; get_vault_info.embedding follows it. Rarely needed: semantic tools refresh changed notes themselves. Equivalent to `lettuce embed`. Needs an embeddings provider (kind not-configured otherwise).",
   scopes: ALL_SCOPES,
   annotations: { readOnlyHint: true, idempotentHint: true },
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
@@ -104,7 +106,22 @@ export const reindexEmbeddingsTool = defineTool({
   async handler(_args, ctx) {
     const svc = service(ctx, "reindex_embeddings");
     await ctx.vault.settle();
-    return svc.reindex();
+    let notes = 0;
+    let passages = 0;
+    const pass = svc.reindex((done, _total, detail) => {
+      notes = done;
+      passages = detail.embedded;
+    });
+    // An MCP client gives up on a call after a minute or so (the SDK's default is 60 s); a first build of a
+    // big vault takes minutes. Past the wait the pass goes on in the background and the answer says so.
+    const waitMs = Number(process.env.LETTUCE_REINDEX_WAIT_MS) || REINDEX_WAIT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+    const result = await Promise.race([pass, late]).finally(() => clearTimeout(timer));
+    if (result) return result;
+    pass.catch((e) => console.error("lettuce: reindex_embeddings, in the background:", (e as Error).message));
+    const progress = svc.progressNow();
+    return { notes, passages, partial: true, progress };
   },
 });
 

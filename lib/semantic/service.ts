@@ -141,7 +141,7 @@ export class SemanticService {
    * a foreground one (a request waits for it) runs at once, and makes any pass
    * it waits behind run at once too.
    */
-  reconcileNow(onProgress?: (done: number, total: number) => void, opts: { background?: boolean } = {}): Promise<ReconcileResult> {
+  reconcileNow(onProgress?: (done: number, total: number, detail: ReconcileProgress) => void, opts: { background?: boolean } = {}): Promise<ReconcileResult> {
     const background = opts.background === true;
     const run = async (): Promise<ReconcileResult> => {
       const provider = await this.embedder();
@@ -178,10 +178,10 @@ export class SemanticService {
     return next.finally(release);
   }
 
-  private noteProgress(done: number, total: number, detail: ReconcileProgress, onProgress?: (done: number, total: number) => void): void {
+  private noteProgress(done: number, total: number, detail: ReconcileProgress, onProgress?: (done: number, total: number, detail: ReconcileProgress) => void): void {
     this.progress = { done, total, passagesLeft: detail.passagesLeft };
     this.meter.note(detail.embedded);
-    onProgress?.(done, total);
+    onProgress?.(done, total, detail);
   }
 
   /** The embedding's progress now: from the running pass, or from the stored vectors when none runs. */
@@ -203,7 +203,7 @@ export class SemanticService {
   }
 
   /** A full reconcile on request (reindex_embeddings, `lettuce embed`): also forgets cached vectors nothing uses. */
-  async reindex(onProgress?: (done: number, total: number) => void): Promise<ReconcileResult & { cachePruned: number }> {
+  async reindex(onProgress?: (done: number, total: number, detail: ReconcileProgress) => void): Promise<ReconcileResult & { cachePruned: number }> {
     const r = await this.reconcileNow(onProgress);
     const provider = await this.embedder();
     const cachePruned = this.cache.prune(provider.id, passageHashes(this.db));
