@@ -54,6 +54,8 @@ test("a search during the first build answers from what is ready, with partial: 
       expect(first.partial).toBe(true);
       // Nothing embedded yet: BM25 answers for the notes without vectors.
       expect(first.items[0].path).toBe("Glaciers.md");
+      // Its snippet is the keyword search's, not empty (it has no passage vector yet).
+      expect(first.items[0].snippet).toMatch(/glacier/i);
       expect(first.progress.notesTotal).toBe(mdFiles(root));
       expect(first.progress.state).toBe("building");
 

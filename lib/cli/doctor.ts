@@ -157,7 +157,7 @@ async function providerChecks(env: Env, index: { model: string | null; dim: numb
   out.push(
     chat.provider
       ? { check: "llm", status: "ok", detail: `${chat.provider.id} (${chat.reason})` }
-      : { check: "llm", status: "info", detail: `none: ${chat.reason}. Only answer, lint_semantic, wiki_maintain and query expansion need one` },
+      : { check: "llm", status: "info", detail: `none: ${chat.reason}. Only answer, lint_semantic, suggest_tags, query expansion (expand) and eval's faithfulness score need one` },
   );
 }
 

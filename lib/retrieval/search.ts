@@ -82,6 +82,21 @@ function hitsOf(db: Database, rows: { id: number; score: number }[], q: ParsedQu
 }
 
 /**
+ * Keyword snippets for notes by path: what a semantic answer shows for a note that has no passage
+ * vectors yet (found by the keyword side while the vault is still being embedded).
+ */
+export function keywordSnippets(db: Database, paths: string[], query: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!paths.length) return out;
+  const terms = parseSearchQuery(query)?.positives ?? [];
+  const rows = db
+    .query("SELECT n.path, substr(f.body, 1, ?) AS head FROM json_each(?) j JOIN notes n ON n.path = j.value JOIN fts f ON f.rowid = n.id")
+    .all(SNIPPET_WINDOW + 1, JSON.stringify(paths)) as { path: string; head: string | null }[];
+  for (const r of rows) out.set(r.path, buildSnippet(r.head ?? "", terms));
+  return out;
+}
+
+/**
  * Notes matching the query whose title, file name or an alias equals the
  * query's words (for a query without OR), best ranked first. The indexer
  * keeps every note's folded names in name_keys, so finding them is one index

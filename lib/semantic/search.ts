@@ -2,6 +2,7 @@
 // fused with BM25 (any-term, stemmed; see MODEL_RANKING for how), optionally
 // pulled toward recent notes, optionally widened by LLM query expansion.
 // The ranking itself lives in ./retrieve.ts, shared with answer and prepare_context.
+import { keywordSnippets } from "../retrieval/search";
 import { retrieve } from "./retrieve";
 import type { EmbeddingProgress, SemanticService } from "./service";
 
@@ -44,7 +45,10 @@ export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Pr
     offset: q.offset,
     signal: q.signal,
   });
-  // The snippet: the passage that matched the query itself best.
-  const items = r.notes.map((n) => ({ path: n.path, title: n.title, snippet: n.passages[0] ? snippetOf(n.passages[0].text) : "", score: Math.round(n.score * 1e6) / 1e6 }));
+  // The snippet: the passage that matched the query itself best; for a note not embedded yet (found by the
+  // keyword side of a partial answer), the keyword search's snippet.
+  const bare = r.notes.filter((n) => !n.passages[0]).map((n) => n.path);
+  const keyword = keywordSnippets(svc.vault.indexDb, bare, q.query);
+  const items = r.notes.map((n) => ({ path: n.path, title: n.title, snippet: n.passages[0] ? snippetOf(n.passages[0].text) : (keyword.get(n.path) ?? ""), score: Math.round(n.score * 1e6) / 1e6 }));
   return { items, total: r.total, ...partialOf(r.partial) };
 }
