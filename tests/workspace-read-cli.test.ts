@@ -1,6 +1,7 @@
 // `lettuce review`: the real CLI against a temp vault, checked against
 // state.db and the note's bytes; and what the server then says about trust.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,6 +47,15 @@ describe("lettuce review", () => {
     const text = await runLettuce(["review", root]);
     expect(text.stdout).toContain("Runbook.md\tchanged since review\tby Grace");
     expect(await trustOf("Runbook.md")).toMatchObject({ trust: "unreviewed", reviewOutdated: true });
+  });
+
+  test("with no --by and no $USER (a container, a service), the reviewer is the account's name, not 'unknown'", async () => {
+    const me = spawnSync("id", ["-un"], { encoding: "utf8" }).stdout.trim();
+    const r = await runLettuce(["review", root, "Other.md", "--json"], { env: { USER: undefined, LOGNAME: undefined, LETTUCE_REVIEWER: undefined } });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).reviewer).toBe(me);
+    expect(me).not.toBe("unknown");
+    await runLettuce(["review", root, "Other.md", "--remove"]);
   });
 
   test("--remove takes a review back", async () => {

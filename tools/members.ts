@@ -1,17 +1,10 @@
 import { statSync } from "node:fs";
-import { userInfo } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { osUserName } from "../lib/platform/user";
 import { listTokens } from "../lib/store/tokens";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
-function ownerName(): string {
-  try {
-    return userInfo().username || "owner";
-  } catch {
-    return "owner";
-  }
-}
 
 export const listMembers = defineTool({
   name: "list_members",
@@ -31,7 +24,7 @@ export const listMembers = defineTool({
       /* the token dates below */
     }
     for (const t of listTokens(vault.stateDb, true)) since = Math.min(since, Date.parse(t.createdAt));
-    const owner = { userId: "owner", email: null, name: ownerName(), role: "owner", joinedAt: Number.isFinite(since) ? new Date(since).toISOString() : null };
+    const owner = { userId: "owner", email: null, name: osUserName(), role: "owner", joinedAt: Number.isFinite(since) ? new Date(since).toISOString() : null };
     return [owner, ...tokens.map((t) => ({ userId: `token:${t.id}`, email: null, name: t.name, role: t.scope, joinedAt: t.createdAt }))];
   },
 });

@@ -3,7 +3,7 @@
 // change makes the note unreviewed again); --remove takes it back; with no
 // PATH, the reviews are listed with whether each still holds.
 import { readFileSync, statSync } from "node:fs";
-import { userInfo } from "node:os";
+import { osUserName } from "../platform/user";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { listReviews, removeReview, setReview } from "../store/reviews";
@@ -18,11 +18,7 @@ function reviewer(by: string | undefined): string {
     if (!name || name.length > 100 || /[\r\n]/.test(name)) throw new UsageError("--by needs a name (one line, up to 100 characters)");
     return name;
   }
-  try {
-    return process.env.LETTUCE_REVIEWER?.trim() || userInfo().username || "owner";
-  } catch {
-    return "owner";
-  }
+  return process.env.LETTUCE_REVIEWER?.trim() || osUserName();
 }
 
 /** The note a PATH argument names (".md" added when missing), checked like an agent's path. */

@@ -65,7 +65,7 @@ export function networkError(label: string, url: string, e: unknown, timedOut: b
   if (e instanceof AttemptError) return e;
   if (timedOut) return new AttemptError("provider-unavailable", `${label} did not answer within ${timeoutMs} ms (${url})`, true);
   const msg = (e as Error)?.message ?? String(e);
-  return new AttemptError("provider-unavailable", `Cannot reach ${label} at ${url}: ${msg}`, true);
+  return new AttemptError("provider-unavailable", `${label} cannot be reached at ${url}: ${msg}`, true);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -19,7 +19,7 @@ function childEnv(extra: Record<string, string | undefined> = {}): Record<string
 }
 
 /** Run `lettuce ARGS…` to completion (killed after timeoutMs). */
-export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+export async function runLettuce(args: string[], opts: { timeoutMs?: number; env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<CliResult> {
   const proc = Bun.spawn([BUN, MAIN, ...args], {
     cwd: opts.cwd ?? REPO,
     stdin: "ignore",
