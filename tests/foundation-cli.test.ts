@@ -129,6 +129,13 @@ describe("bad use: non-zero exit and a clear message", () => {
     expect(badId.stderr).not.toContain("--ID");
     expect(emptyQuery.code).toBe(2);
     expect(emptyQuery.stderr).toContain("search needs a vault and a query");
+    // A mistyped flag names the flags there are, not Node's advice on positional arguments.
+    const [badFlag, noOptions] = await Promise.all([runLettuce(["search", vault, "x", "--bogus"]), runLettuce(["config", vault, "--json"])]);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain("unknown option --bogus; the options are --json, --limit VALUE, --semantic, --hybrid");
+    expect(noOptions.code).toBe(2);
+    expect(noOptions.stderr).toContain("unknown option --json; this command takes no options");
+    expect(badFlag.stderr + noOptions.stderr).not.toContain("positional argument");
   });
 
   test("serve on a port that is already taken", async () => {

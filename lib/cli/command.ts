@@ -14,7 +14,15 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(argv: s
   try {
     return parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    const { code, message } = e as { code?: string; message: string };
+    // Node's text for a mistyped flag advises on positional arguments that start with '-' and ends on an
+    // unbalanced quote; the person mistyped a flag, so say which ones there are.
+    const unknown = code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /Unknown option '([^']+)'/.exec(message)?.[1] : undefined;
+    if (unknown) {
+      const known = Object.entries(options).map(([name, o]) => `--${name}${o.type === "string" ? " VALUE" : ""}`);
+      throw new UsageError(`unknown option ${unknown}; ${known.length ? `the options are ${known.join(", ")}` : "this command takes no options"} (and --help)`);
+    }
+    throw new UsageError(message);
   }
 }
 
