@@ -60,4 +60,8 @@ test("lettuce answer --json is the tool's answer; usage mistakes exit 2; no LLM 
   const none = await runLettuce(["answer", root, "frost"], { env: { LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_PROVIDER: "none" } });
   expect(none.code).toBe(1);
   expect(none.stderr).toContain("No LLM provider configured");
+  // Asked for JSON, the refusal is JSON on stdout, with its kind.
+  const noneJson = await runLettuce(["answer", root, "frost", "--json"], { env: { LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_PROVIDER: "none" } });
+  expect(noneJson.code).toBe(1);
+  expect(JSON.parse(noneJson.stdout)).toMatchObject({ kind: "not-configured" });
 }, 60_000);

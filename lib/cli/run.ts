@@ -87,6 +87,8 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     // A refusal from the engine (a conflict, an unknown id, no provider): its message is for people.
     if (e instanceof VaultError || e instanceof ToolError) {
+      // A script that asked for JSON gets the refusal as JSON on stdout too, with the kind to branch on.
+      if (rest.includes("--json")) console.log(JSON.stringify({ error: e.message, kind: e instanceof ToolError ? e.kind : "vault-error" }));
       console.error(`lettuce ${cmd.name}: ${e.message}`);
       return 1;
     }
