@@ -5,12 +5,12 @@
 // must be in the note at the end: an agent's write may lose to a person's
 // save, never the other way round. Repeated five times.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { swapStats } from "../lib/write/vault-dir";
 import { BUN } from "./helpers/cli";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 const RUNS = 5;
 // Each run lasts until the agents have made this many writes (and at least MIN_MS passed), at most MAX_MS:
@@ -110,3 +110,30 @@ for (let run = 1; run <= RUNS; run++) {
     expect(lostSeen).toBe(0);
   }, MAX_MS + 30_000);
 }
+
+// An editor that saves in place (truncate, then write: what fs.writeFile does) and is slow about it: a big
+// note, a busy disk. An agent's edit arriving in that moment must not plan from the half-written note, and
+// the editor's writes must not go to the file the agent's edit displaced (they would reach no name).
+test("a slow in-place save: a short one is waited for, a long one is put back; the person's text is never lost", async () => {
+  for (const [gapMs, how] of [
+    [120, "waited for"],
+    [900, "put back"],
+  ] as const) {
+    const file = join(s.root, "log.md"); // append_log's note: it takes an empty note as it finds it
+    const original = `# Two years of notes\n\n${"A line the person wrote long ago.\n".repeat(60)}`;
+    writeFileSync(file, original);
+    await Bun.sleep(400); // an old save, not one in progress
+    const fd = openSync(file, "r+");
+    ftruncateSync(fd, 0);
+    const agent = s.call("append_log", { op: "ingest", title: `agent entry ${gapMs}` });
+    await Bun.sleep(gapMs);
+    writeSync(fd, `${original}\nThe person's new paragraph ${gapMs}.\n`, 0);
+    closeSync(fd);
+    const r = await agent;
+    expect(r.editId).toBeGreaterThan(0);
+    await waitFor(() => readFileSync(file, "utf8").includes(`new paragraph ${gapMs}`), { timeoutMs: 10_000, what: `the person's save (${how})` });
+    const now = readFileSync(file, "utf8");
+    expect(now).toContain("A line the person wrote long ago.");
+    if (how === "waited for") expect(now).toContain(`agent entry ${gapMs}`); // planned from the whole save
+  }
+}, 60_000);

@@ -10,6 +10,7 @@ import { recoverTimeline } from "./edits";
 import { emitWrite } from "./events";
 import { readState } from "./notes";
 import { planPaths, type Base, type Plan, type WriteOp } from "./plan";
+import { fileStamp, waitForEmptiedNotes } from "./save-quiet";
 
 // How often an unpinned write re-reads and retries when a person's editor
 // saved the note between our read and our rename.
@@ -34,6 +35,16 @@ function hashOfPrimary(plan: Plan, { afterHashes }: CommitResult): string | null
 
 export class WriteService {
   readonly locks = new KeyedLock();
+  /** What this server's own last write left at each path it touched (./save-quiet.ts): no wait for those. */
+  private readonly ours = new Map<string, string>();
+
+  private noteOurs(path: string): void {
+    const s = fileStamp(this.vault.root, path);
+    this.ours.delete(path);
+    if (s) this.ours.set(path, s.key);
+    // The most recent few thousand are enough: a forgotten one only costs its next edit a short wait.
+    if (this.ours.size > 4096) this.ours.delete(this.ours.keys().next().value!);
+  }
   /** state.db through the vault's connection for rows written as the server goes (VaultContext.stateDbNoSync). */
   readonly db: Database;
 
@@ -56,12 +67,15 @@ export class WriteService {
    * proposal's base).
    */
   async execute<A>(op: WriteOp<A>, args: A, meta: CommitMeta, base?: Base): Promise<WriteOutcome> {
-    const keys = new Set(op.lockPaths(this.vault, args).map((k) => k.toLowerCase()));
+    const lockPaths = op.lockPaths(this.vault, args);
+    const keys = new Set(lockPaths.map((k) => k.toLowerCase()));
     // commit: null when the plan changed nothing.
     let done: { plan: Plan; commit: CommitResult | null } | null = null;
     for (let attempt = 1; !done; attempt++) {
       const release = await this.locks.acquire(keys);
       try {
+        // A person's editor may be in the middle of an in-place save of one of these notes (./save-quiet.ts).
+        await waitForEmptiedNotes(this.vault.root, lockPaths, this.ours);
         const plan = op.plan(this.vault, args, base);
         const missing = planPaths(plan).filter((p) => !keys.has(p.toLowerCase()));
         if (missing.length) {
@@ -86,6 +100,7 @@ export class WriteService {
       }
     }
     const { plan, commit } = done;
+    for (const p of commit?.touched ?? []) this.noteOurs(p);
     if (this.reindex && commit?.touched.length) {
       try {
         await this.vault.indexer.update(commit.touched);

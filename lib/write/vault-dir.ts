@@ -11,6 +11,7 @@ import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
+import { watchDisplaced } from "./displaced";
 import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
@@ -250,7 +251,15 @@ export function swapInChecked(dir: VaultDir, tmp: string, name: string, expect: 
     if (err === 0) {
       swapStats.exchanged++;
       if (sameFile(dir.identity(tmp), expect)) {
-        dir.remove(tmp); // the version we planned from, now replaced
+        // The version we planned from, now replaced: unnamed, but watched a while for an editor still writing to it.
+        let held: number | null = null;
+        try {
+          held = openSync(dir.entry(tmp), READ_NOFOLLOW);
+        } catch {
+          /* gone already: nothing to watch */
+        }
+        dir.remove(tmp);
+        if (held !== null) watchDisplaced(held, dir.root, dir.rel, name, expect, ours);
         return "ok";
       }
       // Not the file we checked: a person's save. Put it back at once.
