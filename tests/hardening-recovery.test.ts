@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
 import { insertPending, listEdits } from "../lib/write/edits";
-import { BUN } from "./helpers/cli";
+import { BUN, runLettuce } from "./helpers/cli";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
 
 let root: string;
@@ -153,3 +153,49 @@ test("a vault folder or .lettuce removed while serving stops the server, rather 
     }
   }
 }, 90_000);
+
+// A `lettuce proposals approve` killed between its claim and recording the edit (the crash audit of
+// 2026-12-05) left the proposal "approved" with nothing applied, and approving it again said "already
+// approved". The claim names its process; the next start settles a dead process's claims.
+test("an approval killed midway: reopened when nothing landed, recorded when the write did", async () => {
+  await s?.close();
+  s = undefined;
+  const vault = copyVault();
+  const t = await startTestServer({ root: vault });
+  let unlanded: number;
+  let landed: number;
+  try {
+    unlanded = (await t.call("write_note", { path: "Crash/proposed-a.md", content: "# A\n\nproposed, never applied\n" }, "propose")).proposalId;
+    landed = (await t.call("write_note", { path: "Crash/proposed-b.md", content: "# B\n\nproposed, applied before the crash\n" }, "propose")).proposalId;
+  } finally {
+    await t.close();
+  }
+  expect((await runLettuce(["proposals", vault, "approve", String(landed)])).code).toBe(0);
+  const db = openStateDb(vault);
+  const edit = (db.query("SELECT edit_id FROM proposals WHERE id = ?").get(landed) as { edit_id: number }).edit_id;
+  expect(edit).toBeGreaterThan(0);
+  // The state each crash leaves: claimed by a process that is gone, no edit recorded.
+  db.query("UPDATE proposals SET status = 'approved', claimed_by = ?, edit_id = NULL WHERE id IN (?, ?)").run(deadPid, unlanded, landed);
+  db.close();
+
+  const again = await startTestServer({ root: vault });
+  try {
+    const rows = () => {
+      const d = openStateDb(vault);
+      try {
+        return d.query("SELECT id, status, edit_id, claimed_by FROM proposals ORDER BY id").all();
+      } finally {
+        d.close();
+      }
+    };
+    expect(rows()).toEqual([
+      { id: unlanded, status: "pending", edit_id: null, claimed_by: null },
+      { id: landed, status: "approved", edit_id: edit, claimed_by: null },
+    ]);
+    const ok = await runLettuce(["proposals", vault, "approve", String(unlanded)]);
+    expect(ok.code).toBe(0);
+    expect(readFileSync(join(vault, "Crash/proposed-a.md"), "utf8")).toContain("proposed, never applied");
+  } finally {
+    await again.close();
+  }
+});

@@ -31,6 +31,8 @@ export const STATE_MIGRATIONS: string[] = [
   WEB_TABLES_SQL, // web UI login codes, sessions, daily health scores (lib/web)
   // Which edit undid which: "already undone by #N" and the timeline's "reverted by" look this up.
   `CREATE INDEX agent_edits_reverts ON agent_edits(reverts) WHERE reverts IS NOT NULL;`,
+  // The process applying an approved proposal, until its edit is recorded: a crash in between is found at the next start.
+  `ALTER TABLE proposals ADD COLUMN claimed_by INTEGER;`,
 ];
 
 export function stateDbPath(root: string): string {

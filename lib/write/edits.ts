@@ -190,7 +190,7 @@ export function editGroup(db: Database, id: number): EditRow[] {
   return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map(toRow);
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return false; // our own rows are never pending across an await
   try {
     process.kill(pid, 0);

@@ -5,6 +5,7 @@
 // the same write path; a note that changed since is a conflict), rejects it,
 // or the agent withdraws it.
 import type { Database } from "bun:sqlite";
+import { processAlive } from "./edits";
 import { createTwoFilesPatch } from "diff";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
@@ -200,16 +201,42 @@ export function previewProposal(vault: VaultContext, p: Proposal): { diff: strin
 export async function approveProposal(vault: VaultContext, id: number, opts: { reindex?: boolean } = {}): Promise<WriteOutcome> {
   const db = vault.stateDb;
   const p = requirePending(db, id);
-  // Claim it first, so that two reviewers (or a withdraw racing an approve) cannot both act on it.
-  const claimed = db.query("UPDATE proposals SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending'").run(new Date().toISOString(), id);
+  // Claim it first, so that two reviewers (or a withdraw racing an approve) cannot both act on it. The claim
+  // names this process until the edit is recorded: a crash in between is settled at the next start.
+  const claimed = db
+    .query("UPDATE proposals SET status = 'approved', decided_at = ?, claimed_by = ? WHERE id = ? AND status = 'pending'")
+    .run(new Date().toISOString(), process.pid, id);
   if (claimed.changes === 0) requirePending(db, id);
   let outcome: WriteOutcome;
   try {
     outcome = await writeService(vault, opts).execute(opOf(p), p.args, { tool: p.tool, agent: p.agent, token: p.token, proposalId: p.id }, p.base);
   } catch (e) {
-    db.query("UPDATE proposals SET status = 'pending', decided_at = NULL WHERE id = ?").run(id);
+    db.query("UPDATE proposals SET status = 'pending', decided_at = NULL, claimed_by = NULL WHERE id = ?").run(id);
     throw e;
   }
-  db.query("UPDATE proposals SET edit_id = ? WHERE id = ?").run(outcome.editId, id);
+  db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(outcome.editId, id);
   return outcome;
+}
+
+/**
+ * Proposals a process claimed for approval and died before recording the edit (after the timeline's own
+ * recovery has settled that process's rows): approved with their edit when the write landed, pending
+ * again when it did not, so that a person can approve them again instead of finding them "approved" with
+ * nothing applied.
+ */
+export function recoverProposals(db: Database): { approved: number; reopened: number } {
+  const out = { approved: 0, reopened: 0 };
+  const claimed = db.query("SELECT id, claimed_by FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as { id: number; claimed_by: number }[];
+  for (const c of claimed) {
+    if (c.claimed_by === process.pid || processAlive(c.claimed_by)) continue; // still being applied
+    const edit = db.query("SELECT min(coalesce(group_id, id)) AS id FROM agent_edits WHERE proposal_id = ? AND state = 'applied'").get(c.id) as { id: number | null };
+    if (edit.id !== null) {
+      db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(edit.id, c.id);
+      out.approved++;
+    } else {
+      db.query("UPDATE proposals SET status = 'pending', decided_at = NULL, claimed_by = NULL WHERE id = ?").run(c.id);
+      out.reopened++;
+    }
+  }
+  return out;
 }

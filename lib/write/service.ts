@@ -7,6 +7,7 @@ import { scanVault } from "../vault/scan";
 import { KeyedLock, sweepOrphanTemps } from "./atomic";
 import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
 import { recoverTimeline } from "./edits";
+import { recoverProposals } from "./proposals";
 import { emitWrite } from "./events";
 import { readState } from "./notes";
 import { planPaths, type Base, type Plan, type WriteOp } from "./plan";
@@ -55,6 +56,7 @@ export class WriteService {
   ) {
     this.db = vault.stateDbNoSync;
     recoverTimeline(vault.root, this.db);
+    recoverProposals(this.db); // after the timeline: a dead approver's landed rows are applied by now
     // Temp files no pending row names (a crash between its steps): swept now, not at some later write.
     const pending = new Set((this.db.query("SELECT tmp FROM agent_edits WHERE state = 'pending' AND tmp IS NOT NULL").all() as { tmp: string }[]).map((r) => r.tmp));
     sweepOrphanTemps(vault.root, scanVault(vault.root, { foldersOnly: true }).folders, (rel) => pending.has(rel));
