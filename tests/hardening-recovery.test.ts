@@ -8,7 +8,7 @@ import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
 import { insertPending, listEdits } from "../lib/write/edits";
 import { BUN, runLettuce } from "./helpers/cli";
-import { copyVault, startTestServer, type TestServer } from "./helpers/server";
+import { copyVault, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 let root: string;
 let s: TestServer | undefined;
@@ -40,7 +40,8 @@ test("pending rows and leftover temp files are settled at start, before any writ
     tool: "write_note", action: "write" as const, path, before: null, after, beforeHash: null, afterHash: hashBytes(after),
     agent: "crashed", token: "t", tmp,
   });
-  const ids = insertPending(db, [edit("Crash/landed.md", landed, `Crash/${tmpName(0)}`), edit("Crash/unlanded.md", unlanded, `Crash/${tmpName(1)}`)]);
+  // Two calls (two groups): one that landed, one whose rename never happened.
+  const ids = [...insertPending(db, [edit("Crash/landed.md", landed, `Crash/${tmpName(0)}`)]), ...insertPending(db, [edit("Crash/unlanded.md", unlanded, `Crash/${tmpName(1)}`)])];
   db.query(`UPDATE agent_edits SET owner_pid = ? WHERE id IN (${ids.join(",")})`).run(deadPid);
   db.close();
   // A temp file no row names (a crash between steps), and one of a live process (this one), which stays.
@@ -88,7 +89,7 @@ test("a write killed between its exchange and its temp's removal is settled by w
     tool: "write_note", action: "write" as const, path, before, after, beforeHash: hashBytes(before), afterHash: hashBytes(after),
     agent: "crashed", token: "t", tmp,
   });
-  const ids = insertPending(db, [edit("Crash/exchanged.md", `Crash/${tmpName(3)}`), edit("Crash/displaced.md", `Crash/${tmpName(4)}`)]);
+  const ids = [...insertPending(db, [edit("Crash/exchanged.md", `Crash/${tmpName(3)}`)]), ...insertPending(db, [edit("Crash/displaced.md", `Crash/${tmpName(4)}`)])];
   db.query(`UPDATE agent_edits SET owner_pid = ? WHERE id IN (${ids.join(",")})`).run(deadPid);
   db.close();
 
@@ -197,5 +198,77 @@ test("an approval killed midway: reopened when nothing landed, recorded when the
     expect(readFileSync(join(vault, "Crash/proposed-a.md"), "utf8")).toContain("proposed, never applied");
   } finally {
     await again.close();
+  }
+});
+
+// A call that changes several files (a move and its backlink rewrites, a revert of one) renames them in
+// order, after every temp file is written and fsynced. A crash partway left it half-done (the crash audit
+// of 2026-12-05: a half-moved note, some links rewritten and some not), and a write to a note that the
+// same call then moved was judged "never happened". The next start completes such a call from its temp
+// files, or keeps what landed when a file changed since.
+test("a several-file call killed partway is completed at the next start, or kept as it landed when a file changed since", async () => {
+  await s?.close();
+  s = undefined;
+  const vault = copyVault();
+  mkdirSync(join(vault, "Grp"), { recursive: true });
+  const b = (t: string) => Buffer.from(t);
+  const put = (rel: string, bytes: Buffer) => writeFileSync(join(vault, rel), bytes);
+  const row = (tool: string, action: "write" | "move", path: string, before: Buffer | null, after: Buffer | null, extra: Record<string, unknown> = {}) => ({
+    tool, action, path, before, after, beforeHash: before && hashBytes(before), afterHash: after && hashBytes(after), agent: "crashed", token: "t", ...extra,
+  });
+  // Call 1, move_note Grp/T.md -> Grp/T2.md with two backlinks: A's rewrite landed, B's and the move did not.
+  const aOld = b("# A\n\nsee [[T]]\n"), aNew = b("# A\n\nsee [[T2]]\n");
+  const bOld = b("# B\n\nalso [[T]]\n"), bNew = b("# B\n\nalso [[T2]]\n");
+  const tText = b("# T\n\nthe moved note\n");
+  put("Grp/A.md", aNew);
+  put("Grp/B.md", bOld);
+  put(`Grp/${tmpName(10)}`, bNew);
+  put("Grp/T.md", tText);
+  // Call 2, a self-link rewrite and then the move of that same note: both landed.
+  const uOld = b("# U\n\nme: [[U]]\n"), uNew = b("# U\n\nme: [[U2]]\n");
+  put("Grp/U2.md", uNew);
+  // Call 3, two rewrites: C's landed; D's did not, and a person has edited D since.
+  const cOld = b("# C\n\n[[V]]\n"), cNew = b("# C\n\n[[V2]]\n");
+  const dOld = b("# D\n\n[[V]]\n"), dNew = b("# D\n\n[[V2]]\n");
+  const dPerson = b("# D\n\n[[V]] and a person's line\n");
+  put("Grp/C.md", cNew);
+  put("Grp/D.md", dPerson);
+  put(`Grp/${tmpName(11)}`, dNew);
+  openStateDb(vault).close();
+  const db = openStateDbNoSync(vault);
+  const calls = [
+    insertPending(db, [
+      row("move_note", "write", "Grp/A.md", aOld, aNew),
+      row("move_note", "write", "Grp/B.md", bOld, bNew, { tmp: `Grp/${tmpName(10)}` }),
+      row("move_note", "move", "Grp/T2.md", tText, tText, { fromPath: "Grp/T.md" }),
+    ]),
+    insertPending(db, [row("move_note", "write", "Grp/U.md", uOld, uNew), row("move_note", "move", "Grp/U2.md", uNew, uNew, { fromPath: "Grp/U.md" })]),
+    insertPending(db, [row("move_note", "write", "Grp/C.md", cOld, cNew), row("move_note", "write", "Grp/D.md", dOld, dNew, { tmp: `Grp/${tmpName(11)}` })]),
+  ];
+  db.query(`UPDATE agent_edits SET owner_pid = ? WHERE state = 'pending'`).run(deadPid);
+  db.close();
+
+  const t = await startTestServer({ root: vault });
+  try {
+    const check = openStateDbNoSync(vault);
+    const states = check.query("SELECT id, state FROM agent_edits ORDER BY id").all() as { id: number; state: string }[];
+    check.close();
+    const stateOf = (id: number) => states.find((r) => r.id === id)?.state ?? "dropped";
+    // Call 1 completed: B rewritten, T moved; every row on the timeline.
+    expect(readFileSync(join(vault, "Grp/B.md"), "utf8")).toBe(bNew.toString());
+    expect(existsSync(join(vault, "Grp/T.md"))).toBe(false);
+    expect(readFileSync(join(vault, "Grp/T2.md"), "utf8")).toBe(tText.toString());
+    expect(calls[0]!.map(stateOf)).toEqual(["applied", "applied", "applied"]);
+    // Call 2: both rows kept (the write used to be dropped, its note having moved on).
+    expect(calls[1]!.map(stateOf)).toEqual(["applied", "applied"]);
+    // Call 3: C as it landed; D is the person's, untouched, and its row is gone.
+    expect(readFileSync(join(vault, "Grp/D.md"), "utf8")).toBe(dPerson.toString());
+    expect(calls[2]!.map(stateOf)).toEqual(["applied", "dropped"]);
+    const temps = readdirSync(vault, { recursive: true }).map(String).filter((p) => p.includes(".lettuce-tmp"));
+    expect(temps).toEqual([]);
+    // The server knows the completed move.
+    await waitFor(async () => (await t.call("search", { query: "moved note" })).items.some((h: any) => h.path === "Grp/T2.md"));
+  } finally {
+    await t.close();
   }
 });

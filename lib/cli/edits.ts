@@ -1,7 +1,8 @@
 // `lettuce edits` lists the agent-edits timeline; `lettuce revert` undoes one call.
 import { openStateDb } from "../store/state-db";
 import { checkVaultDir, VaultContext } from "../vault-context";
-import { listEdits, recoverTimeline, type EditRecord } from "../write/edits";
+import { listEdits, type EditRecord } from "../write/edits";
+import { recoverTimeline } from "../write/recover";
 import { revertEdit } from "../write/revert";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { shownInTerminal } from "../control-chars";

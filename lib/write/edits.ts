@@ -1,12 +1,9 @@
 // The agent-edits timeline in state.db: one row per file change an agent (or a
 // person's revert or approval) made, with the bytes before and after, so any
 // edit can be listed and reverted. A row is written as "pending" before its
-// rename and marked "applied" right after; recoverTimeline() settles rows a
+// rename and marked "applied" right after; ./recover.ts settles rows a
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
-import { existsSync, renameSync } from "node:fs";
-import { absOf, diskHash, removeQuietly } from "./atomic";
-import { VaultDir } from "./vault-dir";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -198,70 +195,4 @@ export function processAlive(pid: number): boolean {
   } catch (e) {
     return (e as { code?: string }).code === "EPERM";
   }
-}
-
-/** Put a temp file back in its note's place, through the folder's descriptor (no symlink followed), as commit.ts renames. */
-function swapBack(root: string, tmp: string, path: string): void {
-  const i = path.lastIndexOf("/");
-  const dir = VaultDir.open(root, i === -1 ? "" : path.slice(0, i));
-  try {
-    renameSync(dir.entry(tmp.slice(tmp.lastIndexOf("/") + 1)), dir.entry(path.slice(i + 1)));
-  } finally {
-    dir.close();
-  }
-}
-
-/**
- * Settle rows left pending by a process that died mid-write. A write is
- * applied when the note holds its new bytes and its temp file is gone or
- * holds the bytes the write replaced: a replacement is an atomic exchange, so
- * between the exchange and the temp's removal the temp name holds the old
- * note (swapInChecked). A temp that holds anything else there is a person's
- * save the exchange displaced in that instant: it goes back in place and the
- * row is dropped, as swapInChecked would have done. Otherwise the rename
- * never happened (drop the row, remove the temp). A move is applied when its
- * source is gone and its destination exists.
- */
-export function recoverTimeline(root: string, db: Database): { applied: number; dropped: number } {
-  const rows = db.query("SELECT id, action, path, from_path, trash_path, tmp, owner_pid, before_hash, after_hash FROM agent_edits WHERE state = 'pending'").all() as {
-    id: number;
-    action: EditAction;
-    path: string;
-    from_path: string | null;
-    trash_path: string | null;
-    tmp: string | null;
-    owner_pid: number | null;
-    before_hash: string | null;
-    after_hash: string | null;
-  }[];
-  const applied: number[] = [];
-  const dropped: number[] = [];
-  const abs = (rel: string) => absOf(root, rel);
-  for (const r of rows) {
-    if (r.owner_pid !== null && processAlive(r.owner_pid)) continue;
-    let landed: boolean;
-    if (r.action === "write") {
-      const note = diskHash(abs(r.path));
-      const tmp = r.tmp && existsSync(abs(r.tmp)) ? diskHash(abs(r.tmp)) : null;
-      // No temp: renamed, or never created (then the note still has its old bytes).
-      landed = note === r.after_hash && (tmp === null || tmp !== r.after_hash);
-      // The note changed to the new bytes, so the exchange happened (the temp was whole by then): a temp
-      // that is not the replaced version is a save made after the check, caught before it was swapped back.
-      if (landed && tmp !== null && r.before_hash !== r.after_hash && tmp !== r.before_hash) {
-        swapBack(root, r.tmp!, r.path);
-        landed = false;
-      }
-    } else {
-      const src = r.action === "move" ? r.from_path! : r.path;
-      const dst = r.action === "move" ? r.path : r.trash_path!;
-      landed = !existsSync(abs(src)) && existsSync(abs(dst));
-    }
-    if (landed) applied.push(r.id);
-    else dropped.push(r.id);
-  }
-  // Temp files before rows: if this is cut short, the next recovery finds the row again and settles it the same way.
-  for (const r of rows) if (r.tmp && (applied.includes(r.id) || dropped.includes(r.id))) removeQuietly(abs(r.tmp));
-  markApplied(db, applied);
-  dropPending(db, dropped);
-  return { applied: applied.length, dropped: dropped.length };
 }

@@ -1,0 +1,176 @@
+// Settling what a process that died mid-write left pending on the timeline.
+//
+// A call's changes (a move and its backlink rewrites, a revert of such a
+// group) are one group of rows, renamed into place in row order, and only
+// after every temp file of the call was written and fsynced. So after a crash
+// a group is in one of two states: no rename happened (drop every row and its
+// temp), or the renames stopped partway. Then every row up to the last one
+// that landed landed too, and the rest are rolled forward from their temp
+// files, each only if the disk still holds what the call planned from: a call
+// is never left half-done (a half-moved note with some links rewritten and
+// others not, a half-reverted group that "revert" then calls already undone).
+//
+// Whether a row landed is judged from the end of its group backwards: the rows
+// after it did not land, so nothing later in the call has touched its files
+// (judged alone, a write to a note the same call then moved looked as if it
+// never happened).
+
+import type { Database } from "bun:sqlite";
+import { existsSync, renameSync } from "node:fs";
+import { absOf, diskHash, removeQuietly } from "./atomic";
+import { dropPending, markApplied, processAlive, type EditAction } from "./edits";
+import { renameNoReplace, VaultDir } from "./vault-dir";
+
+interface PendingRow {
+  id: number;
+  grp: number;
+  action: EditAction;
+  path: string;
+  from_path: string | null;
+  trash_path: string | null;
+  tmp: string | null;
+  owner_pid: number | null;
+  before_hash: string | null;
+  after_hash: string | null;
+}
+
+export interface Recovery {
+  /** Rows that had landed, now on the timeline. */
+  applied: number;
+  /** Rows rolled forward from their temp files (so their groups are whole). */
+  completed: number;
+  /** Rows of calls that never reached a rename, dropped with their temp files. */
+  dropped: number;
+  /** Groups that could not be completed because a file changed since (rows that landed are kept). */
+  incomplete: { group: number; path: string }[];
+  /** Notes this recovery changed on disk (to re-index). */
+  touched: string[];
+}
+
+function split(rel: string): { dir: string; name: string } {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? { dir: "", name: rel } : { dir: rel.slice(0, i), name: rel.slice(i + 1) };
+}
+
+/** Put a temp file back in its note's place, through the folder's descriptor (no symlink followed), as commit.ts renames. */
+function swapBack(root: string, tmp: string, path: string): void {
+  const { dir, name } = split(path);
+  const d = VaultDir.open(root, dir);
+  try {
+    renameSync(d.entry(split(tmp).name), d.entry(name));
+  } finally {
+    d.close();
+  }
+}
+
+/**
+ * Whether a row landed, the later rows of its call having not. A write is applied when the note holds
+ * its new bytes and its temp file is gone or holds the bytes the write replaced: a replacement is an
+ * atomic exchange, so between the exchange and the temp's removal the temp name holds the old note. A
+ * temp that holds anything else there is a person's save the exchange displaced in that instant: it goes
+ * back in place and the row did not land. A move or delete landed when its source is gone and its
+ * destination exists.
+ */
+function landed(root: string, r: PendingRow, touched: string[]): boolean {
+  const abs = (rel: string) => absOf(root, rel);
+  if (r.action === "write") {
+    const note = diskHash(abs(r.path));
+    const tmp = r.tmp && existsSync(abs(r.tmp)) ? diskHash(abs(r.tmp)) : null;
+    let yes = note === r.after_hash && (tmp === null || tmp !== r.after_hash);
+    if (yes && tmp !== null && r.before_hash !== r.after_hash && tmp !== r.before_hash) {
+      swapBack(root, r.tmp!, r.path);
+      touched.push(r.path);
+      yes = false;
+    }
+    return yes;
+  }
+  const { src, dst } = ends(r);
+  return !existsSync(abs(src)) && existsSync(abs(dst));
+}
+
+function ends(r: PendingRow): { src: string; dst: string } {
+  return r.action === "move" ? { src: r.from_path!, dst: r.path } : { src: r.path, dst: r.trash_path! };
+}
+
+/** Do a row's rename now, if the disk still holds what the call planned from; false (nothing done) otherwise. */
+function complete(root: string, r: PendingRow): boolean {
+  const abs = (rel: string) => absOf(root, rel);
+  if (r.action === "write") {
+    if (!r.tmp || diskHash(abs(r.tmp)) !== r.after_hash) return false; // the temp is the whole new text, or nothing is done
+    if (diskHash(abs(r.path)) !== r.before_hash) return false;
+    const { dir, name } = split(r.path);
+    const d = VaultDir.open(root, dir);
+    try {
+      if (r.before_hash === null) return renameNoReplace(d, split(r.tmp).name, d, name) === "ok";
+      renameSync(d.entry(split(r.tmp).name), d.entry(name));
+      d.sync();
+      return true;
+    } finally {
+      d.close();
+    }
+  }
+  const { src, dst } = ends(r);
+  if (diskHash(abs(src)) !== r.before_hash || existsSync(abs(dst))) return false;
+  const from = VaultDir.open(root, split(src).dir);
+  const to = VaultDir.open(root, split(dst).dir, { create: true });
+  try {
+    const ok = renameNoReplace(from, split(src).name, to, split(dst).name) === "ok";
+    if (ok) {
+      from.sync();
+      to.sync();
+    }
+    return ok;
+  } finally {
+    from.close();
+    to.close();
+  }
+}
+
+export function recoverTimeline(root: string, db: Database): Recovery {
+  const rows = db
+    .query("SELECT id, coalesce(group_id, id) AS grp, action, path, from_path, trash_path, tmp, owner_pid, before_hash, after_hash FROM agent_edits WHERE state = 'pending' ORDER BY id")
+    .all() as PendingRow[];
+  const groups = new Map<number, PendingRow[]>();
+  for (const r of rows) groups.set(r.grp, [...(groups.get(r.grp) ?? []), r]);
+  const out: Recovery = { applied: 0, completed: 0, dropped: 0, incomplete: [], touched: [] };
+  const applied: number[] = [];
+  const dropped: number[] = [];
+  const settled: PendingRow[] = [];
+  for (const [group, g] of groups) {
+    if (g.some((r) => r.owner_pid !== null && processAlive(r.owner_pid))) continue; // a live process is still at it
+    settled.push(...g);
+    let last = -1;
+    for (let i = g.length - 1; i >= 0; i--) {
+      if (landed(root, g[i]!, out.touched)) {
+        last = i;
+        break;
+      }
+    }
+    for (let i = 0; i <= last; i++) applied.push(g[i]!.id);
+    out.applied += last + 1;
+    if (last === -1) {
+      for (const r of g) dropped.push(r.id);
+      out.dropped += g.length;
+      continue;
+    }
+    for (let i = last + 1; i < g.length; i++) {
+      const r = g[i]!;
+      if (complete(root, r)) {
+        applied.push(r.id);
+        out.completed++;
+        if (r.action === "write") out.touched.push(r.path);
+        else out.touched.push(ends(r).src, ends(r).dst);
+        continue;
+      }
+      out.incomplete.push({ group, path: r.path });
+      for (const rest of g.slice(i)) dropped.push(rest.id);
+      out.dropped += g.length - i;
+      break;
+    }
+  }
+  // Temp files before rows: if this is cut short, the next recovery finds the rows again and settles them the same way.
+  for (const r of settled) if (r.tmp) removeQuietly(absOf(root, r.tmp));
+  markApplied(db, applied);
+  dropPending(db, dropped);
+  return out;
+}
