@@ -41,6 +41,9 @@ interface EarlyStart {
   discard(): void;
 }
 
+// index.db meta: "1" while a pass that committed partway has links still to re-resolve.
+const RERESOLVE_PENDING = "reresolve_pending";
+
 export class Indexer {
   private _resolver: LinkResolver | null = null;
   status: IndexStatus = { state: "starting", total: 0, done: 0, indexedAt: null };
@@ -107,6 +110,8 @@ export class Indexer {
       // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
       const unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
       if (unchanged) early?.discard();
+      // A pass that died after an intermediate commit (see apply): its links are retried even if nothing changed since.
+      if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => this.settleInterruptedResolution())();
       const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress, early);
       // An unchanged vault whose index was complete before: current in memory, and the file is not
       // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
@@ -199,6 +204,8 @@ export class Indexer {
     let earlyWorkers = bulk ? (early?.workers ?? []) : [];
     let committed = false;
     let ftsDone: Promise<void> | undefined;
+    const interrupted = getMeta(db, RERESOLVE_PENDING) === "1";
+    let sinceStart = 0;
     db.exec("BEGIN");
     try {
       if (bulk) for (const name of Object.keys(BULK_LOAD_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
@@ -250,8 +257,12 @@ export class Indexer {
         }
         sink?.sentDirectly(direct);
         sinceCommit += results.length;
+        sinceStart += results.length;
         if (!bulk && sinceCommit >= COMMIT_EVERY) {
           this.stampGeneration();
+          // Older notes' links to the new names are re-resolved only at the end of this pass: a crash
+          // before then must not leave them unresolved for good (the next pass retries them all).
+          setMeta(db, RERESOLVE_PENDING, "1");
           db.exec("COMMIT");
           db.exec("BEGIN");
           sinceCommit = 0;
@@ -269,6 +280,9 @@ export class Indexer {
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
       this.reresolve(affectedKeys, coldStart);
+      // This pass's own partial commits are covered by the re-resolution just done; a dead pass's are not.
+      if (interrupted) this.settleInterruptedResolution();
+      else if (sinceStart > sinceCommit) setMeta(db, RERESOLVE_PENDING, "0");
       coldTrace("reresolved");
       db.exec("COMMIT");
       committed = true;
@@ -344,6 +358,21 @@ export class Indexer {
    * ones are retried: found in one pass over them rather than one query per
    * alias (obsidian-hub: 5,723 aliases, ~80 ms; 67 unresolved links).
    */
+  /** After a pass that committed partway and then died: every unresolved link is tried again, once. */
+  private settleInterruptedResolution(): void {
+    if (getMeta(this.db, RERESOLVE_PENDING) !== "1") return;
+    const touched = new Set<number>();
+    for (const row of this.rows.unresolvedLinks()) {
+      const r = this.resolver.resolve(row, row.source);
+      if (r !== row.resolved) {
+        this.rows.setResolved(row, r);
+        touched.add(row.noteId);
+      }
+    }
+    for (const id of touched) this.rows.recount(id);
+    setMeta(this.db, RERESOLVE_PENDING, "0");
+  }
+
   private reresolve(keys: Set<string>, coldStart: boolean): void {
     const touched = new Set<number>();
     const retry = (row: LinkRow) => {
