@@ -56,6 +56,15 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
+describe("the session's index progress", () => {
+  test("writes after the scan do not count towards it: done never passes total", async () => {
+    for (let i = 0; i < 5; i++) await s.call("write_note", { path: `Inbox/progress-${i}.md`, content: `# P ${i}\n` });
+    const { body } = await get("/api/session");
+    expect(body.index.state).toBe("ready");
+    expect(body.index.done).toBeLessThanOrEqual(body.index.total);
+  });
+});
+
 describe("addresses", () => {
   test("an unknown address in a browser gets a page with a way back; a program, and an unknown API, a plain 404", async () => {
     const html = await web.fetch("/nosuchpage", { headers: { accept: "text/html,application/xhtml+xml" } });

@@ -23,7 +23,7 @@ function describe(e: AuditEntry): string {
   const status = e.status === "success" ? "ok" : `error ${e.errorKind ?? ""}`.trim();
   const target = e.targetId ? `${e.targetType ?? "?"} ${e.targetId}` : "-";
   const t = shownInTerminal;
-  return `${time}\t${t(e.tool)}\t${status}\t${t(target)}\tby ${t(e.agentName ?? "?")} (token ${t(e.tokenName)})`;
+  return `${time}\t${t(e.tool)}\t${status}\t${t(target)}\tby ${t(e.agentName ?? "an unnamed agent")} (token ${t(e.tokenName)})`;
 }
 
 export const auditCommand: Command = {

@@ -222,7 +222,7 @@ export function untaggedSection(ctx: LintContext): Section {
   const suggestion = (n: LintNote): string => {
     let counts = folders.get(n.folder);
     if (!counts) folders.set(n.folder, (counts = tallyRows(folderTags.values(n.folder) as [string, string][])));
-    let where = `other notes in ${n.folder || "the vault root"}/`;
+    let where = n.folder ? `other notes in ${n.folder}/` : "other notes at the vault root";
     if (!counts.size) {
       const out = firstLinkedNote(ctx.db, n.id);
       counts = out === null ? new Map() : tallyRows(noteTags.values(out) as [string, string][]);

@@ -253,7 +253,7 @@ export class Indexer {
         for (const r of results) {
           if (this.writeResult(r, known, affectedKeys, bulk ? requestIds.get(r.entry.path) : undefined)) changed.push(r.entry.path);
           if (r.ftsSent) direct++;
-          this.status.done++;
+          if (this.status.state === "scanning") this.status.done++; // a scan's progress; a later update() is not part of it
         }
         sink?.sentDirectly(direct);
         sinceCommit += results.length;
