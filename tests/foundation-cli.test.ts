@@ -186,7 +186,7 @@ describe("token", () => {
     expect(JSON.parse((await runLettuce(["token", "list", vault, "--json"])).stdout).map((t: any) => t.name)).toEqual(["y"]);
     const again = await runLettuce(["token", "revoke", vault, "x"]);
     expect(again.code).not.toBe(0);
-    expect(again.stderr).toMatch(/No active token/);
+    expect(again.stderr).toMatch(/no active token/);
   });
 });
 

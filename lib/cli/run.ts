@@ -61,7 +61,7 @@ export async function runCli(argv: string[]): Promise<number> {
     const topic = name === "help" ? rest[0] : undefined;
     const found = topic ? COMMANDS.find((c) => c.name === topic) : undefined;
     if (topic && !found) {
-      console.error(`lettuce: no command ${JSON.stringify(topic)}\n\n${mainHelp()}`);
+      console.error(`lettuce: unknown command ${JSON.stringify(topic)}\n\n${mainHelp()}`);
       return 2;
     }
     console.log(found ? (await found.load()).usage : mainHelp());

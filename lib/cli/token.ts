@@ -48,7 +48,7 @@ export const tokenCommand: Command = {
         const which = positionals[1];
         if (!which) throw new UsageError("token revoke needs a token name or id");
         if (!revokeToken(db, which)) {
-          console.error(`No active token named or numbered ${JSON.stringify(which)}`);
+          console.error(`lettuce token: no active token named or numbered ${JSON.stringify(which)}`);
           return 1;
         }
         console.log(`Revoked ${which}.`);
