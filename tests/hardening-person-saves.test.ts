@@ -5,7 +5,7 @@
 // must be in the note at the end: an agent's write may lose to a person's
 // save, never the other way round. Repeated five times.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { closeSync, ftruncateSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { swapStats } from "../lib/write/vault-dir";
@@ -137,3 +137,19 @@ test("a slow in-place save: a short one is waited for, a long one is put back; t
     if (how === "waited for") expect(now).toContain(`agent entry ${gapMs}`); // planned from the whole save
   }
 }, 60_000);
+
+// The displaced file is watched only when no name leads to it any more: a note hard-linked to another
+// keeps its other name, and a person editing that other note is editing that note, not saving this one.
+test("a hard-linked note's twin, edited right after an agent replaced the note, stays the twin's", async () => {
+  const a = join(s.root, "Person/linked-a.md");
+  const b = join(s.root, "Person/linked-b.md");
+  mkdirSync(join(s.root, "Person"), { recursive: true });
+  writeFileSync(a, "# Linked\n\nshared text\n");
+  linkSync(a, b);
+  await Bun.sleep(400);
+  await s.call("write_note", { path: "Person/linked-a.md", content: "# Linked\n\nthe agent's version of a\n", overwrite: true });
+  writeFileSync(b, "# Linked\n\nthe person's edit of b\n"); // in place, into the inode a no longer names
+  await Bun.sleep(1500);
+  expect(readFileSync(a, "utf8")).toContain("the agent's version of a");
+  expect(readFileSync(b, "utf8")).toContain("the person's edit of b");
+});

@@ -120,6 +120,21 @@ function tick(): void {
  * write planned from, `ours` the identity of the agent's file now in its place.
  */
 export function watchDisplaced(fd: number, root: string, dirRel: string, name: string, expect: FileIdentity, ours: FileIdentity): void {
+  // Still reachable by another name (a hard link: another note): writes to it are that note's, not lost.
+  let linked = true;
+  try {
+    linked = fstatSync(fd).nlink > 0;
+  } catch {
+    /* cannot tell: do not watch */
+  }
+  if (linked) {
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed */
+    }
+    return;
+  }
   if (watches.size >= MAX_WATCHED) end(watches.values().next().value!);
   watches.add({ fd, root, dirRel, name, expect, ours, until: Date.now() + WATCH_MS, changed: null });
   if (!timer) {
