@@ -312,3 +312,36 @@ test("an index pass killed after an intermediate commit: the next pass resolves 
   }
   expect(caught).toBe(true);
 }, 120_000);
+
+// A rename recovery cannot do (here the destination folder became a file since) must not stop the server
+// from starting, then or at any later start (the review of 2026-12-05: it threw from the constructor).
+test("a call recovery cannot complete: the server still starts, keeps what landed, and says which call", async () => {
+  const vault = copyVault();
+  mkdirSync(join(vault, "G"), { recursive: true });
+  const b = (t: string) => Buffer.from(t);
+  const aOld = b("# A\n\n[[T]]\n"), aNew = b("# A\n\n[[New/T]]\n"), tText = b("# T\n\nthe note to move\n");
+  writeFileSync(join(vault, "G/A.md"), aNew); // landed
+  writeFileSync(join(vault, "G/T.md"), tText);
+  writeFileSync(join(vault, "New"), "a file where the destination folder would be\n");
+  openStateDb(vault).close();
+  const db = openStateDbNoSync(vault);
+  const row = (action: "write" | "move", path: string, before: Buffer, after: Buffer, extra: Record<string, unknown> = {}) => ({
+    tool: "move_note", action, path, before, after, beforeHash: hashBytes(before), afterHash: hashBytes(after), agent: "crashed", token: "t", ...extra,
+  });
+  const ids = insertPending(db, [row("write", "G/A.md", aOld, aNew), row("move", "New/T.md", tText, tText, { fromPath: "G/T.md" })]);
+  db.query("UPDATE agent_edits SET owner_pid = ?").run(deadPid);
+  db.close();
+  for (let start = 0; start < 2; start++) {
+    const t = await startTestServer({ root: vault });
+    try {
+      expect((await t.call("get_vault_info")).noteCount).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+  }
+  const check = openStateDbNoSync(vault);
+  const states = check.query("SELECT id, state FROM agent_edits ORDER BY id").all();
+  check.close();
+  expect(states).toEqual([{ id: ids[0], state: "applied" }]);
+  expect(readFileSync(join(vault, "G/T.md"), "utf8")).toBe(tText.toString());
+});

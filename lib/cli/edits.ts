@@ -2,7 +2,7 @@
 import { openStateDb } from "../store/state-db";
 import { checkVaultDir, VaultContext } from "../vault-context";
 import { listEdits, type EditRecord } from "../write/edits";
-import { recoverTimeline } from "../write/recover";
+import { recoverAtStart } from "../write/recover";
 import { revertEdit } from "../write/revert";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { shownInTerminal } from "../control-chars";
@@ -36,7 +36,7 @@ export const editsCommand: Command = {
     const root = checkVaultDir(positionals[0]);
     const db = openStateDb(root);
     try {
-      recoverTimeline(root, db);
+      recoverAtStart(root, db);
       const edits = listEdits(db, { path: values.path, limit: intOption(values.limit, "limit", 50), offset: intOption(values.offset, "offset", 0) });
       if (values.json) console.log(JSON.stringify(edits));
       else if (!edits.length) console.log(values.path ? `No agent edits of ${values.path}.` : "No agent edits yet.");

@@ -7,7 +7,7 @@ import { ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
 import { hashBytes, tempNameFor } from "./atomic";
 import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
-import { dropPending, insertPending, markApplied, type NewEdit } from "./edits";
+import { dropPending, inFlight, insertPending, markApplied, type NewEdit } from "./edits";
 
 export interface FileChange {
   action: "write" | "move" | "delete";
@@ -123,7 +123,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   };
   const abandon = () => {
     removeTemps();
-    bookkeep(stateDb, [], ids);
+    bookkeep(stateDb, ids[0]!, [], ids);
     closeAll();
   };
   try {
@@ -219,13 +219,13 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   } catch (e) {
     // A rename failed (permissions, a folder in the way): keep the record of what did happen.
     removeTemps(done.length);
-    bookkeep(stateDb, done, ids.slice(done.length));
+    bookkeep(stateDb, ids[0]!, done, ids.slice(done.length));
     closeAll();
     throw osPathError(e, changes[done.length]?.path ?? "") ?? e;
   }
   if (stale !== null) {
     removeTemps(done.length);
-    bookkeep(stateDb, done, ids.slice(done.length));
+    bookkeep(stateDb, ids[0]!, done, ids.slice(done.length));
     closeAll();
     if (done.length === 0) throw new StaleError(stale);
     // Part of a several-note change landed before a person's save got in the way of the rest: no
@@ -236,7 +236,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       editId: ids[0],
     });
   }
-  bookkeep(stateDb, ids, []);
+  bookkeep(stateDb, ids[0]!, ids, []);
   // Off the event loop would be nicer, but the descriptors are here: the renames must survive a power cut.
   for (const d of dirs.values()) d.sync();
   closeAll();
@@ -250,17 +250,22 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
  * timeline) and the update is tried again every few seconds until it goes in; a crash first leaves them to
  * recoverTimeline at the next start, which settles them by the files' hashes.
  */
-function bookkeep(db: Database, applied: number[], dropped: number[], attempt = 0): void {
+function bookkeep(db: Database, group: number, applied: number[], dropped: number[], attempt = 0): void {
   try {
     db.transaction(() => {
       markApplied(db, applied);
       dropPending(db, dropped);
     })();
+    inFlight.delete(group);
   } catch (e) {
-    if (attempt === 0) console.error(`lettuce: the agent-edits timeline could not be updated after a write (${(e as Error).message}); retrying`);
-    // Past the last attempt (or once the server has closed state.db) recoverTimeline settles the rows at the next start.
-    if (attempt >= BOOKKEEP_ATTEMPTS) return;
-    setTimeout(() => bookkeep(db, applied, dropped, attempt + 1), BOOKKEEP_RETRY_MS).unref?.();
+    const message = (e as Error).message;
+    if (attempt === 0) console.error(`lettuce: the agent-edits timeline could not be updated after a write (${message}); retrying`);
+    // Past the last attempt, or once state.db is closed (the vault closed), recoverTimeline settles the rows at the next start.
+    if (attempt >= BOOKKEEP_ATTEMPTS || /closed database/i.test(message)) {
+      inFlight.delete(group);
+      return;
+    }
+    setTimeout(() => bookkeep(db, group, applied, dropped, attempt + 1), BOOKKEEP_RETRY_MS).unref?.();
   }
 }
 

@@ -96,6 +96,7 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
       ids.push(Number(res.lastInsertRowid));
     }
   })();
+  if (ids.length) inFlight.add(ids[0]!);
   return ids;
 }
 
@@ -187,8 +188,15 @@ export function editGroup(db: Database, id: number): EditRow[] {
   return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map(toRow);
 }
 
+/**
+ * Groups (first row ids) this process has pending: a write between its rows' insert and its bookkeeping, or
+ * bookkeeping being retried (commit.ts). Recovery in this process leaves them alone; any other row of this
+ * pid is from a process that had it before (pid reuse), or from a vault opened twice here.
+ */
+export const inFlight = new Set<number>();
+
 export function processAlive(pid: number): boolean {
-  if (pid === process.pid) return false; // our own rows are never pending across an await
+  if (pid === process.pid) return false; // this process's own live groups are in inFlight
   try {
     process.kill(pid, 0);
     return true;

@@ -5,7 +5,6 @@
 // the same write path; a note that changed since is a conflict), rejects it,
 // or the agent withdraws it.
 import type { Database } from "bun:sqlite";
-import { processAlive } from "./edits";
 import { createTwoFilesPatch } from "diff";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
@@ -218,25 +217,3 @@ export async function approveProposal(vault: VaultContext, id: number, opts: { r
   return outcome;
 }
 
-/**
- * Proposals a process claimed for approval and died before recording the edit (after the timeline's own
- * recovery has settled that process's rows): approved with their edit when the write landed, pending
- * again when it did not, so that a person can approve them again instead of finding them "approved" with
- * nothing applied.
- */
-export function recoverProposals(db: Database): { approved: number; reopened: number } {
-  const out = { approved: 0, reopened: 0 };
-  const claimed = db.query("SELECT id, claimed_by FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as { id: number; claimed_by: number }[];
-  for (const c of claimed) {
-    if (c.claimed_by === process.pid || processAlive(c.claimed_by)) continue; // still being applied
-    const edit = db.query("SELECT min(coalesce(group_id, id)) AS id FROM agent_edits WHERE proposal_id = ? AND state = 'applied'").get(c.id) as { id: number | null };
-    if (edit.id !== null) {
-      db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(edit.id, c.id);
-      out.approved++;
-    } else {
-      db.query("UPDATE proposals SET status = 'pending', decided_at = NULL, claimed_by = NULL WHERE id = ?").run(c.id);
-      out.reopened++;
-    }
-  }
-  return out;
-}

@@ -18,7 +18,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, renameSync } from "node:fs";
 import { absOf, diskHash, removeQuietly } from "./atomic";
-import { dropPending, markApplied, processAlive, type EditAction } from "./edits";
+import { dropPending, inFlight, markApplied, processAlive, type EditAction } from "./edits";
 import { renameNoReplace, VaultDir } from "./vault-dir";
 
 interface PendingRow {
@@ -42,7 +42,7 @@ export interface Recovery {
   /** Rows of calls that never reached a rename, dropped with their temp files. */
   dropped: number;
   /** Groups that could not be completed because a file changed since (rows that landed are kept). */
-  incomplete: { group: number; path: string }[];
+  incomplete: { group: number; path: string; error?: string }[];
   /** Notes this recovery changed on disk (to re-index). */
   touched: string[];
 }
@@ -137,8 +137,30 @@ export function recoverTimeline(root: string, db: Database): Recovery {
   const dropped: number[] = [];
   const settled: PendingRow[] = [];
   for (const [group, g] of groups) {
-    if (g.some((r) => r.owner_pid !== null && processAlive(r.owner_pid))) continue; // a live process is still at it
+    if (inFlight.has(group) && g.some((r) => r.owner_pid === process.pid)) continue; // this process is still at it
+    if (g.some((r) => r.owner_pid !== null && processAlive(r.owner_pid))) continue; // so is another live one
     settled.push(...g);
+    try {
+      settleGroup(root, group, g, out, applied, dropped);
+    } catch (e) {
+      // A rename recovery cannot do (a folder that is now a file, a permission, a read-only disk) must not stop
+      // the server from starting, every time: what landed stays, the rest of the call is dropped and reported.
+      const done = new Set(applied);
+      const rest = g.filter((r) => !done.has(r.id));
+      for (const r of rest) dropped.push(r.id);
+      out.dropped += rest.length;
+      out.incomplete.push({ group, path: rest[0]?.path ?? g[0]!.path, error: (e as Error).message });
+    }
+  }
+  // Temp files before rows: if this is cut short, the next recovery finds the rows again and settles them the same way.
+  for (const r of settled) if (r.tmp) removeQuietly(absOf(root, r.tmp));
+  markApplied(db, applied);
+  dropPending(db, dropped);
+  return out;
+}
+
+function settleGroup(root: string, group: number, g: PendingRow[], out: Recovery, applied: number[], dropped: number[]): void {
+  {
     let last = -1;
     for (let i = g.length - 1; i >= 0; i--) {
       if (landed(root, g[i]!, out.touched)) {
@@ -151,7 +173,7 @@ export function recoverTimeline(root: string, db: Database): Recovery {
     if (last === -1) {
       for (const r of g) dropped.push(r.id);
       out.dropped += g.length;
-      continue;
+      return;
     }
     for (let i = last + 1; i < g.length; i++) {
       const r = g[i]!;
@@ -168,9 +190,45 @@ export function recoverTimeline(root: string, db: Database): Recovery {
       break;
     }
   }
-  // Temp files before rows: if this is cut short, the next recovery finds the rows again and settles them the same way.
-  for (const r of settled) if (r.tmp) removeQuietly(absOf(root, r.tmp));
-  markApplied(db, applied);
-  dropPending(db, dropped);
+}
+
+/**
+ * Proposals a process claimed for approval and died before recording the edit (after the timeline's own
+ * recovery has settled that process's rows): approved with their edit when the write landed, pending
+ * again when it did not, so that a person can approve them again instead of finding them "approved" with
+ * nothing applied.
+ */
+export function recoverProposals(db: Database): { approved: number; reopened: number } {
+  const out = { approved: 0, reopened: 0 };
+  const claimed = db.query("SELECT id, claimed_by FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as { id: number; claimed_by: number }[];
+  for (const c of claimed) {
+    if (c.claimed_by === process.pid || processAlive(c.claimed_by)) continue; // still being applied
+    const edit = db.query("SELECT max(coalesce(group_id, id)) AS id FROM agent_edits WHERE proposal_id = ? AND state = 'applied'").get(c.id) as { id: number | null };
+    if (edit.id !== null) {
+      db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(edit.id, c.id);
+      out.approved++;
+    } else {
+      db.query("UPDATE proposals SET status = 'pending', decided_at = NULL, claimed_by = NULL WHERE id = ?").run(c.id);
+      out.reopened++;
+    }
+  }
   return out;
+}
+
+/**
+ * Everything a process that stopped mid-write left to settle, at the start of anything that writes (and of
+ * `lettuce edits`, which lists the timeline): the timeline's groups, then the approvals they belonged to.
+ * Says on stderr what it did. Returns the notes it changed on disk, for the caller to re-index.
+ */
+export function recoverAtStart(root: string, db: Database): string[] {
+  const r = recoverTimeline(root, db);
+  if (r.applied + r.completed + r.dropped) {
+    console.error(`lettuce: settled what a stopped process left half-written: ${r.applied} change(s) had landed, ${r.completed} completed, ${r.dropped} never started`);
+  }
+  for (const g of r.incomplete) {
+    console.error(`lettuce: edit ${g.group} could not be completed (${g.path}: ${g.error ?? "changed since"}); the timeline has the part that landed: \`lettuce edits\``);
+  }
+  const p = recoverProposals(db);
+  if (p.approved + p.reopened) console.error(`lettuce: approvals a stopped process left half-done: ${p.approved} recorded, ${p.reopened} pending again`);
+  return r.touched;
 }

@@ -6,8 +6,7 @@ import type { VaultContext } from "../vault-context";
 import { scanVault } from "../vault/scan";
 import { KeyedLock, sweepOrphanTemps } from "./atomic";
 import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
-import { recoverTimeline } from "./recover";
-import { recoverProposals } from "./proposals";
+import { recoverAtStart } from "./recover";
 import { emitWrite } from "./events";
 import { readState } from "./notes";
 import { planPaths, type Base, type Plan, type WriteOp } from "./plan";
@@ -55,18 +54,9 @@ export class WriteService {
     private reindex: boolean,
   ) {
     this.db = vault.stateDbNoSync;
-    const r = recoverTimeline(vault.root, this.db);
-    if (r.applied + r.completed + r.dropped) {
-      console.error(
-        `lettuce: settled what a stopped process left half-written: ${r.applied} change(s) had landed, ${r.completed} completed, ${r.dropped} never started`,
-      );
-    }
+    const touched = recoverAtStart(vault.root, this.db);
     // Files changed after the start-up scan read them: indexed now (a watcher would not hear of them if it starts later).
-    if (r.touched.length) void vault.indexer.update(r.touched).catch(() => vault.indexLater(r.touched));
-    for (const g of r.incomplete) {
-      console.error(`lettuce: edit ${g.group} could not be completed (${g.path} changed since); the timeline has the part that landed: \`lettuce edits\``);
-    }
-    recoverProposals(this.db); // after the timeline: a dead approver's landed rows are applied by now
+    if (touched.length) void vault.indexer.update(touched).catch(() => vault.indexLater(touched));
     // Temp files no pending row names (a crash between its steps): swept now, not at some later write.
     const pending = new Set((this.db.query("SELECT tmp FROM agent_edits WHERE state = 'pending' AND tmp IS NOT NULL").all() as { tmp: string }[]).map((r) => r.tmp));
     sweepOrphanTemps(vault.root, scanVault(vault.root, { foldersOnly: true }).folders, (rel) => pending.has(rel));
