@@ -5,7 +5,7 @@
 // must be in the note at the end: an agent's write may lose to a person's
 // save, never the other way round. Repeated five times.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { closeSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { swapStats } from "../lib/write/vault-dir";
@@ -153,3 +153,31 @@ test("a hard-linked note's twin, edited right after an agent replaced the note, 
   expect(readFileSync(a, "utf8")).toContain("the agent's version of a");
   expect(readFileSync(b, "utf8")).toContain("the person's edit of b");
 });
+
+// The review of 2026-12-05: an editor writing its save in chunks with pauses got only its first chunk put
+// back; a private (0600) note came back 0644; a folder renamed during the watch lost the save.
+test("a displaced save in chunks with pauses is put back whole, with the note's permissions, even from a renamed folder", async () => {
+  const folder = join(s.root, "Chunked");
+  mkdirSync(folder, { recursive: true });
+  const file = join(folder, "private.md");
+  const original = `# Private\n\n${"an old line\n".repeat(40)}`;
+  writeFileSync(file, original, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  await Bun.sleep(400);
+  const fd = openSync(file, "r+"); // the editor opened the note before the agent's write
+  await s.call("write_note", { path: "Chunked/private.md", content: "# Private\n\nthe agent's version\n", overwrite: true });
+  // The person's save goes to the inode the agent displaced: truncate, a first chunk, a pause, the rest.
+  const saved = `${original}a first new line\n${"the rest of the save\n".repeat(50)}`;
+  const cut = original.length + 17;
+  ftruncateSync(fd, 0);
+  writeSync(fd, saved.slice(0, cut), 0);
+  await Bun.sleep(900);
+  renameSync(folder, join(s.root, "Chunked-renamed")); // the folder moves meanwhile
+  writeSync(fd, saved.slice(cut), cut);
+  closeSync(fd);
+  const moved = join(s.root, "Chunked-renamed", "private.md");
+  await waitFor(() => readFileSync(moved, "utf8") === saved, { timeoutMs: 15_000, what: "the whole save put back" });
+  expect(statSync(moved).mode & 0o777).toBe(0o600);
+  await Bun.sleep(2000); // nothing more happens to it
+  expect(readFileSync(moved, "utf8")).toBe(saved);
+}, 60_000);

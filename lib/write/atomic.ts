@@ -27,6 +27,12 @@ export function sameInode(a: string, b: string): boolean {
 export const hashBytes = contentHash;
 
 /** Absolute path of a vault-relative one. No safety checks: for paths the write path already validated or recorded. */
+/** The vault-relative folder of a path ("" at the root) and its last name. */
+export function splitRel(rel: string): { dir: string; name: string } {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? { dir: "", name: rel } : { dir: rel.slice(0, i), name: rel.slice(i + 1) };
+}
+
 export function absOf(root: string, rel: string): string {
   return join(root, ...rel.split("/"));
 }

@@ -5,7 +5,8 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
-import { hashBytes, tempNameFor } from "./atomic";
+import { hashBytes, splitRel as split, tempNameFor } from "./atomic";
+import { watchDisplaced } from "./displaced";
 import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, inFlight, insertPending, markApplied, type NewEdit } from "./edits";
 
@@ -61,11 +62,6 @@ function endpoints(c: FileChange): { src: string | null; dst: string } {
   return { src: c.path, dst: c.trash! };
 }
 
-/** The vault-relative folder of a path ("" at the root) and its last name. */
-function split(rel: string): { dir: string; name: string } {
-  const i = rel.lastIndexOf("/");
-  return i === -1 ? { dir: "", name: rel } : { dir: rel.slice(0, i), name: rel.slice(i + 1) };
-}
 
 /**
  * Apply `changes` in order. First each change's timeline row is inserted as
@@ -204,7 +200,12 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       const name = split(dst).name;
       let r: "ok" | "stale";
       if (c.action === "write") {
-        r = expect[i] === null ? renameNoReplace(d, tmpNames[i]!, d, name) : swapInChecked(d, tmpNames[i]!, name, expect[i]!, ours[i]!);
+        const planned = expect[i] ?? null;
+        const written = ours[i]!;
+        r =
+          planned === null
+            ? renameNoReplace(d, tmpNames[i]!, d, name)
+            : swapInChecked(d, tmpNames[i]!, name, planned, written, (fd) => watchDisplaced(fd, d, name, planned, written));
       } else {
         r = renameNoReplace(dirOf(src!, false), split(src!).name, d, name);
       }

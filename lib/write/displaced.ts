@@ -2,40 +2,43 @@
 // the note's old inode ends up under the temp name and is removed. An editor
 // that saves in place may still hold that inode open, and its writes would go
 // to a file no name leads to: the person's save, lost without a trace. So the
-// displaced inode is kept open (unnamed) for a few seconds and watched. If it
-// changes, the person saved after the agent: their text goes back in place of
-// the agent's (as if they had saved a moment later, which they did), or, if
-// the note changed again meanwhile, beside it as a copy. Either way it is not
-// lost, and the server log says what happened.
+// displaced inode is kept open (unnamed) and watched for a few seconds. If it
+// changes, the person saved after the agent: once it has been still for a
+// moment, their text goes back in place of the agent's (as if they had saved
+// a moment later, which they did), or beside it as a copy if the note has
+// changed again meanwhile. The watch goes on while the file keeps changing (a
+// save in chunks), and the server log says what happened.
 
-import { closeSync, fstatSync, readSync, renameSync, writeFileSync } from "node:fs";
-import { tempNameFor } from "./atomic";
-import { renameNoReplace, sameFile, VaultDir, type FileIdentity } from "./vault-dir";
+import { closeSync, fchmodSync, fstatSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
+import { identityOfFd, sameFile, VaultDir, type FileIdentity } from "./vault-dir";
 
+// How long an unchanged displaced file is watched; each change extends it, up to MAX_WATCH_MS in all.
 const WATCH_MS = 5000;
-const TICK_MS = 500;
-// Descriptors held at once; past it the oldest watch ends (its file then goes as before).
+const MAX_WATCH_MS = 60_000;
+// How long a changed displaced file must stay still before it is put back (an editor writing in chunks pauses).
+const STILL_MS = 1500;
+const TICK_MS = 250;
+// Descriptors held at once (two each: the file and its folder); past it the oldest watch ends.
 const MAX_WATCHED = 256;
 
 interface Watch {
   fd: number;
-  root: string;
-  dirRel: string;
+  dir: VaultDir;
   name: string;
-  expect: FileIdentity;
-  ours: FileIdentity;
+  /** The identity the file had when it was displaced, then as last seen. */
+  seen: FileIdentity;
+  changedAt: number | null;
+  /** What the note's name held when this watch last knew it: the agent's file, or the last copy put back. */
+  note: FileIdentity;
+  /** The displaced file's identity when it was last put back. */
+  putBack: FileIdentity | null;
+  started: number;
   until: number;
-  /** The identity seen at the last tick once it changed: restored when it stops changing. */
-  changed: FileIdentity | null;
 }
 
 const watches = new Set<Watch>();
 let timer: ReturnType<typeof setInterval> | null = null;
-
-function identityOf(fd: number): FileIdentity {
-  const st = fstatSync(fd, { bigint: true });
-  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
-}
 
 function end(w: Watch): void {
   watches.delete(w);
@@ -44,6 +47,7 @@ function end(w: Watch): void {
   } catch {
     /* closed */
   }
+  w.dir.close();
   if (!watches.size && timer) {
     clearInterval(timer);
     timer = null;
@@ -61,52 +65,64 @@ function readAll(fd: number, size: number): Buffer {
   return buf.subarray(0, off);
 }
 
-/** Put what the person wrote back: in the note's place if it still holds the agent's bytes, else beside it. */
+/**
+ * Put what the person wrote back. The bytes go first to a visible copy beside the note (written with the
+ * note's permissions, fsynced: never a temp file a sweep could take), which then replaces the note if the
+ * note still holds what this watch last knew; otherwise the copy stays.
+ */
 function restore(w: Watch, now: FileIdentity): void {
-  const bytes = readAll(w.fd, Number(now.size));
-  const dir = VaultDir.open(w.root, w.dirRel);
-  try {
-    const tmp = tempNameFor();
-    writeFileSync(dir.entry(tmp), bytes, { flag: "wx" });
-    const where = w.dirRel ? `${w.dirRel}/${w.name}` : w.name;
-    if (sameFile(dir.identity(w.name), w.ours)) {
-      renameSync(dir.entry(tmp), dir.entry(w.name));
-      console.error(`lettuce: ${where}: a save made while an agent's edit replaced it was put back (the agent's edit is on the timeline)`);
-      return;
-    }
-    const stem = w.name.replace(/\.md$/i, "");
-    for (let i = 1; i < 100; i++) {
-      const copy = `${stem} (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
-      if (renameNoReplace(dir, tmp, dir, copy) === "ok") {
-        console.error(`lettuce: ${where}: a save made while an agent's edit replaced it is kept as ${copy}`);
-        return;
-      }
-    }
-    dir.remove(tmp);
-  } finally {
-    dir.close();
+  const where = w.dir.rel ? `${w.dir.rel}/${w.name}` : w.name;
+  if (Number(now.size) > MAX_NOTE_FILE_BYTES) {
+    console.error(`lettuce: ${where}: a save made while an agent's edit replaced it is too large to put back`);
+    return;
   }
+  const bytes = readAll(w.fd, Number(now.size));
+  const mode = fstatSync(w.fd).mode & 0o7777;
+  const stem = w.name.replace(/\.md$/i, "");
+  let copy: string | null = null;
+  for (let i = 1; i < 100 && copy === null; i++) {
+    const name = `${stem} (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
+    let fd: number;
+    try {
+      fd = openSync(w.dir.entry(name), "wx", mode);
+    } catch {
+      continue; // taken
+    }
+    try {
+      fchmodSync(fd, mode);
+      writeSync(fd, bytes, 0, bytes.length, 0);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    copy = name;
+  }
+  if (copy === null) return;
+  if (sameFile(w.dir.identity(w.name), w.note)) {
+    renameSync(w.dir.entry(copy), w.dir.entry(w.name));
+    w.dir.sync();
+    w.note = w.dir.identity(w.name) ?? w.note;
+    console.error(`lettuce: ${where}: a save made while an agent's edit replaced it was put back (the agent's edit is on the timeline)`);
+  } else {
+    w.dir.sync();
+    console.error(`lettuce: ${where}: a save made while an agent's edit replaced it is kept as ${copy} (the note changed again meanwhile)`);
+  }
+  w.putBack = now;
 }
 
 function tick(): void {
   const now = Date.now();
   for (const w of [...watches]) {
     try {
-      const id = identityOf(w.fd);
-      if (!sameFile(id, w.expect)) {
-        // Still being written: wait for a tick with no change, then restore (or at the end of the watch).
-        if (w.changed && sameFile(id, w.changed)) {
-          restore(w, id);
-          end(w);
-          continue;
-        }
-        w.changed = id;
-        if (now >= w.until) {
-          restore(w, id);
-          end(w);
-        }
+      const id = identityOfFd(w.fd);
+      if (!sameFile(id, w.seen)) {
+        w.seen = id;
+        w.changedAt = now;
+        w.until = Math.min(w.started + MAX_WATCH_MS, Math.max(w.until, now + WATCH_MS));
         continue;
       }
+      const pending = w.changedAt !== null && !sameFile(id, w.putBack);
+      if (pending && (now - w.changedAt! >= STILL_MS || now >= w.until)) restore(w, id);
       if (now >= w.until) end(w);
     } catch (e) {
       console.error(`lettuce: watching a replaced note: ${(e as Error).message}`);
@@ -116,27 +132,20 @@ function tick(): void {
 }
 
 /**
- * Watch the inode an exchange displaced, open as `fd` (already unlinked). `expect` is the identity the
- * write planned from, `ours` the identity of the agent's file now in its place.
+ * Watch the inode an exchange displaced in `dir`, open as `fd` and unnamed. `expect` is the identity the
+ * write planned from, `ours` the identity of the agent's file now at `name`.
  */
-export function watchDisplaced(fd: number, root: string, dirRel: string, name: string, expect: FileIdentity, ours: FileIdentity): void {
-  // Still reachable by another name (a hard link: another note): writes to it are that note's, not lost.
-  let linked = true;
+export function watchDisplaced(fd: number, dir: VaultDir, name: string, expect: FileIdentity, ours: FileIdentity): void {
+  if (watches.size >= MAX_WATCHED) end(watches.values().next().value!);
+  let own: VaultDir;
   try {
-    linked = fstatSync(fd).nlink > 0;
+    own = dir.reopen(); // the folder itself, wherever it is renamed to during the watch
   } catch {
-    /* cannot tell: do not watch */
-  }
-  if (linked) {
-    try {
-      closeSync(fd);
-    } catch {
-      /* closed */
-    }
+    closeSync(fd);
     return;
   }
-  if (watches.size >= MAX_WATCHED) end(watches.values().next().value!);
-  watches.add({ fd, root, dirRel, name, expect, ours, until: Date.now() + WATCH_MS, changed: null });
+  const started = Date.now();
+  watches.add({ fd, dir: own, name, seen: expect, changedAt: null, note: ours, putBack: null, started, until: started + WATCH_MS });
   if (!timer) {
     timer = setInterval(tick, TICK_MS);
     timer.unref?.();

@@ -17,9 +17,10 @@
 
 import type { Database } from "bun:sqlite";
 import { existsSync, renameSync } from "node:fs";
-import { absOf, diskHash, removeQuietly } from "./atomic";
+import { absOf, diskHash, removeQuietly, splitRel as split } from "./atomic";
 import { dropPending, inFlight, markApplied, processAlive, type EditAction } from "./edits";
-import { renameNoReplace, VaultDir } from "./vault-dir";
+import { watchDisplaced } from "./displaced";
+import { renameNoReplace, swapInChecked, VaultDir } from "./vault-dir";
 
 interface PendingRow {
   id: number;
@@ -47,10 +48,6 @@ export interface Recovery {
   touched: string[];
 }
 
-function split(rel: string): { dir: string; name: string } {
-  const i = rel.lastIndexOf("/");
-  return i === -1 ? { dir: "", name: rel } : { dir: rel.slice(0, i), name: rel.slice(i + 1) };
-}
 
 /** Put a temp file back in its note's place, through the folder's descriptor (no symlink followed), as commit.ts renames. */
 function swapBack(root: string, tmp: string, path: string): void {
@@ -99,12 +96,18 @@ function complete(root: string, r: PendingRow): boolean {
     if (!r.tmp || diskHash(abs(r.tmp)) !== r.after_hash) return false; // the temp is the whole new text, or nothing is done
     if (diskHash(abs(r.path)) !== r.before_hash) return false;
     const { dir, name } = split(r.path);
+    const tmp = split(r.tmp).name;
     const d = VaultDir.open(root, dir);
     try {
-      if (r.before_hash === null) return renameNoReplace(d, split(r.tmp).name, d, name) === "ok";
-      renameSync(d.entry(split(r.tmp).name), d.entry(name));
-      d.sync();
-      return true;
+      if (r.before_hash === null) return renameNoReplace(d, tmp, d, name) === "ok";
+      // As the commit does: an exchange, the displaced file checked (a person's editor may have the note
+      // open at start-up) and watched.
+      const planned = d.identity(name);
+      const written = d.identity(tmp);
+      if (!planned || !written) return false;
+      const ok = swapInChecked(d, tmp, name, planned, written, (fd) => watchDisplaced(fd, d, name, planned, written)) === "ok";
+      if (ok) d.sync();
+      return ok;
     } finally {
       d.close();
     }

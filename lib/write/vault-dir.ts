@@ -11,7 +11,6 @@ import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
-import { watchDisplaced } from "./displaced";
 import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
@@ -30,7 +29,7 @@ export function sameFile(a: FileIdentity | null, b: FileIdentity | null): boolea
   return !!a && !!b && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
 }
 
-function identityOfFd(fd: number): FileIdentity {
+export function identityOfFd(fd: number): FileIdentity {
   const st = fstatSync(fd, { bigint: true });
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
 }
@@ -120,6 +119,12 @@ export class VaultDir {
       throw e;
     }
     return new VaultDir(root, rel, fd);
+  }
+
+  /** The same folder through a descriptor of its own (it stays that folder if the folder is renamed or moved). */
+  reopen(): VaultDir {
+    if (this.fd === null) return new VaultDir(this.root, this.rel, null);
+    return new VaultDir(this.root, this.rel, openSync(`/proc/self/fd/${this.fd}`, FS.O_RDONLY | FS.O_DIRECTORY));
   }
 
   /** fsync the folder so that a rename in it survives a power cut; some filesystems refuse, which is fine. */
@@ -243,7 +248,15 @@ function dirArgs(d: VaultDir, name: string): [number, string] {
  * newer file is put back. Without exchange support: a plain rename, whose
  * microseconds-wide gap after the check remains. Returns "ok" or "stale".
  */
-export function swapInChecked(dir: VaultDir, tmp: string, name: string, expect: FileIdentity, ours: FileIdentity): "ok" | "stale" {
+export function swapInChecked(
+  dir: VaultDir,
+  tmp: string,
+  name: string,
+  expect: FileIdentity,
+  ours: FileIdentity,
+  /** Given the displaced file, open and already unnamed, when nothing but this descriptor leads to it. */
+  onDisplaced?: (fd: number) => void,
+): "ok" | "stale" {
   const [fd, a] = dirArgs(dir, tmp);
   const [, b] = dirArgs(dir, name);
   if (nativeRename.available) {
@@ -259,7 +272,17 @@ export function swapInChecked(dir: VaultDir, tmp: string, name: string, expect: 
           /* gone already: nothing to watch */
         }
         dir.remove(tmp);
-        if (held !== null) watchDisplaced(held, dir.root, dir.rel, name, expect, ours);
+        if (held !== null) {
+          // Still reachable by another name (a hard link: another note): writes to it are that note's, not lost.
+          let unnamed = false;
+          try {
+            unnamed = fstatSync(held).nlink === 0;
+          } catch {
+            /* cannot tell: not handed on */
+          }
+          if (unnamed && onDisplaced) onDisplaced(held);
+          else closeSync(held);
+        }
         return "ok";
       }
       // Not the file we checked: a person's save. Put it back at once.
