@@ -108,10 +108,11 @@ export const reindexEmbeddingsTool = defineTool({
     await ctx.vault.settle();
     let notes = 0;
     let passages = 0;
+    const handle: { demote?: () => void } = {};
     const pass = svc.reindex((done, _total, detail) => {
       notes = done;
       passages = detail.embedded;
-    });
+    }, handle);
     // An MCP client gives up on a call after a minute or so (the SDK's default is 60 s); a first build of a
     // big vault takes minutes. Past the wait the pass goes on in the background and the answer says so.
     const waitMs = Number(process.env.LETTUCE_REINDEX_WAIT_MS) || REINDEX_WAIT_MS;
@@ -119,6 +120,7 @@ export const reindexEmbeddingsTool = defineTool({
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
     const result = await Promise.race([pass, late]).finally(() => clearTimeout(timer));
     if (result) return result;
+    handle.demote?.(); // nobody waits for it now: it yields to requests, as background embedding does
     pass.catch((e) => console.error("lettuce: reindex_embeddings, in the background:", (e as Error).message));
     const progress = svc.progressNow();
     return { notes, passages, partial: true, progress };

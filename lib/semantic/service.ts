@@ -141,8 +141,13 @@ export class SemanticService {
    * a foreground one (a request waits for it) runs at once, and makes any pass
    * it waits behind run at once too.
    */
-  reconcileNow(onProgress?: (done: number, total: number, detail: ReconcileProgress) => void, opts: { background?: boolean } = {}): Promise<ReconcileResult> {
+  reconcileNow(
+    onProgress?: (done: number, total: number, detail: ReconcileProgress) => void,
+    opts: { background?: boolean; /** Filled with a function that turns this foreground pass into a background one. */ demotable?: { demote?: () => void } } = {},
+  ): Promise<ReconcileResult> {
     const background = opts.background === true;
+    // A foreground pass nobody waits for any more (reindex_embeddings answered partial) yields to requests from then on.
+    const mode = { background };
     const run = async (): Promise<ReconcileResult> => {
       const provider = await this.embedder();
       this.meter = new RateMeter();
@@ -150,7 +155,7 @@ export class SemanticService {
       try {
         const r = await reconcile(this.db, provider, this.cache, {
           signal: this.abort.signal,
-          yield: background ? whenQuiet : undefined,
+          yield: background ? whenQuiet : opts.demotable ? () => (mode.background ? whenQuiet() : Promise.resolve()) : undefined,
           // A background pass splits notes in the read pool's niced worker: the request thread only writes vectors.
           // Without worker threads the pool would split a whole job at once here: the pass's own paced split does better.
           split: background && readPool(this.vault).threaded ? (job) => offloaded.splitNotes(this.vault, job, this.abort.signal) : undefined,
@@ -175,6 +180,13 @@ export class SemanticService {
     if (background) return next;
     // A request waits for this: nothing it waits behind may pause for requests (it is one).
     const release = holdForeground();
+    if (opts.demotable) {
+      opts.demotable.demote = () => {
+        mode.background = true;
+        this.backgroundRunning = true;
+        release();
+      };
+    }
     return next.finally(release);
   }
 
@@ -203,8 +215,11 @@ export class SemanticService {
   }
 
   /** A full reconcile on request (reindex_embeddings, `lettuce embed`): also forgets cached vectors nothing uses. */
-  async reindex(onProgress?: (done: number, total: number, detail: ReconcileProgress) => void): Promise<ReconcileResult & { cachePruned: number }> {
-    const r = await this.reconcileNow(onProgress);
+  async reindex(
+    onProgress?: (done: number, total: number, detail: ReconcileProgress) => void,
+    demotable?: { demote?: () => void },
+  ): Promise<ReconcileResult & { cachePruned: number }> {
+    const r = await this.reconcileNow(onProgress, { demotable });
     const provider = await this.embedder();
     const cachePruned = this.cache.prune(provider.id, passageHashes(this.db));
     return { ...r, cachePruned };

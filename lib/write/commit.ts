@@ -3,7 +3,7 @@
 // the disk as it is now, renames temp files into place, and records each
 // change in the agent-edits timeline.
 import type { Database } from "bun:sqlite";
-import { ToolError } from "../errors";
+import { machineFault, ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
 import { hashBytes, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
@@ -218,11 +218,18 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       touched.push(dst);
     }
   } catch (e) {
-    // A rename failed (permissions, a folder in the way): keep the record of what did happen.
+    // A rename failed (permissions, a folder in the way, a full disk): keep the record of what did happen.
     removeTemps(done.length);
     bookkeep(stateDb, ids[0]!, done, ids.slice(done.length));
     closeAll();
-    throw osPathError(e, changes[done.length]?.path ?? "") ?? e;
+    const err = osPathError(e, changes[done.length]?.path ?? "") ?? e;
+    if (done.length === 0) throw err;
+    // Part of the call landed: "nothing was changed" (what a full disk or a permission says) would be false.
+    const fault = err instanceof ToolError ? err : machineFault(err);
+    throw new ToolError(fault?.kind ?? "internal", `${[...new Set(touched)].join(", ")} ${done.length === 1 ? "was" : "were"} already changed (timeline entry ${ids[0]}) when the rest failed: ${(err as Error).message}`, {
+      applied: [...new Set(touched)],
+      editId: ids[0],
+    });
   }
   if (stale !== null) {
     removeTemps(done.length);

@@ -81,3 +81,11 @@ export function flagUnsupported(errno: number): boolean {
 }
 
 export const ERRNO = { EEXIST: 17, ENOENT: 2 } as const;
+
+// errno values by name where Linux and macOS agree, and the two that differ (EDQUOT).
+const ERRNO_CODES: Record<number, string> = { 1: "EPERM", 13: "EACCES", 28: "ENOSPC", 30: "EROFS", ...(process.platform === "darwin" ? { 69: "EDQUOT" } : { 122: "EDQUOT" }) };
+
+/** An Error for a failed native rename, with the `code` a Node fs error would have (errors.ts machineFault reads it). */
+export function renameError(what: string, errno: number): Error {
+  return Object.assign(new Error(`${what} failed (errno ${errno})`), { errno, code: ERRNO_CODES[errno] });
+}

@@ -213,7 +213,12 @@ export async function approveProposal(vault: VaultContext, id: number, opts: { r
     db.query("UPDATE proposals SET status = 'pending', decided_at = NULL, claimed_by = NULL WHERE id = ?").run(id);
     throw e;
   }
-  db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(outcome.editId, id);
+  try {
+    db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(outcome.editId, id);
+  } catch (e) {
+    // The edit landed (and is on the timeline): say so. The next start links the proposal to it (recover.ts).
+    console.error(`lettuce: proposal ${id} was applied (edit ${outcome.editId}) but could not be marked so yet: ${(e as Error).message}`);
+  }
   return outcome;
 }
 

@@ -11,7 +11,7 @@ import { ToolError } from "../errors";
 import { osPathError, safeAbsPath } from "../vault/paths";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
-import { ERRNO, flagUnsupported, nativeRename } from "./native-rename";
+import { ERRNO, flagUnsupported, nativeRename, renameError } from "./native-rename";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
 // folder we opened, whatever now sits at its path.
@@ -294,7 +294,7 @@ export function swapInChecked(
         dir.remove(tmp);
         return "stale";
       }
-      if (err !== 0) throw Object.assign(new Error(`swap back failed (errno ${err})`), { errno: err });
+      if (err !== 0) throw renameError("swap back", err);
       if (!sameFile(dir.identity(tmp), ours)) {
         // What came back is not ours: the person saved again over our bytes in that instant, and
         // that newer save goes back in place of the older one.
@@ -304,7 +304,7 @@ export function swapInChecked(
       return "stale";
     }
     if (err === ERRNO.ENOENT) return "stale"; // the note vanished since the check
-    if (!flagUnsupported(err)) throw Object.assign(new Error(`rename failed (errno ${err})`), { errno: err });
+    if (!flagUnsupported(err)) throw renameError("rename", err);
   }
   renameSync(dir.entry(tmp), dir.entry(name));
   return "ok";
@@ -322,7 +322,7 @@ export function renameNoReplace(src: VaultDir, from: string, dst: VaultDir, to: 
     if (err === 0) return "ok";
     if (err === ERRNO.EEXIST) return "stale";
     if (err === ERRNO.ENOENT) return "stale";
-    if (!flagUnsupported(err)) throw Object.assign(new Error(`rename failed (errno ${err})`), { errno: err });
+    if (!flagUnsupported(err)) throw renameError("rename", err);
   }
   if (!caseOnly && from !== to) {
     // A hard link fails if the name exists, atomically, on every POSIX filesystem that has links.
