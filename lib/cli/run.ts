@@ -1,4 +1,4 @@
-import { ToolError } from "../errors";
+import { machineFault, ToolError } from "../errors";
 import { MissingVaultError, VaultError } from "../vault-dir";
 import { VERSION } from "../version";
 import { UsageError, type Command } from "./command";
@@ -92,12 +92,18 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`lettuce ${cmd.name}: ${e.message}`);
       return 1;
     }
-    // A vault the user may not write in: say what Lettuce needs there, not just the errno.
+    const fault = machineFault(e);
+    if (fault?.kind === "disk-full") {
+      if (rest.includes("--json")) console.log(JSON.stringify({ error: fault.message, kind: fault.kind }));
+      console.error(`lettuce ${cmd.name}: ${fault.message}`);
+      return 1;
+    }
+    // A vault the user may not read or write: say what Lettuce needs there, not just the errno.
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
       const where = (e as NodeJS.ErrnoException).path ?? "the vault";
       console.error(
-        `lettuce ${cmd.name}: cannot write ${where} (${code === "EROFS" ? "read-only file system" : "permission denied"}). ` +
+        `lettuce ${cmd.name}: cannot use ${where} (${code === "EROFS" ? "read-only file system" : "permission denied"}). ` +
           "Lettuce keeps its index, tokens and timeline in .lettuce/ inside the vault folder: give your user write access to it. `lettuce doctor <vault>` checks this.",
       );
       return 1;

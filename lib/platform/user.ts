@@ -25,5 +25,5 @@ export function osUserName(): string {
       /* no passwd file (Windows) */
     }
   }
-  return name || "owner";
+  return name && name !== "unknown" ? name : "owner";
 }

@@ -15,7 +15,8 @@ export const MAX_PATH_BYTES = 4096;
 /**
  * True when a vault-relative path is hidden from agents: a dot-file or
  * dot-folder anywhere in it (`.git`, `.obsidian`, `.trash`, `.env`,
- * `.lettuce`), or a folder we never index (node_modules).
+ * `.lettuce`), a folder we never index (node_modules), or a name no tool
+ * path can spell (./unaddressable.ts: a backslash, a control character).
  */
 export function isIgnoredPath(rel: string): boolean {
   // One name (the walk asks for each directory entry): no split, which was ~0.1 s of a 100k-note restart.
@@ -51,7 +52,7 @@ function checkedParts(input: string, p: string, opts: { allowRoot?: boolean }): 
   for (const part of p.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") invalid(input, "'..' is not allowed");
-    if (/[\u0000-\u001f]/.test(part)) invalid(input, "control characters are not allowed");
+    if (/[\u0000-\u001f\u007f]/.test(part)) invalid(input, "control characters are not allowed");
     if (part === ".lettuce") invalid(input, "the .lettuce directory is private to the server");
     if (part.startsWith(".") || isIgnoredName(part)) {
       invalid(input, `hidden files and folders (${part}) are not part of the vault for agents (.git, .obsidian, .trash, .env, … are never read, written or listed)`);

@@ -20,7 +20,8 @@ const MAX_WAIT_MS = 2000;
 const POLL_MS = 25;
 
 function quietMs(): number {
-  const v = Number(process.env.LETTUCE_SAVE_QUIET_MS);
+  const raw = process.env.LETTUCE_SAVE_QUIET_MS?.trim();
+  const v = raw ? Number(raw) : NaN; // unset or "" is the default, not 0 (which turns the wait off)
   return Number.isFinite(v) && v >= 0 ? v : SAVE_QUIET_MS;
 }
 
