@@ -62,6 +62,13 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   }
 }
 
+/** Notes by id or path with the opening of their text (what a snippet is cut from), in one statement. */
+function headsOf(db: Database, by: "id" | "path", keys: (number | string)[]): { id: number; path: string; title: string; head: string | null }[] {
+  return db
+    .query(`SELECT n.id, n.path, n.title, substr(f.body, 1, ?) AS head FROM json_each(?) j JOIN notes n ON n.${by} = j.value JOIN fts f ON f.rowid = n.id`)
+    .all(SNIPPET_WINDOW + 1, JSON.stringify(keys)) as { id: number; path: string; title: string; head: string | null }[];
+}
+
 /**
  * The page's hits, in its order: path, title and the opening of the text for the snippet, in one
  * statement for the whole page (two per hit cost ~0.2 ms of a ~1 ms search at 10k notes).
@@ -69,9 +76,7 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
  */
 function hitsOf(db: Database, rows: { id: number; score: number }[], q: ParsedQuery): SearchHit[] {
   if (!rows.length) return [];
-  const found = db
-    .query("SELECT n.id, n.path, n.title, substr(f.body, 1, ?) AS head FROM json_each(?) j JOIN notes n ON n.id = j.value JOIN fts f ON f.rowid = j.value")
-    .all(SNIPPET_WINDOW + 1, JSON.stringify(rows.map((r) => r.id))) as { id: number; path: string; title: string; head: string | null }[];
+  const found = headsOf(db, "id", rows.map((r) => r.id));
   const byId = new Map(found.map((f) => [f.id, f]));
   const hits: SearchHit[] = [];
   for (const r of rows) {
@@ -89,10 +94,7 @@ export function keywordSnippets(db: Database, paths: string[], query: string): M
   const out = new Map<string, string>();
   if (!paths.length) return out;
   const terms = parseSearchQuery(query)?.positives ?? [];
-  const rows = db
-    .query("SELECT n.path, substr(f.body, 1, ?) AS head FROM json_each(?) j JOIN notes n ON n.path = j.value JOIN fts f ON f.rowid = n.id")
-    .all(SNIPPET_WINDOW + 1, JSON.stringify(paths)) as { path: string; head: string | null }[];
-  for (const r of rows) out.set(r.path, buildSnippet(r.head ?? "", terms));
+  for (const r of headsOf(db, "path", paths)) out.set(r.path, buildSnippet(r.head ?? "", terms));
   return out;
 }
 
