@@ -48,8 +48,13 @@ describe("search_tools", () => {
     expect(hit.fts_rank).toBe(1);
     expect(typeof hit.combined_score).toBe("number");
     expect(hit.tool).toMatchObject({ id: "tool-move_note", name: "move_note", tool_type: "external_mcp", tags: ["write", "writes"] });
-    expect(hit.tool.json_schema).toMatchObject({ name: "move_note", parameters: { type: "object" } });
     expect(Object.keys(hit.tool.args_json_schema.properties)).toEqual(expect.arrayContaining(["from", "to"]));
+    // The schema once (the spec's json_schema is optional and repeated it), compacted as tools/list is: an agent
+    // asking "which tool" pays for every byte of every hit.
+    expect(hit.tool.json_schema).toBeUndefined();
+    expect(JSON.stringify(hit)).not.toContain("9007199254740991");
+    const five = await search({ query: "who links to this note", limit: 5 });
+    expect(JSON.stringify(five).length).toBeLessThan(5 * 1200);
     // embedded_text is what the vector side embeds: the name, the search hints and the first sentence of the
     // tool's longer account (its details, which tools/list leaves out).
     expect(hit.embedded_text.startsWith("move note. ")).toBe(true);

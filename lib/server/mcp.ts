@@ -8,6 +8,7 @@ import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcont
 import { z } from "zod";
 import { asCaller, CallerGate } from "../offload/caller";
 import { machineFault, ToolError } from "../errors";
+import { compactSchema } from "../tool-schema";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
@@ -122,27 +123,6 @@ export const SERVER_INSTRUCTIONS = [
 
 function rpcError(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
-}
-
-/**
- * tools/list is read by every agent on every connect, so its JSON Schemas drop
- * what tells an agent nothing: zod's integer bound Number.MAX_SAFE_INTEGER,
- * length caps of a hundred or more (guards against abuse, never reached by a
- * real call), `default: false` on flags, and the trivial bounds minLength 1,
- * minimum 0 and 1. All of them are still enforced on the way in.
- */
-export function compactSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(compactSchema);
-  if (!node || typeof node !== "object") return node;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
-    if (k === "maximum" && v === Number.MAX_SAFE_INTEGER) continue;
-    if ((k === "maxLength" || k === "maxItems") && typeof v === "number" && v >= 100) continue;
-    if (k === "default" && v === false) continue;
-    if ((k === "minLength" && v === 1) || (k === "minimum" && (v === 0 || v === 1))) continue;
-    out[k] = compactSchema(v);
-  }
-  return out;
 }
 
 export class McpDispatcher {

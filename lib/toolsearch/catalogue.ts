@@ -3,6 +3,7 @@
 // The tools are registered by tools/index.ts (lib code does not import the
 // tools layer); each carries its family, which becomes its tag.
 import { z } from "zod";
+import { compactSchema } from "../tool-schema";
 import { hintsFor } from "./hints";
 
 /** What tool search needs of a tool definition (tools/types.ts ToolDef fits). */
@@ -46,7 +47,7 @@ export function buildRecords(tools: readonly CatalogueTool[], families: Record<s
   const familyOf = new Map<string, string>();
   for (const [family, list] of Object.entries(families)) for (const t of list) familyOf.set(t.name, family);
   return tools.map((t) => {
-    const { $schema: _s, ...argsSchema } = z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    const { $schema: _s, ...argsSchema } = compactSchema(z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" })) as Record<string, unknown>;
     const props = (argsSchema.properties ?? {}) as Record<string, { description?: string }>;
     const params = Object.entries(props)
       .map(([k, v]) => `${k}: ${v.description ?? ""}`.trim())
@@ -77,7 +78,8 @@ export function toolObject(r: ToolRecord, scope: string) {
     description,
     tool_type: TOOL_TYPE,
     tags: tagsOf(r),
-    json_schema: { name: r.name, description, parameters: r.argsSchema },
+    // The arguments' schema once: the spec's json_schema (name, description and the same parameters again)
+    // is optional, and sending both doubled every result (~1.6 KB a tool).
     args_json_schema: r.argsSchema,
     default_requires_approval: scope === "propose" && !r.readOnly,
     enable_parallel_execution: r.readOnly,
