@@ -123,6 +123,16 @@ describe("change feed on a running server", () => {
     }, { what: "the watcher" });
     const types = Object.fromEntries(res.changes.map((c: any) => [c.id, c.changeType]));
     expect(types).toEqual({ "Inbox/Since.md": "created", "Tasks/Rotate keys.md": "updated" });
+    // Created after `since`, then edited, with another item changed between the two: still "created" (the
+    // agent audit of 2026-12-05 got "updated", as the item's row had moved on past the other's).
+    appendFileSync(join(root, "Inbox/Since.md"), "\nedited after another change\n");
+    await s.vault.settle();
+    const again = await waitFor(async () => {
+      const r = await s.call("get_changes_since", { since: t0 });
+      const c = r.changes.find((x: any) => x.id === "Inbox/Since.md");
+      return c && r.changes.indexOf(c) === r.changes.length - 1 ? r : null;
+    }, { what: "the edit" });
+    expect(again.changes.find((x: any) => x.id === "Inbox/Since.md").changeType).toBe("created");
     const future = await s.call("get_changes_since", { since: "2999-01-01T00:00:00Z" });
     expect(future.changes).toEqual([]);
     expect(typeof future.nextCursor).toBe("string");

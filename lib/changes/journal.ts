@@ -116,10 +116,11 @@ export class ChangeJournal {
     this.db.transaction(() => {
       let seq = (this.db.query("SELECT coalesce(max(seq), 0) AS s FROM change_journal").get() as { s: number }).s;
       const upsert = this.db.query(
-        `INSERT INTO change_journal(id, kind, seq, change, title, hash, database_id, updated_at, seen_at, created_seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        `INSERT INTO change_journal(id, kind, seq, change, title, hash, database_id, updated_at, seen_at, created_seq, created_seen_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?9)
          ON CONFLICT(id) DO UPDATE SET kind = ?2, seq = ?3, change = ?4, title = ?5, hash = ?6, database_id = ?7, updated_at = ?8, seen_at = ?9,
-           created_seq = CASE WHEN ?4 = 'created' THEN ?10 ELSE created_seq END`,
+           created_seq = CASE WHEN ?4 = 'created' THEN ?10 ELSE created_seq END,
+           created_seen_at = CASE WHEN ?4 = 'created' THEN ?9 ELSE created_seen_at END`,
       );
       const tombstone = this.db.query("UPDATE change_journal SET seq = ?, change = 'deleted', hash = NULL, updated_at = ?, seen_at = ? WHERE id = ?");
       // The feed is chronological (the spec): updatedAt never goes back along it. A change is dated by its

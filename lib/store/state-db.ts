@@ -33,6 +33,8 @@ export const STATE_MIGRATIONS: string[] = [
   `CREATE INDEX agent_edits_reverts ON agent_edits(reverts) WHERE reverts IS NOT NULL;`,
   // The process applying an approved proposal, until its edit is recorded: a crash in between is found at the next start.
   `ALTER TABLE proposals ADD COLUMN claimed_by INTEGER;`,
+  // When an item of the change feed last came into being (ms, as seen): a since= sync tells created from updated by it.
+  `ALTER TABLE change_journal ADD COLUMN created_seen_at INTEGER;`,
 ];
 
 export function stateDbPath(root: string): string {
