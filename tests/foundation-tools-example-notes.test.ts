@@ -32,9 +32,10 @@ describe("get_vault_info", () => {
     expect(info.indexing).toMatchObject({ state: "ready" });
   });
 
-  test("proposeOnly follows the token's scope", async () => {
-    expect((await s.call("get_vault_info", {}, "propose")).capabilities.proposeOnly).toBe(true);
-    expect((await s.call("get_vault_info", {}, "read")).capabilities.proposeOnly).toBe(false);
+  test("proposeOnly and readOnly follow the token's scope", async () => {
+    expect((await s.call("get_vault_info", {}, "propose")).capabilities).toMatchObject({ proposeOnly: true, readOnly: false });
+    expect((await s.call("get_vault_info", {}, "read")).capabilities).toMatchObject({ proposeOnly: false, readOnly: true });
+    expect((await s.call("get_vault_info", {}, "write")).capabilities).toMatchObject({ proposeOnly: false, readOnly: false });
   });
 });
 

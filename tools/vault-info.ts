@@ -24,7 +24,8 @@ export interface VaultInfo {
   /** Present (true) when AGENTS.md is longer than agentsFile shows: read_note has the rest. */
   agentsFileTruncated?: true;
   immutablePaths: string[];
-  capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean };
+  /** readOnly: this token may not write at all (a read token); proposeOnly: its writes queue as proposals. */
+  capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean; readOnly: boolean };
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
   indexing: { state: string; done: number; total: number };
   /** The semantic index's progress, when embeddings work (filled by tools/semantic.ts). */
@@ -59,7 +60,7 @@ function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storag
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
   description: "Call first: vault root, note count, index state, the AGENTS.md brief, immutable paths, capabilities (which tools work) and liveness (pending directives).",
-  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief (its first 64 KB; agentsFileTruncated when there is more), immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
+  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief (its first 64 KB; agentsFileTruncated when there is more), immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly; readOnly for a token that cannot write) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
@@ -79,6 +80,7 @@ export const getVaultInfo = defineTool({
         llm: false,
         hasIndexCatalog: noteByPath(vault.indexDb, "index.md") !== null,
         proposeOnly: token.scope === "propose",
+        readOnly: token.scope === "read",
       },
       liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },
       indexing: { state: s.state, done: s.done, total: s.total },
