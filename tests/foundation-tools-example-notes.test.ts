@@ -128,6 +128,16 @@ describe("read_note", () => {
     expect(Number.isNaN(Date.parse(n.stat.created))).toBe(false);
   });
 
+  test("stat.created stays when the note is saved again by rename (an agent's write, most editors)", async () => {
+    await s.call("write_note", { path: "Inbox/created-probe.md", content: "# Probe\n" });
+    const first = (await s.call("read_note", { path: "Inbox/created-probe.md" })).stat.created;
+    await Bun.sleep(50);
+    await s.call("write_note", { path: "Inbox/created-probe.md", content: "# Probe\n\nagain\n", overwrite: true });
+    const again = await s.call("read_note", { path: "Inbox/created-probe.md" });
+    expect(again.stat.created).toBe(first);
+    expect(Date.parse(again.stat.modified)).toBeGreaterThan(Date.parse(first));
+  });
+
   test("outgoingLinks carry target, kind and resolvedPath (alias, embed, block links)", async () => {
     const n = await s.call("read_note", { path: "Projects/Lettuce.md" });
     expect(n.outgoingLinks).toEqual([

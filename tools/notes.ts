@@ -61,7 +61,8 @@ export const readNote = defineTool({
       hash: contentHash(bytes),
       outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolvedPath })),
       ...(linkTotal > links.length ? { outgoingLinksTotal: linkTotal } : {}),
-      stat: { size: st.size, modified: st.mtime.toISOString(), created: (st.birthtimeMs ? st.birthtime : st.ctime).toISOString() },
+      // Created as the index first saw the note: a save by rename (editors, agents) gives the file a new birth time.
+      stat: { size: st.size, modified: st.mtime.toISOString(), created: new Date(Math.min(row.ctime || Infinity, st.birthtimeMs || st.ctimeMs)).toISOString() },
     };
   },
 });

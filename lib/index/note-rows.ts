@@ -37,7 +37,9 @@ export class NoteRows {
     this.st = {
       insertNote: q(`INSERT INTO notes(id, path, name, folder, title, size, mtime, ctime, chg, hash, frontmatter, tags, aliases, unresolved, out_notes)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      updateNote: q(`UPDATE notes SET title = ?, size = ?, mtime = ?, ctime = ?, chg = ?, hash = ?, frontmatter = ?, tags = ?, aliases = ?, unresolved = ?, out_notes = ? WHERE id = ?`),
+      // ctime is when the note came into being: an editor's or an agent's save by rename makes a new file (a new
+      // birth time) of the same note, so the earlier time stays.
+      updateNote: q(`UPDATE notes SET title = ?1, size = ?2, mtime = ?3, ctime = CASE WHEN ctime IS NOT NULL AND ctime < ?4 THEN ctime ELSE ?4 END, chg = ?5, hash = ?6, frontmatter = ?7, tags = ?8, aliases = ?9, unresolved = ?10, out_notes = ?11 WHERE id = ?12`),
       touchNote: q(`UPDATE notes SET size = ?, mtime = ?, chg = ? WHERE id = ?`),
       deleteNote: q(`DELETE FROM notes WHERE id = ?`),
       insertLink: q(`INSERT INTO links(note_id, ord, target, target_key, display, kind, heading, block, embed, line, resolved)
