@@ -31,6 +31,7 @@ beforeAll(async () => {
       "@infence in a code block too",
       "```",
       "(cc @claude.)",
+      "Thanks to [@obsdmd](https://twitter.com/obsdmd) and [the @credits team](http://example.org/t).",
       "",
     ].join("\n"),
   );
@@ -121,7 +122,11 @@ describe("agent_mentions", () => {
       stripCode(raw.slice(fm.length))
         .split("\n")
         .forEach((line, i) => {
-          for (const m of line.matchAll(/(?:^|[\s(])@([A-Za-z][\w-]*)/g)) out.push({ path: p, handle: m[1]!, line: i + 1 + fmLines });
+          const links = [...line.matchAll(/\[([^\]]*)\]\(https?:[^)]*\)/g)].map((m) => [m.index!, m.index! + m[0].length]);
+          for (const m of line.matchAll(/(?:^|[\s(])@([A-Za-z][\w-]*)/g)) {
+            if (links.some(([a, b]) => m.index! >= a && m.index! < b)) continue;
+            out.push({ path: p, handle: m[1]!, line: i + 1 + fmLines });
+          }
         });
     }
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
@@ -137,7 +142,8 @@ describe("agent_mentions", () => {
       context: "Hey @claude, can you look at how [[Wikilinks]] are resolved and tell me whether suggesting links by alias would be cheap?",
     });
     const handles = all.map((m: any) => m.handle);
-    for (const h of ["example", "writer", "notinline", "infence"]) expect(handles).not.toContain(h);
+    // Credits in the text of a link to a web address are no call on an agent (an agent audit found them listed).
+    for (const h of ["example", "writer", "notinline", "infence", "obsdmd", "credits"]) expect(handles).not.toContain(h);
     expect(handles).toContain("codex-bot");
   });
 

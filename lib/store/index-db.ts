@@ -10,7 +10,7 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
-export const INDEX_FORMAT = "7"; // 7: titles, headings, tags and aliases bounded (parse.ts MAX_NAME_CHARS)
+export const INDEX_FORMAT = "8"; // 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
 
 const MIGRATIONS = [
   `

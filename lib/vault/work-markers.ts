@@ -88,6 +88,16 @@ function contextOf(line: string, at: number): string {
   return (from > 0 ? "…" : "") + t.slice(from, from + MAX_CONTEXT).trim() + (from + MAX_CONTEXT < t.length ? "…" : "");
 }
 
+// The text of a Markdown link to a web address: `[@obsdmd](https://twitter.com/obsdmd)` credits someone on
+// another site, it does not call on an agent (an agent audit found release-note credits listed as mentions).
+const EXTERNAL_LINK = /\[([^\]\n]*)\]\((?:https?|mailto):[^)\s]*\)/g;
+
+/** [start, end) of each external link's text in a line. */
+function externalLinkTexts(line: string): [number, number][] {
+  if (!line.includes("](")) return [];
+  return [...line.matchAll(EXTERNAL_LINK)].map((m) => [m.index!, m.index! + m[1]!.length + 1] as [number, number]);
+}
+
 export function extractMentions(body: string, masked: string, bodyLineOffset: number): ParsedMention[] {
   if (!masked.includes("@")) return [];
   const lines = body.split("\n");
@@ -96,9 +106,11 @@ export function extractMentions(body: string, masked: string, bodyLineOffset: nu
   for (let i = 0; i < mlines.length; i++) {
     const ml = mlines[i]!;
     if (!ml.includes("@")) continue;
+    const links = externalLinkTexts(ml);
     for (const m of ml.matchAll(MENTION)) {
       const handle = m[1]!;
       if (handle.length > MAX_HANDLE) continue;
+      if (links.some(([a, b]) => m.index! > a && m.index! < b)) continue;
       out.push({ line: i + 1 + bodyLineOffset, handle, context: contextOf(lines[i]!, m.index!) });
     }
   }
