@@ -122,7 +122,7 @@ describe("agent_mentions", () => {
       stripCode(raw.slice(fm.length))
         .split("\n")
         .forEach((line, i) => {
-          const links = [...line.matchAll(/\[([^\]]*)\]\(https?:[^)]*\)/g)].map((m) => [m.index!, m.index! + m[0].length]);
+          const links = [...line.matchAll(/\[([^\]]*)\]\(https?:[^)]*\)/g)].map((m) => [m.index!, m.index! + m[0].length] as [number, number]);
           for (const m of line.matchAll(/(?:^|[\s(])@([A-Za-z][\w-]*)/g)) {
             if (links.some(([a, b]) => m.index! >= a && m.index! < b)) continue;
             out.push({ path: p, handle: m[1]!, line: i + 1 + fmLines });

@@ -236,6 +236,11 @@ describe("patch_section", () => {
     const none = await fail("patch_section", { path: "Projects/Lettuce.md", heading: "Nope", mode: "append", content: "x" });
     expect(none.kind).toBe("heading-not-found");
     expect(none.data.headings.map((h: any) => h.id)).toContain("status");
+    // A long note: the first 30 headings and how many there are, not the whole outline (kilobytes, twice).
+    await s.call("write_note", { path: "Inbox/long-outline.md", content: Array.from({ length: 120 }, (_, i) => `## Part ${i}\n\ntext\n`).join("\n") });
+    const many = await fail("patch_section", { path: "Inbox/long-outline.md", heading: "Nope", mode: "append", content: "x" });
+    expect(many.data.headings).toHaveLength(30);
+    expect(many.data.headingsTotal).toBe(120);
     await s.call("write_note", { path: "Inbox/twins.md", content: "# Twins\n\n## Notes\n\none\n\n## Notes\n\ntwo\n" });
     const two = await fail("patch_section", { path: "Inbox/twins.md", heading: "Notes", mode: "append", content: "x" });
     expect(two.kind).toBe("heading-ambiguous");

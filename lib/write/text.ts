@@ -55,6 +55,8 @@ export function applyEditsToText(text: string, edits: Edit[]): string {
 
 export type SectionMode = "replace" | "append" | "prepend";
 
+const MAX_HEADINGS_IN_ERROR = 30;
+
 /** Find a heading by slug id, else by title (case-insensitive); refuse when none or several match. */
 export function findHeading(headings: ParsedHeading[], wanted: string, path: string): ParsedHeading {
   const w = wanted.replace(/^\s*#+\s*/, "").trim();
@@ -67,8 +69,10 @@ export function findHeading(headings: ParsedHeading[], wanted: string, path: str
       candidates: byTitle.map((h) => ({ level: h.level, title: h.title, id: h.id, line: h.line })),
     });
   }
+  // The first headings are enough to spot a typo; a long note's whole outline cost kilobytes (read_outline has it all).
   throw new ToolError("heading-not-found", `No heading ${JSON.stringify(w)} in ${path}; read_outline lists its headings`, {
-    headings: headings.map((h) => ({ level: h.level, title: h.title, id: h.id })),
+    headings: headings.slice(0, MAX_HEADINGS_IN_ERROR).map((h) => ({ level: h.level, title: h.title, id: h.id })),
+    ...(headings.length > MAX_HEADINGS_IN_ERROR ? { headingsTotal: headings.length } : {}),
   });
 }
 
