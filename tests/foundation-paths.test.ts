@@ -154,6 +154,15 @@ describe("missing things", () => {
     }
   });
 
+  test("a bare name or title that is not a path names the notes it may mean", async () => {
+    const r: any = await s.callRaw("read_note", { path: "Lettuce" });
+    expect(r.kind).toBe("note-not-found");
+    expect(JSON.parse(r.content[0].text)).toMatchObject({ didYouMean: ["Projects/Lettuce.md"] });
+    expect(JSON.parse(r.content[0].text).error).toContain('did you mean "Projects/Lettuce.md"');
+    const none: any = await s.callRaw("read_note", { path: "Nothing like it" });
+    expect(JSON.parse(none.content[0].text).didYouMean).toBeUndefined();
+  });
+
   test("a missing attachment is attachment-not-found; a folder is not a file", async () => {
     expect(await s.callRaw("read_attachment", { path: "assets/none.png" }, "read")).toMatchObject({ isError: true, kind: "attachment-not-found" });
     expect(await s.callRaw("read_attachment", { path: "assets" }, "read")).toMatchObject({ isError: true, kind: "attachment-not-found" });

@@ -67,7 +67,20 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
     });
   }
   const onDisk = existsSync(join(root, rel));
-  throw new ToolError("note-not-found", onDisk && !/\.md$/i.test(rel) ? `Not a note (not Markdown): ${rel}; use read_attachment` : `Note not found: ${rel}`);
+  if (onDisk && !/\.md$/i.test(rel)) throw new ToolError("note-not-found", `Not a note (not Markdown): ${rel}; use read_attachment`);
+  // A bare name or a title ("Canvas" for Plugins/Canvas.md) is what an agent most often gets wrong: name the notes it may mean.
+  const guesses = notesNamed(db, rel);
+  if (guesses.length) {
+    throw new ToolError("note-not-found", `Note not found: ${rel}; did you mean ${guesses.map((g) => JSON.stringify(g)).join(" or ")}?`, { didYouMean: guesses });
+  }
+  throw new ToolError("note-not-found", `Note not found: ${rel}`);
+}
+
+/** Up to five notes whose file name or title is the last part of `rel` (case aside, ".md" optional). */
+function notesNamed(db: Database, rel: string): string[] {
+  const name = rel.slice(rel.lastIndexOf("/") + 1).replace(/\.md$/i, "");
+  if (!name) return [];
+  return (db.query("SELECT path FROM notes WHERE name = ?1 COLLATE NOCASE OR title = ?1 COLLATE NOCASE ORDER BY length(path), path LIMIT 5").all(name) as { path: string }[]).map((r) => r.path);
 }
 
 /** One page of note summaries. */
