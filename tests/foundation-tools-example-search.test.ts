@@ -193,6 +193,17 @@ describe("folders and attachments", () => {
     expect(Buffer.from(csv.base64, "base64").toString("utf8")).toBe(readFileSync(join(EXAMPLE_VAULT, "assets/data.csv"), "utf8"));
   });
 
+  test("read_attachment view: an image as an MCP image part a model can see; anything else refused", async () => {
+    const r: any = await s.callRaw("read_attachment", { path: "assets/diagram.png", view: true });
+    const bytes = readFileSync(join(EXAMPLE_VAULT, "assets/diagram.png"));
+    expect(r.isError).toBeUndefined();
+    expect(r.content).toHaveLength(2);
+    expect(JSON.parse(r.content[0].text)).toEqual({ path: "assets/diagram.png", mimeType: "image/png", size: bytes.length });
+    expect(r.content[1]).toEqual({ type: "image", mimeType: "image/png", data: bytes.toString("base64") });
+    const csv: any = await s.callRaw("read_attachment", { path: "assets/data.csv", view: true });
+    expect(csv.kind).toBe("invalid-input");
+  });
+
   test("read_attachment: a file over the 5 MB cap is refused with kind too-large", async () => {
     writeFileSync(join(s.root, "assets/huge.bin"), Buffer.alloc(5 * 1024 * 1024 + 1, 7));
     const res: any = await s.callRaw("read_attachment", { path: "assets/huge.bin" });

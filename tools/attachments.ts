@@ -4,8 +4,11 @@ import { listAttachmentsIn } from "../lib/retrieval/attachments";
 import { mimeTypeOf } from "../lib/vault/mime";
 import { lstatInVault, pathSpellings, resolveFolder, safeAbsPath } from "../lib/vault/paths";
 import { isNoteEntry, isNotePath } from "../lib/vault/scan";
-import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
+import { ALL_SCOPES, ContentParts, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 import { readVaultFile } from "../lib/vault/read-file";
+
+// The image types MCP clients pass on to a model (an SVG is text, and most models take none of the rest).
+const VIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** Largest attachment read_attachment returns; base64 of more would swamp an agent's context. */
 export const MAX_ATTACHMENT_BYTES = Number(process.env.LETTUCE_MAX_ATTACHMENT_BYTES) || 5 * 1024 * 1024;
@@ -30,12 +33,15 @@ export const listAttachments = defineTool({
 
 export const readAttachment = defineTool({
   name: "read_attachment",
-  description: "A non-Markdown file as base64: {path, mimeType, size, base64}.",
-  details: "Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. Files over 5242880 bytes are refused with kind \"too-large\". Use read_note for notes. Parameters: path: Vault-relative path of the file, e.g. \"assets/diagram.png\".",
+  description: "A non-Markdown file as base64: {path, mimeType, size, base64}; view: true shows an image to the model.",
+  details: "Read one non-Markdown file (image, PDF, data) as base64: {path, mimeType, size, base64}. With view: true an image comes back as an MCP image part the model can see (plus {path, mimeType, size} as text) instead of base64 in text, which a model cannot look at. Files over 5242880 bytes are refused with kind \"too-large\". Use read_note for notes. Parameters: path: Vault-relative path of the file, e.g. \"assets/diagram.png\"; view: Return an image as an image part (images only).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
-  input: z.object({ path: z.string().describe('File path, e.g. "assets/diagram.png"') }),
-  handler({ path }, { vault }) {
+  input: z.object({
+    path: z.string().describe('File path, e.g. "assets/diagram.png"'),
+    view: z.boolean().default(false).describe("Return an image as an image part the model can see"),
+  }),
+  handler({ path, view }, { vault }) {
     // The literal path first, then its decoded and NFC/NFD spellings; never through a symlink.
     const spellings = pathSpellings(path);
     for (const s of spellings) safeAbsPath(vault.root, s);
@@ -63,7 +69,15 @@ export const readAttachment = defineTool({
       if (e instanceof ToolError) throw e;
       throw new ToolError("attachment-not-found", `Attachment not found: ${rel}`);
     }
-    return { path: rel, mimeType: mimeTypeOf(rel), size: buf.length, base64: buf.toString("base64") };
+    const mimeType = mimeTypeOf(rel);
+    if (view) {
+      if (!VIEWABLE.has(mimeType)) throw new ToolError("invalid-input", `${rel} is ${mimeType}, not an image: view shows PNG, JPEG, GIF and WebP images; read it without view for base64`);
+      return new ContentParts([
+        { type: "text", text: JSON.stringify({ path: rel, mimeType, size: buf.length }) },
+        { type: "image", data: buf.toString("base64"), mimeType },
+      ]);
+    }
+    return { path: rel, mimeType, size: buf.length, base64: buf.toString("base64") };
   },
 });
 

@@ -66,3 +66,11 @@ export interface Page<T> {
 export function page<T>(all: T[], offset: number, limit: number): Page<T> {
   return { items: all.slice(offset, offset + limit), total: all.length, offset, limit };
 }
+
+/**
+ * A result made of MCP content parts of its own, not one JSON text part: an image a model can see
+ * (read_attachment's `view`). The dispatcher sends the parts as they are.
+ */
+export class ContentParts {
+  constructor(readonly parts: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[]) {}
+}

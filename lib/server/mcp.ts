@@ -14,7 +14,7 @@ import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
-import type { ToolContext, ToolDef } from "../../tools/types";
+import { ContentParts, type ToolContext, type ToolDef } from "../../tools/types";
 import { VERSION } from "../version";
 import { handleResources } from "./resources";
 import { withoutControls } from "../control-chars";
@@ -310,6 +310,7 @@ export class McpDispatcher {
         literals.set(part, value.literal);
         return { jsonrpc: "2.0", id, result: { content: [part] } };
       }
+      if (value instanceof ContentParts) return { jsonrpc: "2.0", id, result: { content: value.parts } };
       return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
     } catch (e) {
       if (e instanceof ToolError) {
