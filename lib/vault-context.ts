@@ -25,7 +25,7 @@ export class VaultContext {
   private watching = false;
 
   // The vault folder and state.db as they were opened (device and inode): see gone().
-  private readonly opened: { root: string | null; state: string | null };
+  private readonly opened: { root: string | null; state: string | null; index: string | null; fts: string | null };
 
   private constructor(
     readonly root: string,
@@ -33,7 +33,7 @@ export class VaultContext {
     readonly stateDb: Database,
   ) {
     this.indexer = new Indexer(root, indexDb);
-    this.opened = { root: identity(root), state: identity(stateDbPath(root)) };
+    this.opened = { root: identity(root), state: identity(stateDbPath(root)), index: identity(join(lettuceDir(root), "index.db")), fts: identity(ftsPath(root)) };
   }
 
   /**
@@ -45,6 +45,11 @@ export class VaultContext {
   gone(): string | null {
     if (identity(this.root) !== this.opened.root) return `the vault folder ${this.root} was removed or replaced`;
     if (identity(stateDbPath(this.root)) !== this.opened.state) return `${stateDbPath(this.root)} was removed or replaced (was the .lettuce folder deleted?)`;
+    // The index files replaced under the server (deleted by hand, or by another process): its writes went to
+    // unlinked files, whose WAL no checkpoint reached any more, and every other process saw an empty index.
+    for (const [file, was] of [[join(lettuceDir(this.root), "index.db"), this.opened.index], [ftsPath(this.root), this.opened.fts]] as const) {
+      if (identity(file) !== was) return `${file} was removed or replaced; start the server again to rebuild the index`;
+    }
     return null;
   }
 

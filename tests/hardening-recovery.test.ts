@@ -2,7 +2,7 @@
 // timeline rows, temp files) is settled when the next server starts, before
 // any write — not at the first write, as it used to be.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
@@ -138,7 +138,7 @@ test("an index another process holds locked: the write is reported as done, and 
 
 test("a vault folder or .lettuce removed while serving stops the server, rather than writing on into deleted files", async () => {
   const { freePort, spawnLettuce } = await import("./helpers/cli");
-  for (const remove of [".lettuce", ""]) {
+  for (const remove of [".lettuce", "", ".lettuce/index.db"]) {
     const root = copyVault();
     try {
       const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
@@ -345,3 +345,40 @@ test("a call recovery cannot complete: the server still starts, keeps what lande
   expect(states).toEqual([{ id: ids[0], state: "applied" }]);
   expect(readFileSync(join(vault, "G/T.md"), "utf8")).toBe(tText.toString());
 });
+
+// The soak audit of 2026-12-05: a CLI command opening the index while a server wrote to it read the two
+// files' generations between the server's two commits (a transaction over attached files is atomic per
+// file in WAL mode), took that for a crash, and deleted both files under the running server.
+test("opening the index while a server commits to it never deletes it", async () => {
+  const { openIndexIfCurrent } = await import("../lib/store/index-db");
+  const t = await startTestServer({ watch: true });
+  try {
+    const ino = () => statSync(join(t.root, ".lettuce/index.db")).ino;
+    const before = ino();
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) await t.call("write_note", { path: `Busy/n${i % 20}.md`, content: `# N ${i}\n\nbusymarker ${i}\n`, overwrite: true });
+    })();
+    // Another process (a CLI command) opening the index again and again meanwhile: in this process the
+    // server's commits cannot fall between two reads, so the opener must be a process of its own.
+    const opener = Bun.spawn(
+      [BUN, "-e", `const { openIndexDb, openIndexIfCurrent } = await import(${JSON.stringify(join(import.meta.dir, "../lib/store/index-db.ts"))});
+        let n = 0; const until = Date.now() + 4000;
+        while (Date.now() < until) { openIndexDb(process.argv[1]).close(); openIndexIfCurrent(process.argv[1])?.close(); n++; }
+        console.log(n);`, t.root],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const opens = Number((await new Response(opener.stdout).text()).trim());
+    await opener.exited;
+    writing = false;
+    await writer;
+    expect(opens).toBeGreaterThan(20);
+    expect(ino()).toBe(before);
+    const fresh = openIndexIfCurrent(t.root);
+    expect(fresh).not.toBeNull();
+    expect((fresh!.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n).toBeGreaterThan(20);
+    fresh!.close();
+  } finally {
+    await t.close();
+  }
+}, 60_000);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate } from "./migrate";
+import { liveServer } from "./presence";
 import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
 import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
@@ -129,6 +130,19 @@ function removeIndexFiles(dir: string): void {
   for (const name of ["index.db", FTS_FILE]) for (const suffix of ["", "-wal", "-shm"]) rmSync(join(dir, name + suffix), { force: true });
 }
 
+/**
+ * Whether index.db and fts.db carry the same generation. Their commits are two (WAL mode makes a
+ * transaction over attached files atomic per file only), so another process's commit can fall between
+ * the two reads: a difference is read again for a second before it is taken for a crash between them.
+ */
+function sameGeneration(db: Database): boolean {
+  for (let i = 0; i < 20; i++) {
+    if (getMeta(db, "gen") === ftsGeneration(db)) return true;
+    Bun.sleepSync(50);
+  }
+  return false;
+}
+
 /** Open (or create) the index: index.db with fts.db attached. Anything unusable is rebuilt from the vault. */
 export function openIndexDb(root: string): Database {
   const dir = lettuceDir(root);
@@ -138,6 +152,7 @@ export function openIndexDb(root: string): Database {
   for (let attempt = 0; ; attempt++) {
     let db = new Database(file, { create: true, strict: true });
     let usable = false;
+    let failure: Error | null = null;
     try {
       // Inside the try: on a damaged file the first statement (a pragma) already throws SQLITE_NOTADB.
       applyPragmas(db);
@@ -145,8 +160,9 @@ export function openIndexDb(root: string): Database {
       const format = (db.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | null)?.value;
       attachFts(db, root);
       // Another format, or a crash between the two files' commits: derived data, so start again.
-      usable = (format === undefined || format === INDEX_FORMAT) && getMeta(db, "gen") === ftsGeneration(db);
-    } catch {
+      usable = (format === undefined || format === INDEX_FORMAT) && sameGeneration(db);
+    } catch (e) {
+      failure = e as Error;
       usable = false;
     }
     const storage = usable ? chooseVectorStorage(db) : null;
@@ -156,6 +172,10 @@ export function openIndexDb(root: string): Database {
     if (!usable) {
       db.close();
       if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
+      // A running serve has these files open and keeps them current: deleting them under it left it
+      // writing into unlinked files (its WAL then grew without end) and every other process an empty index.
+      const server = liveServer(root);
+      if (server) throw new Error(`the index in ${dir} is in use by lettuce serve (pid ${server.pid}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again, or stop the server`);
       removeIndexFiles(dir);
       continue;
     }
@@ -188,7 +208,7 @@ export function openIndexIfCurrent(root: string): Database | null {
     const present = (db.query(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => "?").join(",")})`).get(...indexes) as { n: number }).n;
     if (version !== MIGRATIONS.length || getMeta(db, "format") !== INDEX_FORMAT || present !== indexes.length) throw new Error("not current");
     db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
-    if (getMeta(db, "gen") !== ftsGeneration(db)) throw new Error("generations differ");
+    if (!sameGeneration(db)) throw new Error("generations differ");
     return db;
   } catch {
     db?.close();

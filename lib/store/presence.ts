@@ -1,6 +1,5 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lettuceDir } from "./index-db";
 
 // A running `serve` owns the vault's index: its watcher keeps it current and
 // its link resolver lives in memory. Other processes (the CLI) must not write
@@ -13,7 +12,7 @@ export interface ServerPresence {
 }
 
 function presenceFile(root: string): string {
-  return join(lettuceDir(root), "serve.json");
+  return join(root, ".lettuce", "serve.json"); // index-db.ts's lettuceDir, spelt out: index-db asks liveServer
 }
 
 function alive(pid: number): boolean {
