@@ -303,6 +303,42 @@ describe("stdio", () => {
     rmSync(big, { recursive: true, force: true });
   }, 60_000);
 
+  test("a long poll in flight when stdin ends does not keep the process alive (it waited up to 55 s)", async () => {
+    const proc = Bun.spawn([BUN, MAIN, "stdio", vault, "--scope", "read"], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    const next = async (): Promise<any> => {
+      for (;;) {
+        const nl = buf.indexOf("\n");
+        if (nl !== -1) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          return JSON.parse(line);
+        }
+        const { value, done } = await reader.read();
+        if (done) return null;
+        buf += decoder.decode(value, { stream: true });
+      }
+    };
+    const send = (m: unknown) => proc.stdin.write(JSON.stringify(m) + "\n");
+    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "await_directives", arguments: { cursor: 0 } } });
+    await proc.stdin.flush();
+    expect((await next()).id).toBe(0);
+    const first = await next(); // the backlog, at once
+    const { cursor } = JSON.parse(first.result.content[0].text);
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "await_directives", arguments: { cursor, timeout_ms: 55_000 } } });
+    await proc.stdin.flush();
+    await Bun.sleep(1000); // parked: nothing changes in the vault
+    const t0 = Date.now();
+    await proc.stdin.end();
+    const last = await next();
+    expect(await proc.exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(last.id).toBe(2); // answered (cancelled), not dropped
+  }, 90_000);
+
   test("a client that sends 600 calls at once and reads slowly gets every answer (stdin is read only as calls are answered)", async () => {
     const proc = Bun.spawn([BUN, MAIN, "stdio", vault, "--scope", "read"], { cwd: REPO, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
     try {

@@ -71,6 +71,9 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
   const caller: Caller = { token: { name: "stdio", scope } };
+  // A long poll (await_directives parks for up to 55 s) must not keep the process alive for a client that has
+  // gone: it is cancelled a moment after stdin closes. Every other call still answers, however slow the reader.
+  const ending = new AbortController();
   // Set when stdout's write says the client is not reading (Bun reports no writableLength), until it drains.
   let unreadAnswers = false;
   const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
@@ -87,7 +90,7 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     }
   };
   const answer = async (msg: unknown) => {
-    const res = await mcp.handle(msg, caller);
+    const res = await mcp.handle(msg, isLongPoll(msg) ? { ...caller, signal: ending.signal } : caller);
     // Batches exist only before the version the client and server agreed on (there is no header here).
     const agreed = !Array.isArray(res) && (res?.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
     if (isInitialize(msg) && typeof agreed === "string") caller.protocolVersion = agreed;
@@ -135,6 +138,8 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
       };
       for (const e of ["drain", "close", "error"]) process.stdout.on(e, done);
     });
+  const grace = setTimeout(() => ending.abort(), STDIN_END_GRACE_MS);
+  grace.unref?.();
   while (waiting.length || inFlight.size || unreadAnswers) {
     if ((process.stdout as { destroyed?: boolean }).destroyed) break; // nobody left to answer
     pump();
@@ -143,6 +148,12 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     else await flushed();
   }
 }
+
+// How long a long poll still parked when stdin closes may go on before it is cancelled.
+const STDIN_END_GRACE_MS = 2000;
+
+const isLongPoll = (msg: unknown) =>
+  !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "tools/call" && (msg as { params?: { name?: unknown } }).params?.name === "await_directives";
 
 const isInitialize = (msg: unknown) => !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "initialize";
 
