@@ -121,6 +121,14 @@ function acceptsJson(v: string | undefined): boolean {
 export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: HttpOptions = {}): Hono<Env> {
   const allowed = new Set([...LOOPBACK, ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase())]);
   const app = new Hono<Env>();
+  // A client that went away while sending its body (the read rejects): nobody is there to answer, and a
+  // 33-line stack per such client was most of a long-running server's log (the soak audit). Anything else
+  // is a fault of ours: one line in the log, no detail to the client.
+  app.onError((err, c) => {
+    if (c.req.raw.signal.aborted || (err as { name?: string }).name === "AbortError") return c.body(null, 400);
+    console.error(`lettuce http: ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error).message}`);
+    return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INTERNAL, message: "Internal error; see the server log" } }, 500);
+  });
 
   app.use("*", async (c, next) => {
     const host = c.req.header("host");
