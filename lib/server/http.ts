@@ -1,3 +1,4 @@
+import { HTTPException } from "hono/http-exception";
 import { Hono } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
@@ -125,6 +126,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   // 33-line stack per such client was most of a long-running server's log (the soak audit). Anything else
   // is a fault of ours: one line in the log, no detail to the client.
   app.onError((err, c) => {
+    if (err instanceof HTTPException) return err.getResponse(); // a refusal a middleware made (a 401), as Hono answers it
     if (c.req.raw.signal.aborted || (err as { name?: string }).name === "AbortError") return c.body(null, 400);
     console.error(`lettuce http: ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error).message}`);
     return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INTERNAL, message: "Internal error; see the server log" } }, 500);

@@ -79,9 +79,12 @@ export class WebEvents {
         (this.stateTimer as { unref?: () => void }).unref?.();
       }
       send("hello", this.stateNow());
+      // One abort listener for the stream's life: a new one per ping piled up on the request's signal
+      // (one every 20 s for as long as a tab stayed open; the soak audit).
+      const gone = new Promise((r) => c.req.raw.signal.addEventListener("abort", r, { once: true }));
       try {
         while (open && !c.req.raw.signal.aborted) {
-          await Promise.race([stream.sleep(PING_MS), new Promise((r) => c.req.raw.signal.addEventListener("abort", r, { once: true }))]);
+          await Promise.race([stream.sleep(PING_MS), gone]);
           if (open && !c.req.raw.signal.aborted) await stream.writeSSE({ event: "ping", data: "{}" });
         }
       } catch {

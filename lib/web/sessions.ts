@@ -67,7 +67,10 @@ export function verifySession(db: Database, cookie: string | undefined, now = Da
   if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(h))) return null;
   // Note the visit at most once a minute: a write per request would cost more than the request.
   if ((lastSeen.get(h) ?? 0) < now - 60_000) {
+    lastSeen.delete(h);
     lastSeen.set(h, now);
+    // Sessions last a week; the most recently seen thousand are all this cache needs (it grew with every login).
+    if (lastSeen.size > 1000) lastSeen.delete(lastSeen.keys().next().value!);
     try {
       db.query("UPDATE web_sessions SET last_seen_at = ? WHERE hash = ?").run(now, h);
     } catch {
