@@ -27,6 +27,11 @@ afterAll(async () => {
 
 const tmpName = (n: number) => `.lettuce-tmp-${deadPid}-crash-${n}`;
 
+/** A timeline row of a move_note call, as insertPending takes it. */
+const moveRow = (action: "write" | "move", path: string, before: Buffer, after: Buffer, extra: Record<string, unknown> = {}) => ({
+  tool: "move_note", action, path, before, after, beforeHash: hashBytes(before), afterHash: hashBytes(after), agent: "crashed", token: "t", ...extra,
+});
+
 test("pending rows and leftover temp files are settled at start, before any write", async () => {
   openStateDb(root).close(); // creates state.db's tables
   const db = openStateDbNoSync(root);
@@ -213,9 +218,6 @@ test("a several-file call killed partway is completed at the next start, or kept
   mkdirSync(join(vault, "Grp"), { recursive: true });
   const b = (t: string) => Buffer.from(t);
   const put = (rel: string, bytes: Buffer) => writeFileSync(join(vault, rel), bytes);
-  const row = (tool: string, action: "write" | "move", path: string, before: Buffer | null, after: Buffer | null, extra: Record<string, unknown> = {}) => ({
-    tool, action, path, before, after, beforeHash: before && hashBytes(before), afterHash: after && hashBytes(after), agent: "crashed", token: "t", ...extra,
-  });
   // Call 1, move_note Grp/T.md -> Grp/T2.md with two backlinks: A's rewrite landed, B's and the move did not.
   const aOld = b("# A\n\nsee [[T]]\n"), aNew = b("# A\n\nsee [[T2]]\n");
   const bOld = b("# B\n\nalso [[T]]\n"), bNew = b("# B\n\nalso [[T2]]\n");
@@ -238,12 +240,12 @@ test("a several-file call killed partway is completed at the next start, or kept
   const db = openStateDbNoSync(vault);
   const calls = [
     insertPending(db, [
-      row("move_note", "write", "Grp/A.md", aOld, aNew),
-      row("move_note", "write", "Grp/B.md", bOld, bNew, { tmp: `Grp/${tmpName(10)}` }),
-      row("move_note", "move", "Grp/T2.md", tText, tText, { fromPath: "Grp/T.md" }),
+      moveRow("write", "Grp/A.md", aOld, aNew),
+      moveRow("write", "Grp/B.md", bOld, bNew, { tmp: `Grp/${tmpName(10)}` }),
+      moveRow("move", "Grp/T2.md", tText, tText, { fromPath: "Grp/T.md" }),
     ]),
-    insertPending(db, [row("move_note", "write", "Grp/U.md", uOld, uNew), row("move_note", "move", "Grp/U2.md", uNew, uNew, { fromPath: "Grp/U.md" })]),
-    insertPending(db, [row("move_note", "write", "Grp/C.md", cOld, cNew), row("move_note", "write", "Grp/D.md", dOld, dNew, { tmp: `Grp/${tmpName(11)}` })]),
+    insertPending(db, [moveRow("write", "Grp/U.md", uOld, uNew), moveRow("move", "Grp/U2.md", uNew, uNew, { fromPath: "Grp/U.md" })]),
+    insertPending(db, [moveRow("write", "Grp/C.md", cOld, cNew), moveRow("write", "Grp/D.md", dOld, dNew, { tmp: `Grp/${tmpName(11)}` })]),
   ];
   db.query(`UPDATE agent_edits SET owner_pid = ? WHERE state = 'pending'`).run(deadPid);
   db.close();
@@ -325,10 +327,7 @@ test("a call recovery cannot complete: the server still starts, keeps what lande
   writeFileSync(join(vault, "New"), "a file where the destination folder would be\n");
   openStateDb(vault).close();
   const db = openStateDbNoSync(vault);
-  const row = (action: "write" | "move", path: string, before: Buffer, after: Buffer, extra: Record<string, unknown> = {}) => ({
-    tool: "move_note", action, path, before, after, beforeHash: hashBytes(before), afterHash: hashBytes(after), agent: "crashed", token: "t", ...extra,
-  });
-  const ids = insertPending(db, [row("write", "G/A.md", aOld, aNew), row("move", "New/T.md", tText, tText, { fromPath: "G/T.md" })]);
+  const ids = insertPending(db, [moveRow("write", "G/A.md", aOld, aNew), moveRow("move", "New/T.md", tText, tText, { fromPath: "G/T.md" })]);
   db.query("UPDATE agent_edits SET owner_pid = ?").run(deadPid);
   db.close();
   for (let start = 0; start < 2; start++) {
