@@ -133,6 +133,15 @@ describe("change feed on a running server", () => {
       return c && r.changes.indexOf(c) === r.changes.length - 1 ? r : null;
     }, { what: "the edit" });
     expect(again.changes.find((x: any) => x.id === "Inbox/Since.md").changeType).toBe("created");
+    // The same, a page of one at a time (the review found later pages fell back to the row's position).
+    const paged: Record<string, string> = {};
+    let page = await s.call("get_changes_since", { since: t0, limit: 1 });
+    for (let i = 0; i < 10; i++) {
+      for (const c of page.changes) paged[c.id] = c.changeType;
+      if (!page.hasMore) break;
+      page = await s.call("get_changes_since", { cursor: page.nextCursor, limit: 1 });
+    }
+    expect(paged).toEqual({ "Inbox/Since.md": "created", "Tasks/Rotate keys.md": "updated" });
     const future = await s.call("get_changes_since", { since: "2999-01-01T00:00:00Z" });
     expect(future.changes).toEqual([]);
     expect(typeof future.nextCursor).toBe("string");

@@ -74,7 +74,6 @@ interface Row {
   updated_at: number;
   seen_at: number;
   created_seq: number;
-  created_seen_at: number | null;
 }
 
 // Rows shaped per turn of the event loop: each note's base is found by evaluating the vault's
@@ -100,7 +99,11 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
       if (!/^\d{4}-\d{2}-\d{2}/.test(opts.since) || Number.isNaN(ms)) throw new ToolError("invalid-input", `since is not an ISO 8601 time: ${JSON.stringify(opts.since)}`);
       const first = (db.query("SELECT min(seq) AS s FROM change_journal WHERE seen_at >= ?").get(ms) as { s: number | null }).s;
       const s = first === null ? max : first - 1;
-      cur = { s, c: s, d: s, t: 0 };
+      // "created" is decided by when an item came into being, not by where its row is now: a note created
+      // after `since` and edited after other items changed has its row past theirs. Sequence numbers only
+      // grow, so the first creation recorded at or after `since` splits them, on every page of the sync.
+      const born = (db.query("SELECT min(created_seq) AS c FROM change_journal WHERE created_seen_at >= ?").get(ms) as { c: number | null }).c;
+      cur = { s, c: born === null ? Math.max(s, max) : Math.min(s, born - 1), d: s, t: 0 };
     } else {
       // Bootstrap: every live item as created; deletions only from here on.
       cur = { s: 0, c: 0, d: max, t: 0 };
@@ -108,7 +111,7 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
     const again = cur.t === nowSecond() ? cur.t * 1000 : Number.MAX_SAFE_INTEGER;
     const rows = db
       .query(
-        `SELECT id, kind, seq, change, title, database_id, updated_at, seen_at, created_seq, created_seen_at FROM change_journal
+        `SELECT id, kind, seq, change, title, database_id, updated_at, seen_at, created_seq FROM change_journal
          WHERE (seq > ?1 OR seen_at >= ?2) AND NOT (change = 'deleted' AND seq <= ?3 AND seen_at < ?2)
          ORDER BY seq LIMIT ?4`,
       )
@@ -121,20 +124,17 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
       : { s: Math.max(cur.s, max), c: Math.max(cur.s, max), d: Math.max(cur.s, max), t: nowSecond() };
     return { page, cur, next: { cursor: next, hasMore } };
   })();
-  // A since= sync: an item is "created" when it came into being at or after `since` (a sequence number
-  // cannot say: the item's row has moved on to its last change, and other items changed in between).
-  const sinceMs = !opts.cursor && opts.since !== undefined ? Date.parse(opts.since) : null;
+
   const changes: Change[] = [];
   for (let i = 0; i < page.length; i += SHAPE_SLICE) {
     if (i > 0) await new Promise<void>((r) => setImmediate(r));
-    for (const r of page.slice(i, i + SHAPE_SLICE)) changes.push(toChange(vault, r, cur.c, sinceMs));
+    for (const r of page.slice(i, i + SHAPE_SLICE)) changes.push(toChange(vault, r, cur.c));
   }
   return { changes, hasMore: next.hasMore, nextCursor: encodeCursor(next.cursor) };
 }
 
-function toChange(vault: JournalVault, r: Row, createdAfter: number, createdSinceMs: number | null): Change {
-  const created = createdSinceMs !== null && r.created_seen_at !== null ? r.created_seen_at >= createdSinceMs : r.created_seq > createdAfter;
-  const changeType = r.change === "deleted" ? "deleted" : created ? "created" : "updated";
+function toChange(vault: JournalVault, r: Row, createdAfter: number): Change {
+  const changeType = r.change === "deleted" ? "deleted" : r.created_seq > createdAfter ? "created" : "updated";
   const base = { id: r.id, title: r.title, changeType, updatedAt: new Date(r.updated_at).toISOString() } as const;
   if (r.kind === "base") return { ...base, type: "database" };
   const databaseId = r.change === "deleted" ? r.database_id : (basesContainingNote(vault, r.id)[0]?.id ?? null);
