@@ -31,7 +31,7 @@ beforeAll(async () => {
       "@infence in a code block too",
       "```",
       "(cc @claude.)",
-      "Thanks to [@obsdmd](https://twitter.com/obsdmd) and [the @credits team](http://example.org/t).",
+      'Thanks to [@obsdmd](https://twitter.com/obsdmd), [the @credits team](http://example.org/t) and [@titled](https://x.y/t "a title").',
       "",
     ].join("\n"),
   );
@@ -143,7 +143,7 @@ describe("agent_mentions", () => {
     });
     const handles = all.map((m: any) => m.handle);
     // Credits in the text of a link to a web address are no call on an agent (an agent audit found them listed).
-    for (const h of ["example", "writer", "notinline", "infence", "obsdmd", "credits"]) expect(handles).not.toContain(h);
+    for (const h of ["example", "writer", "notinline", "infence", "obsdmd", "credits", "titled"]) expect(handles).not.toContain(h);
     expect(handles).toContain("codex-bot");
   });
 

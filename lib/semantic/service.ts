@@ -183,7 +183,7 @@ export class SemanticService {
     if (opts.demotable) {
       opts.demotable.demote = () => {
         mode.background = true;
-        this.backgroundRunning = true;
+        if (this.running === next) this.backgroundRunning = true; // not for a pass that has just ended
         release();
       };
     }

@@ -90,7 +90,7 @@ function contextOf(line: string, at: number): string {
 
 // The text of a Markdown link to a web address: `[@obsdmd](https://twitter.com/obsdmd)` credits someone on
 // another site, it does not call on an agent (an agent audit found release-note credits listed as mentions).
-const EXTERNAL_LINK = /\[([^\]\n]*)\]\((?:https?|mailto):[^)\s]*\)/g;
+const EXTERNAL_LINK = /\[([^\]\n]*)\]\((?:https?|mailto):[^)\s]*(?:\s+"[^"\n]*")?\)/g;
 
 /** [start, end) of each external link's text in a line. */
 function externalLinkTexts(line: string): [number, number][] {

@@ -26,7 +26,9 @@ interface Watch {
   fd: number;
   dir: VaultDir;
   name: string;
-  /** The identity the file had when it was displaced, then as last seen. */
+  /** The identity the file had when it was displaced. */
+  expect: FileIdentity;
+  /** ... and as last seen. */
   seen: FileIdentity;
   changedAt: number | null;
   /** What the note's name held when this watch last knew it: the agent's file, or the last copy put back. */
@@ -72,6 +74,7 @@ function readAll(fd: number, size: number): Buffer {
  */
 function restore(w: Watch, now: FileIdentity): void {
   const where = w.dir.rel ? `${w.dir.rel}/${w.name}` : w.name;
+  w.putBack = now; // once per change, whatever happens below (a failure is said once, not every tick)
   if (Number(now.size) > MAX_NOTE_FILE_BYTES) {
     console.error(`lettuce: ${where}: a save made while an agent's edit replaced it is too large to put back`);
     return;
@@ -80,22 +83,31 @@ function restore(w: Watch, now: FileIdentity): void {
   const mode = fstatSync(w.fd).mode & 0o7777;
   const stem = w.name.replace(/\.md$/i, "");
   let copy: string | null = null;
-  for (let i = 1; i < 100 && copy === null; i++) {
-    const name = `${stem} (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
-    let fd: number;
-    try {
-      fd = openSync(w.dir.entry(name), "wx", mode);
-    } catch {
-      continue; // taken
+  try {
+    for (let i = 1; i < 100 && copy === null; i++) {
+      const name = `${stem} (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
+      let fd: number;
+      try {
+        fd = openSync(w.dir.entry(name), "wx", mode);
+      } catch (e) {
+        if ((e as { code?: string }).code === "EEXIST") continue; // taken: the next number
+        throw e;
+      }
+      try {
+        fchmodSync(fd, mode);
+        writeSync(fd, bytes, 0, bytes.length, 0);
+        fsyncSync(fd);
+      } catch (e) {
+        w.dir.remove(name); // never a half-written copy in the vault
+        throw e;
+      } finally {
+        closeSync(fd);
+      }
+      copy = name;
     }
-    try {
-      fchmodSync(fd, mode);
-      writeSync(fd, bytes, 0, bytes.length, 0);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    copy = name;
+  } catch (e) {
+    console.error(`lettuce: ${where}: a save made while an agent's edit replaced it could not be put back: ${(e as Error).message}`);
+    return;
   }
   if (copy === null) return;
   if (sameFile(w.dir.identity(w.name), w.note)) {
@@ -107,7 +119,6 @@ function restore(w: Watch, now: FileIdentity): void {
     w.dir.sync();
     console.error(`lettuce: ${where}: a save made while an agent's edit replaced it is kept as ${copy} (the note changed again meanwhile)`);
   }
-  w.putBack = now;
 }
 
 function tick(): void {
@@ -136,7 +147,17 @@ function tick(): void {
  * write planned from, `ours` the identity of the agent's file now at `name`.
  */
 export function watchDisplaced(fd: number, dir: VaultDir, name: string, expect: FileIdentity, ours: FileIdentity): void {
-  if (watches.size >= MAX_WATCHED) end(watches.values().next().value!);
+  if (watches.size >= MAX_WATCHED) {
+    // The oldest watch ends early; a save it holds that was not put back yet goes back now.
+    const oldest = watches.values().next().value!;
+    try {
+      const id = identityOfFd(oldest.fd);
+      if (!sameFile(id, oldest.expect) && !sameFile(id, oldest.putBack)) restore(oldest, id);
+    } catch {
+      /* gone: nothing to put back */
+    }
+    end(oldest);
+  }
   let own: VaultDir;
   try {
     own = dir.reopen(); // the folder itself, wherever it is renamed to during the watch
@@ -145,7 +166,7 @@ export function watchDisplaced(fd: number, dir: VaultDir, name: string, expect: 
     return;
   }
   const started = Date.now();
-  watches.add({ fd, dir: own, name, seen: expect, changedAt: null, note: ours, putBack: null, started, until: started + WATCH_MS });
+  watches.add({ fd, dir: own, name, expect, seen: expect, changedAt: null, note: ours, putBack: null, started, until: started + WATCH_MS });
   if (!timer) {
     timer = setInterval(tick, TICK_MS);
     timer.unref?.();
