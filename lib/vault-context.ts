@@ -6,6 +6,7 @@ import { VaultWatcher } from "./index/watcher";
 import { checkpointOffThread, unwatchWal, watchWal } from "./store/checkpointer";
 import { ftsPath } from "./store/fts-db";
 import { lettuceDir, openIndexDb } from "./store/index-db";
+import { holdIndex } from "./store/index-users";
 import { getSetting, openStateDb, openStateDbNoSync, stateDbPath } from "./store/state-db";
 import { checkVaultDir } from "./vault-dir";
 
@@ -26,6 +27,8 @@ export class VaultContext {
 
   // The vault folder and state.db as they were opened (device and inode): see gone().
   private readonly opened: { root: string | null; state: string | null; index: string | null; fts: string | null };
+  /** Withdraws this process from the index's users (lib/store/index-users.ts). */
+  private readonly releaseIndex: () => void;
 
   private constructor(
     readonly root: string,
@@ -34,6 +37,7 @@ export class VaultContext {
   ) {
     this.indexer = new Indexer(root, indexDb);
     this.opened = { root: identity(root), state: identity(stateDbPath(root)), index: identity(join(lettuceDir(root), "index.db")), fts: identity(ftsPath(root)) };
+    this.releaseIndex = holdIndex(root);
   }
 
   /**
@@ -129,6 +133,7 @@ export class VaultContext {
     }
     this.indexDb.close();
     this.stateDb.close();
+    this.releaseIndex();
   }
 }
 

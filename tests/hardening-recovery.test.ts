@@ -381,3 +381,30 @@ test("opening the index while a server commits to it never deletes it", async ()
     await t.close();
   }
 }, 60_000);
+
+// The review of 2026-12-05: only `serve` announced itself, so a process that found the index unusable
+// still deleted it under a `lettuce stdio` (a desktop client's, open all day). Every process with the
+// index open is now known (.lettuce/users/), and none of them has it deleted from under it.
+test("an index another Lettuce process has open is never deleted under it", async () => {
+  const { Database } = await import("bun:sqlite");
+  const { openIndexDb } = await import("../lib/store/index-db");
+  const root = copyVault();
+  expect((await runLettuce(["index", root])).code).toBe(0);
+  const stdio = Bun.spawn([BUN, MAIN, "stdio", root], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  try {
+    const users = join(root, ".lettuce/users");
+    await waitFor(() => existsSync(join(users, String(stdio.pid))));
+    // What a crash between the two files' commits leaves: their generations apart, for good.
+    const db = new Database(join(root, ".lettuce/index.db"));
+    db.query("UPDATE meta SET value = 'torn' WHERE key = 'gen'").run();
+    db.close();
+    const ino = statSync(join(root, ".lettuce/index.db")).ino;
+    expect(() => openIndexDb(root)).toThrow(/in use by another Lettuce process/);
+    expect(statSync(join(root, ".lettuce/index.db")).ino).toBe(ino);
+  } finally {
+    stdio.kill();
+    await stdio.exited;
+  }
+  // Once it has gone, the unusable index is rebuilt as before.
+  openIndexDb(root).close();
+}, 60_000);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate } from "./migrate";
+import { otherIndexUsers } from "./index-users";
 import { liveServer } from "./presence";
 import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
@@ -176,6 +177,8 @@ export function openIndexDb(root: string): Database {
       // writing into unlinked files (its WAL then grew without end) and every other process an empty index.
       const server = liveServer(root);
       if (server) throw new Error(`the index in ${dir} is in use by lettuce serve (pid ${server.pid}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again, or stop the server`);
+      const users = otherIndexUsers(root);
+      if (users.length) throw new Error(`the index in ${dir} is in use by another Lettuce process (pid ${users.join(", ")}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again when it has finished`);
       removeIndexFiles(dir);
       continue;
     }
