@@ -82,12 +82,17 @@ test("a search during the first build answers from what is ready, with partial: 
       expect(related.partial).toBe(true);
       const topics = await s.call("topic_map", {});
       expect(topics.partial).toBe(true);
+      // find_duplicates' bare array cannot say it is partial: during the build it says the index is not ready.
+      const dup: any = await s.callRaw("find_duplicates", {});
+      expect(dup.kind).toBe("index-not-ready");
+      expect(JSON.parse(dup.content[0].text).progress.notesTotal).toBe(NOTES + 1);
 
       await SemanticService.for(s.vault).idle();
       const done = await s.call("semantic_search", { query: "glacier valleys of ice", limit: 5 });
       expect(done.partial).toBeUndefined();
       expect(done.progress).toBeUndefined();
       expect(done.items[0].path).toBe("Glaciers.md");
+      expect(Array.isArray(await s.call("find_duplicates", {}))).toBe(true);
       const after = await s.call("get_vault_info");
       expect(after.embedding).toMatchObject({ state: "current", notesEmbedded: NOTES + 1, notesTotal: NOTES + 1, passagesLeft: 0 });
       // Each distinct passage went to the model once (plus the queries).

@@ -1,6 +1,7 @@
 // find_duplicates and topic_map, both built on the note-level vectors and the
 // pair search of neighbors.ts, on the calibrated similarity of ./calibrate.ts
 // (so that the spec's default 0.9 means "near-duplicate" for every provider).
+import { ToolError } from "../errors";
 import type { Database } from "bun:sqlite";
 import { offloaded } from "../offload/pool";
 import { packVectors, type PackedVectors } from "./pair-jobs";
@@ -80,9 +81,17 @@ export function topicCut(threshold: number): number {
 }
 
 export async function findDuplicates(svc: SemanticService, threshold: number, limit: number, signal?: AbortSignal): Promise<DuplicatePair[]> {
-  // During a background build the pairs come from the notes embedded so far (the spec's bare array has no
-  // room for a partial flag; get_vault_info.embedding shows the progress).
-  await svc.freshness();
+  // The spec's bare array has no room for a partial flag, and pairs among the notes embedded so far read as
+  // "no duplicates" (an agent audit): during a background build the call says the index is not ready.
+  const { building } = await svc.freshness();
+  if (building) {
+    const eta = building.etaSeconds !== null ? `, about ${building.etaSeconds} s left` : "";
+    throw new ToolError(
+      "index-not-ready",
+      `The vault is still being embedded (${building.notesEmbedded} of ${building.notesTotal} notes${eta}): find_duplicates answers once every note has a vector; get_vault_info.embedding shows the progress`,
+      { progress: building },
+    );
+  }
   const { paths, packed } = noteVectors(svc.vault.indexDb);
   const pairs = await offloaded.duplicatePairs(svc.vault, packed, threshold, limit, signal);
   return pairs.map((p) => ({ pathA: paths[p.a]!, pathB: paths[p.b]!, similarity: Math.min(1, round(p.similarity)) }));
