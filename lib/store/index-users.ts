@@ -7,6 +7,7 @@
 
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pidAlive } from "../platform/pid";
 
 const held = new Map<string, number>(); // users folder -> how many opens in this process
 
@@ -14,14 +15,6 @@ function usersDir(root: string): string {
   return join(root, ".lettuce", "users");
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
-}
 
 /** Note that this process has the index open; the returned function withdraws it (once per call). */
 export function holdIndex(root: string): () => void {
@@ -60,7 +53,7 @@ export function otherIndexUsers(root: string): number[] {
   for (const name of names) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-    if (alive(pid)) out.push(pid);
+    if (pidAlive(pid)) out.push(pid);
     else rmSync(join(dir, name), { force: true });
   }
   return out;

@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pidAlive } from "../platform/pid";
 
 // A running `serve` owns the vault's index: its watcher keeps it current and
 // its link resolver lives in memory. Other processes (the CLI) must not write
@@ -15,20 +16,12 @@ function presenceFile(root: string): string {
   return join(root, ".lettuce", "serve.json"); // index-db.ts's lettuceDir, spelt out: index-db asks liveServer
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
-}
 
 /** The live server of this vault, if any (a stale file from a crashed server is ignored). */
 export function liveServer(root: string): ServerPresence | null {
   try {
     const p = JSON.parse(readFileSync(presenceFile(root), "utf8")) as ServerPresence;
-    return typeof p.pid === "number" && p.pid !== process.pid && alive(p.pid) ? p : null;
+    return typeof p.pid === "number" && p.pid !== process.pid && pidAlive(p.pid) ? p : null;
   } catch {
     return null;
   }

@@ -4,6 +4,7 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ToolError } from "../errors";
+import { pidAlive } from "../platform/pid";
 import { contentHash } from "../index/parse-job";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
@@ -119,14 +120,6 @@ export function sweepOrphanTemps(root: string, folders: string[], isPending: (re
   return removed;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
-}
 
 export function removeQuietly(abs: string): void {
   try {

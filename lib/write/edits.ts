@@ -4,6 +4,7 @@
 // rename and marked "applied" right after; ./recover.ts settles rows a
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
+import { pidAlive } from "../platform/pid";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -197,10 +198,5 @@ export const inFlight = new Set<number>();
 
 export function processAlive(pid: number): boolean {
   if (pid === process.pid) return false; // this process's own live groups are in inFlight
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
+  return pidAlive(pid);
 }
