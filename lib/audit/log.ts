@@ -77,10 +77,14 @@ function overCapBound(db: Database): number | null {
   return bound >= r.lo ? bound : null;
 }
 
+/** Everything expired or past the cap, at once (the CLI; a server goes slice by slice between calls). */
 export function pruneAudit(db: Database, now = Date.now()): number {
-  let n = db.query("DELETE FROM audit_log WHERE created_at < ?").run(now - retentionDays(db) * DAY_MS).changes;
-  const bound = overCapBound(db);
-  if (bound !== null) n += db.query("DELETE FROM audit_log WHERE id <= ?").run(bound).changes;
+  let n = 0;
+  let got: number;
+  do {
+    got = pruneAuditSlice(db, PRUNE_SLICE, now);
+    n += got;
+  } while (got >= PRUNE_SLICE);
   return n;
 }
 

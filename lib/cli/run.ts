@@ -85,17 +85,13 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`lettuce ${cmd.name}: ${e.message}\n\n${cmd.usage}`);
       return 2;
     }
-    // A refusal from the engine (a conflict, an unknown id, no provider): its message is for people.
-    if (e instanceof VaultError || e instanceof ToolError) {
-      // A script that asked for JSON gets the refusal as JSON on stdout too, with the kind to branch on.
-      if (rest.includes("--json")) console.log(JSON.stringify({ error: e.message, kind: e instanceof ToolError ? e.kind : "vault-error" }));
-      console.error(`lettuce ${cmd.name}: ${e.message}`);
-      return 1;
-    }
+    // A refusal from the engine (a conflict, an unknown id, no provider) or a full disk: its message is for people.
     const fault = machineFault(e);
-    if (fault?.kind === "disk-full") {
-      if (rest.includes("--json")) console.log(JSON.stringify({ error: fault.message, kind: fault.kind }));
-      console.error(`lettuce ${cmd.name}: ${fault.message}`);
+    const refusal = e instanceof VaultError || e instanceof ToolError ? e : fault?.kind === "disk-full" ? fault : null;
+    if (refusal) {
+      // A script that asked for JSON gets the refusal as JSON on stdout too, with the kind to branch on.
+      if (rest.includes("--json")) console.log(JSON.stringify({ error: refusal.message, kind: refusal instanceof ToolError ? refusal.kind : "vault-error" }));
+      console.error(`lettuce ${cmd.name}: ${refusal.message}`);
       return 1;
     }
     // A vault the user may not read or write: say what Lettuce needs there, not just the errno.

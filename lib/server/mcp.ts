@@ -313,15 +313,12 @@ export class McpDispatcher {
       if (value instanceof ContentParts) return { jsonrpc: "2.0", id, result: { content: value.parts } };
       return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
     } catch (e) {
-      if (e instanceof ToolError) {
-        this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: e.kind, args: parsed.data });
-        return { jsonrpc: "2.0", id, result: toolFailure(e.kind, e.message, e.data) };
-      }
-      const fault = machineFault(e);
-      if (fault) {
-        console.error(`lettuce: tool ${name} failed: ${(e as Error).message}`);
-        this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: fault.kind, args: parsed.data });
-        return { jsonrpc: "2.0", id, result: toolFailure(fault.kind, fault.message) };
+      // A refusal, or a fault of the machine the caller can act on (a full disk: errors.ts machineFault).
+      const refusal = e instanceof ToolError ? e : machineFault(e);
+      if (refusal) {
+        if (refusal !== e) console.error(`lettuce: tool ${name} failed: ${(e as Error).message}`);
+        this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: refusal.kind, args: parsed.data });
+        return { jsonrpc: "2.0", id, result: toolFailure(refusal.kind, refusal.message, refusal.data) };
       }
       // Never a stack trace to the client: log it here, say "internal" there.
       console.error(`lettuce: tool ${name} failed:`, e);

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate } from "./migrate";
 import { otherIndexUsers } from "./index-users";
-import { liveServer } from "./presence";
 import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
 import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
@@ -175,8 +174,7 @@ export function openIndexDb(root: string): Database {
       if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
       // A running serve has these files open and keeps them current: deleting them under it left it
       // writing into unlinked files (its WAL then grew without end) and every other process an empty index.
-      const server = liveServer(root);
-      if (server) throw new Error(`the index in ${dir} is in use by lettuce serve (pid ${server.pid}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again, or stop the server`);
+      // Every process with the index open holds a file in .lettuce/users/ (a serve, a stdio, a CLI command).
       const users = otherIndexUsers(root);
       if (users.length) throw new Error(`the index in ${dir} is in use by another Lettuce process (pid ${users.join(", ")}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again when it has finished`);
       removeIndexFiles(dir);

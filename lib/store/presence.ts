@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive } from "../platform/pid";
+import { lettuceDir } from "./index-db";
 
 // A running `serve` owns the vault's index: its watcher keeps it current and
 // its link resolver lives in memory. Other processes (the CLI) must not write
@@ -13,7 +14,7 @@ export interface ServerPresence {
 }
 
 function presenceFile(root: string): string {
-  return join(root, ".lettuce", "serve.json"); // index-db.ts's lettuceDir, spelt out: index-db asks liveServer
+  return join(lettuceDir(root), "serve.json");
 }
 
 

@@ -31,7 +31,7 @@ export function pageHeaders(c: Context): void {
   c.header("Cross-Origin-Resource-Policy", "same-origin");
 }
 
-const STATUS: Record<string, 400 | 404 | 409 | 413 | 429 | 503> = {
+const STATUS: Record<string, 400 | 403 | 404 | 409 | 413 | 429 | 503 | 507> = {
   "path-invalid": 400,
   "invalid-input": 400,
   "not-a-note": 400,
@@ -49,15 +49,18 @@ const STATUS: Record<string, 400 | 404 | 409 | 413 | 429 | 503> = {
   "rate-limited": 429,
   "not-configured": 503,
   "index-not-ready": 503,
+  "disk-full": 507,
+  "read-only": 503,
+  "permission-denied": 403,
 };
 
 /** A refusal from the engine as JSON {error, kind, ...data} with a fitting status; anything else is a 500 with no detail. */
 export function errorResponse(c: Context, e: unknown): Response {
-  if (e instanceof ToolError) return c.json({ ...(e.data ?? {}), error: e.message, kind: e.kind }, STATUS[e.kind] ?? 400);
-  const fault = machineFault(e);
-  if (fault) {
-    console.error("lettuce web:", (e as Error).message);
-    return c.json({ error: fault.message, kind: fault.kind }, fault.kind === "disk-full" ? 507 : fault.kind === "permission-denied" ? 403 : 503);
+  // A refusal, or a fault of the machine the person can act on (a full disk: errors.ts machineFault).
+  const refusal = e instanceof ToolError ? e : machineFault(e);
+  if (refusal) {
+    if (refusal !== e) console.error("lettuce web:", (e as Error).message);
+    return c.json({ ...(refusal.data ?? {}), error: refusal.message, kind: refusal.kind }, STATUS[refusal.kind] ?? 400);
   }
   console.error("lettuce web:", e);
   return c.json({ error: "Internal error (see the server's log)", kind: "internal" }, 500);

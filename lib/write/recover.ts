@@ -163,35 +163,33 @@ export function recoverTimeline(root: string, db: Database): Recovery {
 }
 
 function settleGroup(root: string, group: number, g: PendingRow[], out: Recovery, applied: number[], dropped: number[]): void {
-  {
-    let last = -1;
-    for (let i = g.length - 1; i >= 0; i--) {
-      if (landed(root, g[i]!, out.touched)) {
-        last = i;
-        break;
-      }
-    }
-    for (let i = 0; i <= last; i++) applied.push(g[i]!.id);
-    out.applied += last + 1;
-    if (last === -1) {
-      for (const r of g) dropped.push(r.id);
-      out.dropped += g.length;
-      return;
-    }
-    for (let i = last + 1; i < g.length; i++) {
-      const r = g[i]!;
-      if (complete(root, r)) {
-        applied.push(r.id);
-        out.completed++;
-        if (r.action === "write") out.touched.push(r.path);
-        else out.touched.push(ends(r).src, ends(r).dst);
-        continue;
-      }
-      out.incomplete.push({ group, path: r.path });
-      for (const rest of g.slice(i)) dropped.push(rest.id);
-      out.dropped += g.length - i;
+  let last = -1;
+  for (let i = g.length - 1; i >= 0; i--) {
+    if (landed(root, g[i]!, out.touched)) {
+      last = i;
       break;
     }
+  }
+  for (let i = 0; i <= last; i++) applied.push(g[i]!.id);
+  out.applied += last + 1;
+  if (last === -1) {
+    for (const r of g) dropped.push(r.id);
+    out.dropped += g.length;
+    return;
+  }
+  for (let i = last + 1; i < g.length; i++) {
+    const r = g[i]!;
+    if (complete(root, r)) {
+      applied.push(r.id);
+      out.completed++;
+      if (r.action === "write") out.touched.push(r.path);
+      else out.touched.push(ends(r).src, ends(r).dst);
+      continue;
+    }
+    out.incomplete.push({ group, path: r.path });
+    for (const rest of g.slice(i)) dropped.push(rest.id);
+    out.dropped += g.length - i;
+    break;
   }
 }
 
