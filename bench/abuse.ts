@@ -13,7 +13,7 @@
 //
 // --quick: fewer repetitions, a 10 MB instead of a 50 MB person's note, one
 // person-save run instead of five. Figures on a shared 2-core machine are rough.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -182,7 +182,26 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
     await measure("search_workspace, substring fallback (no keyword hit)", heavy, () => flood(heavy, 1, async (i) => kindOf(await call("search_workspace", { query: `xq${i}zv` }))));
     await measure("prepare_context, a task of common words", heavy, () => flood(heavy, 1, async () => kindOf(await call("prepare_context", { task: "how do I write a plugin that adds a theme to the graph view" }))));
     await measure("get_changes_since, no cursor (bootstrap: every item)", heavy, () => flood(heavy, 1, async () => kindOf(await call("get_changes_since", { limit: 1000 }))));
+    // Big answers: the 50 largest notes (~1 MB an answer on obsidian-hub), 32 calls at once. The files are
+    // read, assembled and serialised in the read workers (docs/security.md, "Limits").
+    const largest = largestNotes(root, 50);
+    await measure("get_pages, the 50 largest notes, 32 calls at once", reps * 4, () => flood(reps * 4, 32, async () => kindOf(await call("get_pages", { pageIds: largest }))));
+    await measure("read_note, the largest notes in turn, 32 calls at once", reps * 4, () => flood(reps * 4, 32, async (i) => kindOf(await call("read_note", { path: largest[i % largest.length] }))));
   }
+}
+
+/** The vault's `n` largest notes, vault-relative (hidden folders left out, as the index does). */
+function largestNotes(root: string, n: number): string[] {
+  const found: [string, number][] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      if (e.isDirectory()) walk(join(dir, e.name), `${rel}${e.name}/`);
+      else if (e.isFile() && e.name.endsWith(".md")) found.push([rel + e.name, statSync(join(dir, e.name)).size]);
+    }
+  };
+  walk(root, "");
+  return found.sort((a, b) => b[1] - a[1]).slice(0, n).map(([p]) => p);
 }
 
 const PERSON = `

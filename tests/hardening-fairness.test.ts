@@ -5,10 +5,11 @@
 // turn between callers (lib/offload/caller.ts, lib/offload/pool.ts), and only authenticated requests
 // count as activity. Assertions are on order, never on time.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { msSinceRequest } from "../lib/offload/activity";
 import { CallerGate } from "../lib/offload/caller";
+import { readPool } from "../lib/offload/pool";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 describe("CallerGate", () => {
@@ -82,6 +83,22 @@ describe("over HTTP", () => {
     // Nobody is turned away: every call of the flood is answered too.
     for (const r of all) expect(r.result.isError ?? false).toBe(false);
   }, 120_000);
+
+  test("read_note, get_page and get_pages read and serialise their files in a read worker", async () => {
+    // A flood of big answers (fifty 30 KB notes a call) once kept the event loop reading, decoding and escaping
+    // 100 MB a second, and every other caller's cheapest call waited ~0.7 s (bench/abuse.ts --only heavy).
+    const pool = readPool(s.vault);
+    const text = readFileSync(join(root, "Notes", "N7.md"), "utf8");
+    const note = JSON.parse((await call(s.tokens.read, "read_note", { path: "Notes/N7.md" })).result.content[0].text);
+    expect(note.content).toBe(text);
+    expect(pool.lastWorker("readNote")).toBeNumber();
+    const page = JSON.parse((await call(s.tokens.read, "get_page", { pageId: "Notes/N7.md" })).result.content[0].text);
+    expect(page.content).toBe(text);
+    expect(pool.lastWorker("page")).toBeNumber();
+    const pages = JSON.parse((await call(s.tokens.read, "get_pages", { pageIds: ["Notes/N7.md", "Notes/missing.md", "../x.md"] })).result.content[0].text);
+    expect(pages.results.map((r: any) => r.ok ? r.page.content : r.kind)).toEqual([text, "note-not-found", "path-invalid"]);
+    expect(pool.lastWorker("pages")).toBeNumber();
+  });
 
   test("requests without a valid token do not hold background work back; a real call does", async () => {
     await Bun.sleep(300);

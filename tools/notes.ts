@@ -1,12 +1,9 @@
-import { statSync } from "node:fs";
 import { z } from "zod";
-import { ToolError } from "../lib/errors";
-import { contentHash } from "../lib/index/parse-job";
-import { outgoingLinks } from "../lib/retrieval/links";
+import { offloaded } from "../lib/offload/pool";
+import { planNoteRead } from "../lib/retrieval/note-read";
 import { findNote, listNotesIn, noteHeadings } from "../lib/retrieval/notes";
-import { resolveFolder, safeAbsPath } from "../lib/vault/paths";
+import { resolveFolder } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
-import { readVaultFile } from "../lib/vault/read-file";
 
 export const listNotes = defineTool({
   name: "list_notes",
@@ -27,9 +24,6 @@ export const listNotes = defineTool({
   },
 });
 
-/** Outgoing links read_note lists; past it, outgoingLinksTotal says how many and list_outgoing_links pages on. */
-const MAX_READ_NOTE_LINKS = 200;
-
 export const readNote = defineTool({
   name: "read_note",
   description: "Read a note: {path, title, tags, frontmatter, content, hash, outgoingLinks}. Pass hash as expectedHash when writing.",
@@ -37,33 +31,9 @@ export const readNote = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),
-  handler({ path }, { vault }) {
-    const row = findNote(vault.indexDb, vault.root, path);
-    const abs = safeAbsPath(vault.root, row.path);
-    let bytes: Buffer;
-    let st;
-    try {
-      bytes = readVaultFile(vault.root, row.path).bytes;
-      st = statSync(abs);
-    } catch {
-      throw new ToolError("note-not-found", `Note not found: ${row.path}`);
-    }
-    // A note of 50,000 links (a long log) sent them all beside its text: the first ones here, list_outgoing_links pages on.
-    const { items: links, total: linkTotal } = outgoingLinks(vault.indexDb, row.id, MAX_READ_NOTE_LINKS);
-    return {
-      path: row.path,
-      name: row.name,
-      title: row.title,
-      tags: JSON.parse(row.tags),
-      frontmatter: JSON.parse(row.frontmatter),
-      content: bytes.toString("utf8"),
-      // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
-      hash: contentHash(bytes),
-      outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolvedPath })),
-      ...(linkTotal > links.length ? { outgoingLinksTotal: linkTotal } : {}),
-      // Created as the index first saw the note: a save by rename (editors, agents) gives the file a new birth time.
-      stat: { size: st.size, modified: st.mtime.toISOString(), created: new Date(Math.min(row.ctime || Infinity, st.birthtimeMs || st.ctimeMs)).toISOString() },
-    };
+  handler({ path }, { vault, signal }) {
+    // Found here; the file is read and the answer made in a read worker (lib/offload), off the event loop.
+    return offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, path), signal);
   },
 });
 

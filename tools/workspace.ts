@@ -1,7 +1,8 @@
 // The workspace read tools (spec: workspace-read-tools.md) over the vault:
 // an item's id is its vault-relative path; see docs/workspace.md.
 import { z } from "zod";
-import { getPage, getPages, MAX_ITEM_ID } from "../lib/workspace/page";
+import { MAX_ITEM_ID, planPage, planPages } from "../lib/workspace/page";
+import { offloaded } from "../lib/offload/pool";
 import { listWorkspace } from "../lib/workspace/list";
 import { relatedPages } from "../lib/workspace/related";
 import { searchWorkspace } from "../lib/workspace/search";
@@ -50,8 +51,9 @@ export const getPage_ = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ pageId: itemId, mode }),
-  handler({ pageId, mode }, { vault }) {
-    return getPage(vault, pageId, mode);
+  handler({ pageId, mode }, { vault, signal }) {
+    // Resolved here; read and assembled in a read worker (lib/offload), off the event loop.
+    return offloaded.page(vault, planPage(vault, pageId), mode, signal);
   },
 });
 
@@ -63,8 +65,8 @@ export const getPages_ = defineTool({
   annotations: READ_ONLY,
   // An empty or over-long id is that entry's error (getPages), not the batch's: the spec says one bad id never fails the call.
   input: z.object({ pageIds: z.array(z.string().max(100_000)).min(1).max(50), mode }),
-  handler({ pageIds, mode }, { vault }) {
-    return { results: getPages(vault, pageIds, mode) };
+  handler({ pageIds, mode }, { vault, signal }) {
+    return offloaded.pages(vault, planPages(vault, pageIds), mode, signal);
   },
 });
 

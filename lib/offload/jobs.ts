@@ -16,6 +16,8 @@ import { renderForWire } from "./json-text";
 import { splitNotes, type SplitJob } from "../semantic/split-notes";
 import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
+import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
+import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -30,7 +32,10 @@ export type ReadJob =
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
-  | { kind: "topicGroups"; vectors: PackedVectors; cut: number };
+  | { kind: "topicGroups"; vectors: PackedVectors; cut: number }
+  | { kind: "readNote"; root: string; plan: NoteReadPlan }
+  | { kind: "page"; root: string; plan: PagePlan; mode: PageMode }
+  | { kind: "pages"; root: string; planned: PlannedPage[]; mode: PageMode };
 
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
@@ -64,6 +69,14 @@ export function runJob(db: Database, job: ReadJob): unknown {
       const { renderNote } = require("../render/note-html") as typeof import("../render/note-html");
       return renderNote(job.root, resolveFromIndexed(renderLinks(db, job.path)), job.path, job.content);
     }
+    // The reads that hand back a whole file (read_note, get_page, get_pages): reading, decoding and
+    // escaping big texts here keeps a flood of them off the event loop (docs/security.md).
+    case "readNote":
+      return renderForWire(readNoteAnswer(job.root, job.plan));
+    case "page":
+      return renderForWire(buildPage(job.root, db, job.plan, job.mode));
+    case "pages":
+      return renderForWire({ results: buildPages(job.root, db, job.planned, job.mode) });
     case "duplicatePairs":
       // find_duplicates' pair search over the note vectors the caller read (lib/semantic/pair-jobs.ts).
       return duplicatePairs(job.vectors, job.threshold, job.limit);

@@ -15,6 +15,8 @@ import type { QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { PackedVectors } from "../semantic/pair-jobs";
+import type { NoteReadPlan } from "../retrieval/note-read";
+import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { VaultContext } from "../vault-context";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
@@ -307,6 +309,14 @@ export const offloaded = {
   lintPage: (vault: VaultContext, filter: LintFilter, offset: number, limit: number) => readPool(vault).run<[string, string]>({ kind: "lint", filter, offset, limit }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "queryDatabase", root: vault.root, input }, signal))),
+  /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts). */
+  readNote: async (vault: VaultContext, plan: NoteReadPlan, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "readNote", root: vault.root, plan }, signal))),
+  /** get_page's and get_pages' answers from what the event loop resolved (lib/workspace/page.ts). */
+  page: async (vault: VaultContext, plan: PagePlan, mode: PageMode, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "page", root: vault.root, plan, mode }, signal))),
+  pages: async (vault: VaultContext, planned: PlannedPage[], mode: PageMode, signal?: AbortSignal) =>
+    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "pages", root: vault.root, planned, mode }, signal))),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** Notes split for a background embedding pass, in the niced worker. */

@@ -61,7 +61,7 @@ function kindOnDisk(root: string, rel: string): "dir" | "file" | null {
 export function resolveItem(vault: VaultContext, id: string): Resolved {
   const rel = normalizeVaultPath(id);
   if (isIgnoredPath(rel)) throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(id)}: hidden files and folders are not part of the workspace`);
-  safeAbsPath(vault.root, rel);
+  // Each branch checks the path on disk (symlinks, a file as a folder): kindOnDisk and findNote both call safeAbsPath.
   if (isDatabasePath(rel)) {
     if (kindOnDisk(vault.root, rel) !== "file") throw new ToolError("note-not-found", `Database not found: ${rel}`);
     return { kind: "database", path: rel };
