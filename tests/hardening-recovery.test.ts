@@ -408,3 +408,41 @@ test("an index another Lettuce process has open is never deleted under it", asyn
   // Once it has gone, the unusable index is rebuilt as before.
   openIndexDb(root).close();
 }, 60_000);
+
+test("an index an older Lettuce still has open after an upgrade (no registry file) is never deleted under it", async () => {
+  const { Database } = await import("bun:sqlite");
+  const { openIndexDb } = await import("../lib/store/index-db");
+  const root = copyVault();
+  expect((await runLettuce(["index", root])).code).toBe(0);
+  // Another format: what this version finds when an older one made the index, and wants to rebuild.
+  const db = new Database(join(root, ".lettuce/index.db"));
+  db.query("UPDATE meta SET value = 'older' WHERE key = 'format'").run();
+  db.close();
+  const index = join(root, ".lettuce/index.db");
+  const ino = statSync(index).ino;
+  // An older `lettuce stdio` announces itself nowhere: it only has the file open.
+  const holder = Bun.spawn([BUN, "-e", `const { Database } = require("bun:sqlite"); const d = new Database(${JSON.stringify(index)}); d.query("SELECT count(*) FROM notes").get(); console.log("open"); setInterval(() => {}, 1000);`], { stdout: "pipe", stderr: "inherit" });
+  try {
+    await holder.stdout.getReader().read();
+    if (process.platform === "linux") {
+      expect(() => openIndexDb(root)).toThrow(new RegExp(`open in another Lettuce process \\(pid ${holder.pid}\\), perhaps an older version`));
+      expect(statSync(index).ino).toBe(ino);
+    }
+    // An older serve announced itself in serve.json only: that is heeded on every system.
+    writeFileSync(join(root, ".lettuce/serve.json"), JSON.stringify({ pid: holder.pid, url: "http://127.0.0.1:1/mcp", startedAt: new Date().toISOString() }));
+    expect(() => openIndexDb(root)).toThrow(/perhaps an older version/);
+    expect(statSync(index).ino).toBe(ino);
+    const search = await runLettuce(["search", root, "lettuce"]);
+    expect(search.code).not.toBe(0);
+    expect(search.stderr).toContain("perhaps an older version");
+    expect(statSync(index).ino).toBe(ino);
+  } finally {
+    holder.kill();
+    await holder.exited;
+  }
+  rmSync(join(root, ".lettuce/serve.json"), { force: true });
+  // Once it has gone, the index of the other format is rebuilt as before.
+  const rebuilt = openIndexDb(root);
+  expect((rebuilt.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string }).value).not.toBe("older");
+  rebuilt.close();
+}, 60_000);

@@ -18,8 +18,11 @@ import { shownInTerminal } from "../control-chars";
 async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null }> {
   // Loaded here, not at the top: a search of an unchanged vault never needs the indexer, the parser or the progress bar.
   const [{ VaultContext }, { indexProgress }] = await Promise.all([import("../vault-context"), import("./progress")]);
+  // The server asked first: one of an older Lettuce may have an index this version would rebuild (openIndexDb
+  // then refuses, naming it), and a current one keeps the index up to date itself.
+  const served = liveServer(checkVaultDir(dir));
   const vault = VaultContext.open(dir as string);
-  if (liveServer(vault.root)) return { vault, change: null };
+  if (served) return { vault, change: null };
   const bar = quiet ? null : indexProgress("Indexing");
   try {
     return { vault, change: await vault.indexer.fullScan((s) => bar?.update(s)) };

@@ -5,6 +5,7 @@ import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tok
 import { markServing } from "../offload/activity";
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
+import { checkVaultDir } from "../vault-dir";
 import { clientConfig } from "../web/client-config";
 import { createLoginCode } from "../web/sessions";
 import { intOption, parse, UsageError, type Command } from "./command";
@@ -33,13 +34,14 @@ export const serveCommand: Command = {
     const port = intOption(values.port, "port", DEFAULT_PORT);
     if (port > 65535) throw new UsageError("--port must be at most 65535");
     const host = values.host ?? "127.0.0.1";
-    const vault = VaultContext.open(positionals[0]!);
-    const other = liveServer(vault.root);
+    // Asked before the index is opened: a server of an older Lettuce, still running after an upgrade, has
+    // an index this version may want to rebuild, and opening it first would try to.
+    const other = liveServer(checkVaultDir(positionals[0]!));
     if (other) {
-      vault.close();
       console.error(`lettuce: this vault is already served by pid ${other.pid} at ${other.url}`);
       return 1;
     }
+    const vault = VaultContext.open(positionals[0]!);
     let running;
     try {
       running = startHttpServer(vault, { port, host, allowedHosts: values["allow-host"] });

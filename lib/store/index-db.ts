@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate } from "./migrate";
 import { otherIndexUsers } from "./index-users";
+import { liveServer } from "./presence";
+import { pidsHoldingFile } from "../platform/pid";
 import { configureSqlite } from "./sqlite-lib";
 import { loadSqliteVec } from "./sqlite-vec";
 import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
@@ -177,6 +179,14 @@ export function openIndexDb(root: string): Database {
       // Every process with the index open holds a file in .lettuce/users/ (a serve, a stdio, a CLI command).
       const users = otherIndexUsers(root);
       if (users.length) throw new Error(`the index in ${dir} is in use by another Lettuce process (pid ${users.join(", ")}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again when it has finished`);
+      // A Lettuce from before that registry, still running after an upgrade (its format is then the old one, so
+      // this one wants a rebuild): its serve announced itself in serve.json only, its stdio and CLI not at all.
+      const older = [...new Set([...(liveServer(root) ? [liveServer(root)!.pid] : []), ...pidsHoldingFile(file)])];
+      if (older.length) {
+        throw new Error(
+          `the index in ${dir} is open in another Lettuce process (pid ${older.join(", ")}), perhaps an older version still running: stop it, or start it again with this version (${failure?.message ?? "this version cannot use the index as it is"})`,
+        );
+      }
       removeIndexFiles(dir);
       continue;
     }
