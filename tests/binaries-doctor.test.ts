@@ -154,3 +154,34 @@ test("--version prints version, commit and build date; --version --verbose says 
   const custom = await runLettuce(["--version", "--verbose", "--json"], { env: { LETTUCE_SQLITE_LIB: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" } });
   expect(JSON.parse(custom.stdout).sqlite.library).toBe("bundled with Bun (LETTUCE_SQLITE_LIB applies only on macOS)");
 });
+
+test("a state.db and an embeddings.db from a newer Lettuce: doctor says so; the cache is left alone and embedding goes on without it", async () => {
+  const { Database } = await import("bun:sqlite");
+  const { EmbeddingCache } = await import("../lib/semantic/cache");
+  const { STATE_MIGRATIONS, stateDbPath } = await import("../lib/store/state-db");
+  const vault = copyVault();
+  dirs.push(vault);
+  expect((await runLettuce(["index", vault])).code).toBe(0);
+  EmbeddingCache.open(vault).close();
+  const cacheFile = join(vault, ".lettuce/embeddings.db");
+  const bump = (file: string, to: number) => {
+    const db = new Database(file);
+    db.exec(`PRAGMA user_version = ${to}`);
+    db.close();
+  };
+  bump(cacheFile, 99);
+  // A newer cache is not migrated, deleted or failed on: this process keeps its vectors in memory.
+  const cache = EmbeddingCache.open(vault);
+  expect(cache.file).toBe(":memory:");
+  await cache.putPaced("m", [["h1", new Float32Array([1, 0, 0])]]);
+  expect([...cache.get("m", ["h1"]).keys()]).toEqual(["h1"]);
+  cache.close();
+  const kept = new Database(cacheFile, { readonly: true });
+  expect((kept.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(99);
+  kept.close();
+  bump(stateDbPath(vault), STATE_MIGRATIONS.length + 1);
+  const d = await doctor(vault, { LETTUCE_EMBED_PROVIDER: "none" });
+  expect(d.ok).toBe(false);
+  expect(find(d.checks, "state", /newer Lettuce/)[0]?.status).toBe("fail");
+  expect(find(d.checks, "embeddings", /newer Lettuce/)[0]?.status).toBe("warn");
+}, 60_000);

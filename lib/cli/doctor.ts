@@ -13,7 +13,8 @@ import { inspectIndex } from "../store/inspect";
 import { liveServer } from "../store/presence";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { lettuceDir } from "../store/index-db";
-import { stateDbPath } from "../store/state-db";
+import { STATE_MIGRATIONS, stateDbPath } from "../store/state-db";
+import { CACHE_SCHEMA_VERSION } from "../semantic/cache";
 import { scanVault } from "../vault/scan";
 import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
@@ -219,6 +220,17 @@ function stateChecks(root: string, out: Check[]): void {
       db.exec("PRAGMA busy_timeout = 2000");
       const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
       if (rows.length !== 1 || rows[0]!.quick_check !== "ok") throw new Error(rows.map((r) => r.quick_check).slice(0, 3).join("; "));
+      // Whole, but written by a newer Lettuce (the person went back a version): every command refuses it.
+      const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      if (version > STATE_MIGRATIONS.length) {
+        out.push({
+          check: "state",
+          status: "fail",
+          detail: `state.db is of schema version ${version}, written by a newer Lettuce than this one (${STATE_MIGRATIONS.length}): every command refuses it`,
+          fix: "run the newer Lettuce again; this one cannot read its tokens, timeline or proposals",
+        });
+        return;
+      }
     } finally {
       db.close();
     }
@@ -230,6 +242,30 @@ function stateChecks(root: string, out: Check[]): void {
       detail: `state.db cannot be read: ${(e as Error).message}`,
       fix: `stop Lettuce and move ${path} aside (with its -wal and -shm files): the next start makes a new one. The notes are untouched; tokens must be created again, and the old timeline, proposals and audit log stay in the file moved aside (\`sqlite3 state.db .recover\` may save them)`,
     });
+  }
+}
+
+/** embeddings.db from a newer Lettuce: semantic calls still work, without a cache (lib/semantic/cache.ts). */
+function cacheCheck(root: string, out: Check[]): void {
+  const path = join(lettuceDir(root), "embeddings.db");
+  if (!existsSync(path)) return;
+  try {
+    const db = new Database(path, { readonly: true });
+    try {
+      const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      if (version > CACHE_SCHEMA_VERSION) {
+        out.push({
+          check: "embeddings",
+          status: "warn",
+          detail: `embeddings.db is of schema version ${version}, written by a newer Lettuce (this one knows ${CACHE_SCHEMA_VERSION}): left as it is, and this version embeds without a cache (every start embeds again)`,
+          fix: "run the newer Lettuce again, or move embeddings.db aside to let this one keep a cache of its own",
+        });
+      }
+    } finally {
+      db.close();
+    }
+  } catch {
+    /* unreadable: the semantic layer says so when it is used */
   }
 }
 
@@ -247,6 +283,7 @@ export async function runDoctor(dir: string, opts: { port?: number; env?: Env } 
   const storage = sqliteChecks(out);
   const index = indexChecks(root, notes, storage, out);
   stateChecks(root, out);
+  cacheCheck(root, out);
   await providerChecks(env, index, out);
   await portCheck(root, opts.port ?? DEFAULT_PORT, out);
   watcherCheck(folders, out);

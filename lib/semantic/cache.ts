@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
-import { migrate } from "../store/migrate";
+import { migrate, NewerSchemaError } from "../store/migrate";
 import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
@@ -22,6 +22,13 @@ const CACHE_MIGRATIONS = [
   `,
 ];
 
+/** The schema version this Lettuce writes (doctor tells a newer one apart). */
+export const CACHE_SCHEMA_VERSION = CACHE_MIGRATIONS.length;
+
+/** The cache used when embeddings.db belongs to a newer Lettuce: nothing kept past this process. */
+const MEMORY = ":memory:";
+const warnedNewer = new Set<string>();
+
 const DAY = 86_400;
 /** Unused vectors are kept this long, so that undoing an edit or switching a setting back is free. */
 export const KEEP_UNUSED_DAYS = 30;
@@ -39,13 +46,26 @@ export class EmbeddingCache {
     this.db.exec("PRAGMA busy_timeout = 5000");
     migrate(this.db, CACHE_MIGRATIONS, "embeddings.db");
     // A serving process checkpoints it off the request thread (a no-op otherwise).
-    watchWal(this.db, file);
+    if (file !== MEMORY) watchWal(this.db, file);
   }
 
   static open(root: string): EmbeddingCache {
     const dir = lettuceDir(root);
     mkdirSync(dir, { recursive: true });
-    return new EmbeddingCache(join(dir, "embeddings.db"));
+    const file = join(dir, "embeddings.db");
+    try {
+      return new EmbeddingCache(file);
+    } catch (e) {
+      if (!(e instanceof NewerSchemaError)) throw e;
+      // A cache a newer Lettuce wrote (the person went back a version): left as it is, since deleting it
+      // would cost that version every vector again. This process embeds without a cache instead of
+      // failing every semantic call as "internal".
+      if (!warnedNewer.has(file)) {
+        warnedNewer.add(file);
+        console.error(`lettuce: ${e.message.replace(/; upgrade Lettuce$/, "")}: left as it is; vectors are kept in memory only (made again at each start)`);
+      }
+      return new EmbeddingCache(MEMORY);
+    }
   }
 
   /** Cached vectors for these hashes (missing ones are simply absent). */
@@ -63,8 +83,13 @@ export class EmbeddingCache {
     if (!rows.length) return out;
     const found = rows.map((r) => r.hash);
     // While serving, the writer thread marks them: the request thread's connection only reads (./cache-writer.ts).
-    if (!(cacheWritesOffThread() && touchOffThread(this.file, model, found))) this.markUsed(model, found);
+    if (!(this.offThread() && touchOffThread(this.file, model, found))) this.markUsed(model, found);
     return out;
+  }
+
+  /** While serving, writes go to the writer thread's connection to the same file (none for a cache in memory). */
+  private offThread(): boolean {
+    return this.file !== MEMORY && cacheWritesOffThread();
   }
 
   /** Record that these vectors were used now (at most once a day per vector, to keep lookups reads). */
@@ -87,7 +112,7 @@ export class EmbeddingCache {
    */
   async putPaced(model: string, entries: [string, Float32Array][], between?: () => Promise<void>): Promise<void> {
     if (!entries.length) return;
-    if (cacheWritesOffThread()) {
+    if (this.offThread()) {
       const off = putOffThread(this.file, model, entries);
       try {
         if (off) return await off;
@@ -127,7 +152,7 @@ export class EmbeddingCache {
   }
 
   close(): void {
-    closeOffThread(this.file);
+    if (this.file !== MEMORY) closeOffThread(this.file);
     unwatchWal(this.db);
     this.db.close();
   }

@@ -1,5 +1,8 @@
 import type { Database } from "bun:sqlite";
 
+/** A database file written by a newer Lettuce: this one must not touch its schema. */
+export class NewerSchemaError extends Error {}
+
 /**
  * Apply schema migrations in order, tracking progress in PRAGMA user_version.
  * Each entry is one version; append new ones, never edit a shipped one.
@@ -7,7 +10,7 @@ import type { Database } from "bun:sqlite";
 export function migrate(db: Database, migrations: readonly string[], label: string): void {
   const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
   if (current > migrations.length) {
-    throw new Error(`${label} schema version ${current} is newer than this Lettuce (${migrations.length}); upgrade Lettuce`);
+    throw new NewerSchemaError(`${label} schema version ${current} is newer than this Lettuce (${migrations.length}); upgrade Lettuce`);
   }
   for (let v = current; v < migrations.length; v++) {
     db.transaction(() => {
