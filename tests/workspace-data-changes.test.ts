@@ -123,6 +123,14 @@ describe("change feed on a running server", () => {
     }, { what: "the watcher" });
     const types = Object.fromEntries(res.changes.map((c: any) => [c.id, c.changeType]));
     expect(types).toEqual({ "Inbox/Since.md": "created", "Tasks/Rotate keys.md": "updated" });
+    // Rows journalled before created_seen_at existed (a vault upgraded from an older Lettuce) have none:
+    // they were all "updated" to a since= sync; the journal's order decides for them, as it did then.
+    const kept = s.vault.stateDb.query("SELECT id, created_seen_at FROM change_journal").all() as { id: string; created_seen_at: number | null }[];
+    s.vault.stateDb.exec("UPDATE change_journal SET created_seen_at = NULL");
+    const legacy = await s.call("get_changes_since", { since: t0 });
+    expect(Object.fromEntries(legacy.changes.map((c: any) => [c.id, c.changeType]))).toEqual(types);
+    const restore = s.vault.stateDb.query("UPDATE change_journal SET created_seen_at = ? WHERE id = ?");
+    for (const k of kept) restore.run(k.created_seen_at, k.id);
     // Created after `since`, then edited, with another item changed between the two: still "created" (the
     // agent audit of 2026-12-05 got "updated", as the item's row had moved on past the other's).
     appendFileSync(join(root, "Inbox/Since.md"), "\nedited after another change\n");

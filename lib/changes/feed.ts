@@ -102,7 +102,9 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
       // "created" is decided by when an item came into being, not by where its row is now: a note created
       // after `since` and edited after other items changed has its row past theirs. Sequence numbers only
       // grow, so the first creation recorded at or after `since` splits them, on every page of the sync.
-      const born = (db.query("SELECT min(created_seq) AS c FROM change_journal WHERE created_seen_at >= ?").get(ms) as { c: number | null }).c;
+      // A row journalled before created_seen_at existed (a vault from an older Lettuce) has none: its creation
+      // counts when its sequence number is past `since`'s, the rule of those versions.
+      const born = (db.query("SELECT min(created_seq) AS c FROM change_journal WHERE created_seen_at >= ?1 OR (created_seen_at IS NULL AND created_seq > ?2)").get(ms, s) as { c: number | null }).c;
       cur = { s, c: born === null ? Math.max(s, max) : Math.min(s, born - 1), d: s, t: 0 };
     } else {
       // Bootstrap: every live item as created; deletions only from here on.
