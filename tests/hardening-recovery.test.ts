@@ -206,6 +206,42 @@ test("an approval killed midway: reopened when nothing landed, recorded when the
   }
 });
 
+// The same state left by a Lettuce from before claims named their process (the upgrade audit of 2026-12-05):
+// "approved", no edit, no claim. The migration that comes with this version marks them; the start settles them.
+test("an approval an older Lettuce was killed in is settled after the upgrade", async () => {
+  const { STATE_MIGRATIONS } = await import("../lib/store/state-db");
+  const vault = copyVault();
+  const t = await startTestServer({ root: vault });
+  let unlanded: number;
+  let landed: number;
+  try {
+    unlanded = (await t.call("write_note", { path: "Crash/old-a.md", content: "# A\n\nproposed, never applied\n" }, "propose")).proposalId;
+    landed = (await t.call("write_note", { path: "Crash/old-b.md", content: "# B\n\nproposed, applied before the crash\n" }, "propose")).proposalId;
+  } finally {
+    await t.close();
+  }
+  expect((await runLettuce(["proposals", vault, "approve", String(landed)])).code).toBe(0);
+  const db = openStateDb(vault);
+  const edit = (db.query("SELECT edit_id FROM proposals WHERE id = ?").get(landed) as { edit_id: number }).edit_id;
+  db.query("UPDATE proposals SET status = 'approved', claimed_by = NULL, edit_id = NULL WHERE id IN (?, ?)").run(unlanded, landed);
+  db.exec(`PRAGMA user_version = ${STATE_MIGRATIONS.length - 1}`);
+  db.close();
+  const again = await startTestServer({ root: vault });
+  try {
+    const d = openStateDb(vault);
+    try {
+      expect(d.query("SELECT id, status, edit_id, claimed_by FROM proposals ORDER BY id").all()).toEqual([
+        { id: unlanded, status: "pending", edit_id: null, claimed_by: null },
+        { id: landed, status: "approved", edit_id: edit, claimed_by: null },
+      ]);
+    } finally {
+      d.close();
+    }
+  } finally {
+    await again.close();
+  }
+});
+
 // A call that changes several files (a move and its backlink rewrites, a revert of one) renames them in
 // order, after every temp file is written and fsynced. A crash partway left it half-done (the crash audit
 // of 2026-12-05: a half-moved note, some links rewritten and some not), and a write to a note that the

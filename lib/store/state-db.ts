@@ -35,6 +35,9 @@ export const STATE_MIGRATIONS: string[] = [
   `ALTER TABLE proposals ADD COLUMN claimed_by INTEGER;`,
   // When an item of the change feed last came into being (ms, as seen): a since= sync tells created from updated by it.
   `ALTER TABLE change_journal ADD COLUMN created_seen_at INTEGER;`,
+  // Approvals recorded before claims named their process (0: "a process from before"): an older Lettuce
+  // killed mid-approval left such a row "approved" with no edit; lib/write/recover.ts settles them once.
+  `UPDATE proposals SET claimed_by = 0 WHERE status = 'approved' AND edit_id IS NULL AND claimed_by IS NULL;`,
 ];
 
 export function stateDbPath(root: string): string {

@@ -203,7 +203,9 @@ export function recoverProposals(db: Database): { approved: number; reopened: nu
   const out = { approved: 0, reopened: 0 };
   const claimed = db.query("SELECT id, claimed_by FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as { id: number; claimed_by: number }[];
   for (const c of claimed) {
-    if (c.claimed_by === process.pid || processAlive(c.claimed_by)) continue; // still being applied
+    // 0: approved by a Lettuce from before claims named their process (a migration marks them): no process
+    // to wait for. A no-op approval of those versions looks the same, and is pending again once.
+    if (c.claimed_by !== 0 && (c.claimed_by === process.pid || processAlive(c.claimed_by))) continue; // still being applied
     const edit = db.query("SELECT max(coalesce(group_id, id)) AS id FROM agent_edits WHERE proposal_id = ? AND state = 'applied'").get(c.id) as { id: number | null };
     if (edit.id !== null) {
       db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(edit.id, c.id);
