@@ -10,7 +10,7 @@ import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } fr
 // from index.db, so that deleting index.db (which may happen at any time) or
 // renaming notes costs no model calls. It is a cache: deleting it only means
 // embedding again.
-const CACHE_MIGRATIONS = [
+export const CACHE_MIGRATIONS = [
   `
   CREATE TABLE vectors (
     model TEXT NOT NULL,
