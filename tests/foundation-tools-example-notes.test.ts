@@ -138,6 +138,34 @@ describe("read_note", () => {
     expect(Date.parse(again.stat.modified)).toBeGreaterThan(Date.parse(first));
   });
 
+  test("stat.created survives a rebuild of the index for another format (an upgrade)", async () => {
+    const { Database } = await import("bun:sqlite");
+    const root = copyVault();
+    const t = await startTestServer({ root });
+    let first: string;
+    try {
+      await t.call("write_note", { path: "Inbox/upgrade-probe.md", content: "# Probe\n" });
+      first = (await t.call("read_note", { path: "Inbox/upgrade-probe.md" })).stat.created;
+      await Bun.sleep(50);
+      await t.call("write_note", { path: "Inbox/upgrade-probe.md", content: "# Probe\n\nagain\n", overwrite: true });
+    } finally {
+      await t.close();
+    }
+    // What an older Lettuce's index looks like to this one: another format, rebuilt from the notes, whose
+    // files were born at their last save.
+    const db = new Database(join(root, ".lettuce/index.db"));
+    db.query("UPDATE meta SET value = 'older' WHERE key = 'format'").run();
+    db.close();
+    const again = await startTestServer({ root });
+    try {
+      expect((await again.call("read_note", { path: "Inbox/upgrade-probe.md" })).stat.created).toBe(first);
+      expect(again.vault.indexDb.query("SELECT name FROM sqlite_master WHERE name = 'carried_ctime'").get()).toBeNull();
+    } finally {
+      await again.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("outgoingLinks carry target, kind and resolvedPath (alias, embed, block links)", async () => {
     const n = await s.call("read_note", { path: "Projects/Lettuce.md" });
     expect(n.outgoingLinks).toEqual([

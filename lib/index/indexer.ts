@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { setFtsGeneration } from "../store/fts-db";
-import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
+import { BULK_LOAD_INDEXES, CARRIED_CTIMES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
 import { lstatInVault } from "../vault/paths";
 import { scanVaultYielding, type FileEntry } from "../vault/scan";
@@ -113,6 +113,7 @@ export class Indexer {
       // A pass that died after an intermediate commit (see apply): its links are retried even if nothing changed since.
       if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => this.settleInterruptedResolution())();
       const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress, early);
+      this.restoreFirstSeenTimes();
       // An unchanged vault whose index was complete before: current in memory, and the file is not
       // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
       this.markCurrent(unchanged && this.status.indexedAt !== null);
@@ -169,6 +170,15 @@ export class Indexer {
   /** Nothing indexed yet (`known` may be a subset of the rows: the table decides). */
   private isColdStart(known: Map<string, KnownNote>): boolean {
     return known.size === 0 && this.db.query("SELECT 1 FROM notes LIMIT 1").get() === null;
+  }
+
+  /** After the first scan of an index rebuilt for another format: the notes' first-seen times the old one knew. */
+  private restoreFirstSeenTimes(): void {
+    if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(CARRIED_CTIMES)) return;
+    this.db.transaction(() => {
+      this.db.exec(`UPDATE notes SET ctime = c.ctime FROM ${CARRIED_CTIMES} c WHERE c.path = notes.path AND c.ctime < notes.ctime`);
+      this.db.exec(`DROP TABLE ${CARRIED_CTIMES}`);
+    })();
   }
 
   private markCurrent(inMemoryOnly = false): void {

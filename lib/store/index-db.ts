@@ -145,12 +145,37 @@ function sameGeneration(db: Database): boolean {
   return false;
 }
 
+/**
+ * When each note first appeared (read_note's stat.created) is known only to the index: the file's birth
+ * time moves with every save by rename. An index of another format is rebuilt from the notes, so those
+ * times are read from it first and handed to the first scan of the new one (CARRIED_CTIMES), which keeps
+ * the earlier of the two (lib/index/indexer.ts).
+ */
+export const CARRIED_CTIMES = "carried_ctime";
+
+function firstSeenTimes(db: Database): { path: string; ctime: number }[] {
+  try {
+    return db.query("SELECT path, ctime FROM notes WHERE ctime > 0").all() as { path: string; ctime: number }[];
+  } catch {
+    return []; // an index too old (or too damaged) to say
+  }
+}
+
+function keepFirstSeenTimes(db: Database, rows: { path: string; ctime: number }[]): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${CARRIED_CTIMES} (path TEXT PRIMARY KEY, ctime REAL NOT NULL)`);
+    const put = db.query(`INSERT OR REPLACE INTO ${CARRIED_CTIMES}(path, ctime) VALUES (?, ?)`);
+    for (const r of rows) put.run(r.path, r.ctime);
+  })();
+}
+
 /** Open (or create) the index: index.db with fts.db attached. Anything unusable is rebuilt from the vault. */
 export function openIndexDb(root: string): Database {
   const dir = lettuceDir(root);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "index.db");
   configureSqlite();
+  let carried: { path: string; ctime: number }[] = [];
   for (let attempt = 0; ; attempt++) {
     let db = new Database(file, { create: true, strict: true });
     let usable = false;
@@ -172,6 +197,7 @@ export function openIndexDb(root: string): Database {
     // (derived) index afresh, as for a damaged one; the vectors come back from embeddings.db.
     if (storage?.kind === "plain" && hasVecTables(db)) usable = false;
     if (!usable) {
+      if (attempt === 0 && !failure) carried = firstSeenTimes(db);
       db.close();
       if (attempt > 0) throw new Error(`cannot create the index in ${dir}`);
       // A running serve has these files open and keeps them current: deleting them under it left it
@@ -191,6 +217,7 @@ export function openIndexDb(root: string): Database {
       continue;
     }
     db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
+    if (carried.length) keepFirstSeenTimes(db, carried);
     // A bulk load interrupted by a crash leaves its indexes dropped; put them back.
     for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
     adoptVectorStorage(db, storage!.kind);
