@@ -130,6 +130,8 @@ export class McpDispatcher {
   private listCache = new Map<Scope, unknown[]>();
   /** Last clientInfo.name seen per token: stateless HTTP carries it only on initialize. */
   private clientNames = new Map<string, string>();
+  /** Calls in flight by token and id (runKey), for notifications/cancelled. */
+  private running = new Map<string, AbortController[]>();
 
   constructor(
     readonly vault: VaultContext,
@@ -215,7 +217,11 @@ export class McpDispatcher {
     }
     // JSON-RPC ids are strings or numbers; null, true, [] or {} is not "no id" (that would make it a notification).
     if (hasId && !validId) return rpcError(null, JSONRPC.INVALID_REQUEST, "Invalid JSON-RPC request: id must be a string or a number");
-    if (!hasId) return null; // notifications (notifications/initialized, cancelled, …) get no answer
+    if (!hasId) {
+      // MCP's cancellation: the client gave up on one of its calls (a person pressed stop).
+      if (m.method === "notifications/cancelled") this.cancel(caller, (m.params as { requestId?: unknown } | undefined)?.requestId);
+      return null; // notifications (notifications/initialized, cancelled, …) get no answer
+    }
     const params = (m.params ?? {}) as Record<string, unknown>;
     try {
       switch (m.method) {
@@ -226,7 +232,7 @@ export class McpDispatcher {
         case "tools/list":
           return { jsonrpc: "2.0", id, result: { tools: this.visibleTools(caller.token.scope) } };
         case "tools/call":
-          return await this.callTool(id, params, caller);
+          return await this.cancellable(m.id as string | number, caller, (c) => this.callTool(id, params, c));
         case "resources/list":
         case "resources/read":
         case "resources/templates/list": {
@@ -240,6 +246,35 @@ export class McpDispatcher {
       console.error(`lettuce: ${m.method} failed:`, e);
       return rpcError(id, JSONRPC.INTERNAL, "Internal error");
     }
+  }
+
+  /**
+   * Run a call that notifications/cancelled may stop: its tool sees the abort through its signal (a read in a
+   * worker is abandoned, a model call stopped), and a call cancelled gets no answer, as the MCP spec asks.
+   * Calls are found by their token and id: one token cannot cancel another's.
+   */
+  private async cancellable(rawId: string | number, caller: Caller, run: (c: Caller) => Promise<JsonRpcResponse>): Promise<JsonRpcResponse | null> {
+    const key = runKey(caller, rawId);
+    const ctrl = new AbortController();
+    const list = this.running.get(key) ?? [];
+    list.push(ctrl);
+    this.running.set(key, list);
+    try {
+      const res = await run({ ...caller, signal: caller.signal ? AbortSignal.any([caller.signal, ctrl.signal]) : ctrl.signal });
+      return ctrl.signal.aborted ? null : res;
+    } finally {
+      const left = (this.running.get(key) ?? []).filter((c) => c !== ctrl);
+      if (left.length) this.running.set(key, left);
+      else this.running.delete(key);
+    }
+  }
+
+  /** Stop the call a notifications/cancelled names, when exactly one of this token's calls has that id (two
+   * clients sharing a token may both use it: then neither is stopped; the spec lets a server ignore a cancel). */
+  private cancel(caller: Caller, requestId: unknown): void {
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const list = this.running.get(runKey(caller, requestId));
+    if (list?.length === 1) list[0]!.abort();
   }
 
   private initialize(params: Record<string, unknown>, caller: Caller) {
@@ -335,6 +370,11 @@ const CALLS = new CallerGate(() => {
 });
 
 /** The handler's result, or a `timeout` ToolError once the budget's signal fires (whichever comes first). */
+/** A call's key for cancellation: its token and its id as the client wrote it ("7" and 7 are different ids). */
+function runKey(caller: Caller, id: string | number): string {
+  return `${caller.token.name}\u0000${typeof id}\u0000${id}`;
+}
+
 function withinBudget<T>(work: Promise<T>, budget: AbortSignal, tool: string, ms: number): Promise<T> {
   const timeout = () => new ToolError("timeout", `${tool} ran out of its ${ms} ms time budget; narrow the request (a smaller limit, depth or folder) and try again`, { budgetMs: ms });
   if (budget.aborted) return Promise.reject(timeout());

@@ -125,6 +125,15 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   const onLine = (raw: string) => {
     const msg = read(raw.replace(/\r$/, ""));
     if (msg === undefined) return;
+    // A cancellation is acted on at once, not queued behind the calls it may be about: a call still waiting
+    // for its turn is dropped unanswered, one under way is stopped by the dispatcher.
+    const cancelled = cancelledId(msg);
+    if (cancelled !== undefined) {
+      const i = waiting.findIndex((w) => !!w && typeof w === "object" && (w as { id?: unknown }).id === cancelled);
+      if (i !== -1) waiting.splice(i, 1);
+      else void mcp.handle(msg, caller);
+      return;
+    }
     waiting.push(msg);
     pump();
   };
@@ -154,6 +163,12 @@ const STDIN_END_GRACE_MS = 2000;
 
 const isLongPoll = (msg: unknown) =>
   !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "tools/call" && (msg as { params?: { name?: unknown } }).params?.name === "await_directives";
+
+/** The request id a notifications/cancelled names, or undefined for any other message. */
+const cancelledId = (msg: unknown): unknown => {
+  if (!msg || typeof msg !== "object" || (msg as { method?: unknown }).method !== "notifications/cancelled" || "id" in msg) return undefined;
+  return (msg as { params?: { requestId?: unknown } }).params?.requestId ?? undefined;
+};
 
 const isInitialize = (msg: unknown) => !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "initialize";
 
