@@ -369,12 +369,12 @@ const CALLS = new CallerGate(() => {
   return Number.isInteger(v) && v > 0 ? v : 8;
 });
 
-/** The handler's result, or a `timeout` ToolError once the budget's signal fires (whichever comes first). */
 /** A call's key for cancellation: its token and its id as the client wrote it ("7" and 7 are different ids). */
 function runKey(caller: Caller, id: string | number): string {
   return `${caller.token.name}\u0000${typeof id}\u0000${id}`;
 }
 
+/** The handler's result, or a `timeout` ToolError once the budget's signal fires (whichever comes first). */
 function withinBudget<T>(work: Promise<T>, budget: AbortSignal, tool: string, ms: number): Promise<T> {
   const timeout = () => new ToolError("timeout", `${tool} ran out of its ${ms} ms time budget; narrow the request (a smaller limit, depth or folder) and try again`, { budgetMs: ms });
   if (budget.aborted) return Promise.reject(timeout());
