@@ -1,7 +1,8 @@
 // MCP's cancellation utility (notifications/cancelled): a person pressing stop in a desktop client sends
 // one for the call under way. The call was worked to its end before (a long poll parked for its whole
-// timeout, a model call ran on) and its answer sent anyway. Now its tool sees the abort through its signal
-// and it gets no answer; calls are found by token and id, so one token cannot cancel another's.
+// timeout, a model call ran on) and its answer sent anyway. Now its tool sees the abort through its signal;
+// over stdio a cancelled read gets no answer, over HTTP the request is answered at once. Calls are found by
+// token and id, so one token cannot cancel another's.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { McpDispatcher, type Caller } from "../lib/server/mcp";
@@ -17,7 +18,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-const caller = (name: string): Caller => ({ token: { name, scope: "read" } });
+const caller = (name: string): Caller => ({ token: { name, scope: "read" }, transport: "stdio" });
 const poll = (id: number, cursor: unknown) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "await_directives", arguments: { cursor, timeout_ms: 20_000 } } });
 const cancel = (requestId: unknown) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: "stop pressed" } });
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, Bun.sleep(ms).then(() => "still running" as const)]);
@@ -34,6 +35,15 @@ test("a cancelled call stops and gets no answer; another token's cancel of the s
   expect(await within(parked, 300)).toBe("still running");
   await mcp.handle(cancel(7), caller("a"));
   expect(await within(parked, 5000)).toBeNull();
+  // Over HTTP the request is still answered (two clients sharing a token number their calls alike: one's late
+  // cancel must not leave the other's request hanging), promptly, saying why.
+  const http: Caller = { token: { name: "a", scope: "read" } };
+  const viaHttp = mcp.handle(poll(8, cursor), http);
+  await Bun.sleep(100);
+  await mcp.handle(cancel(8), http);
+  const answered: any = await within(viaHttp, 5000);
+  expect(answered).not.toBe("still running");
+  expect(answered.id).toBe(8);
   // The dispatcher goes on answering, and an id may be used again.
   const again: any = await mcp.handle({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "await_directives", arguments: { cursor: 0, timeout_ms: 1000 } } }, caller("a"));
   expect(again.result.isError ?? false).toBe(false);

@@ -464,7 +464,7 @@ test("an index an older Lettuce still has open after an upgrade (no registry fil
       expect(() => openIndexDb(root)).toThrow(new RegExp(`open in another Lettuce process \\(pid ${holder.pid}\\), perhaps an older version`));
       expect(statSync(index).ino).toBe(ino);
     }
-    // An older serve announced itself in serve.json only: that is heeded on every system.
+    // An older serve announced itself in serve.json only: heeded (on Linux, as a holder of the file).
     writeFileSync(join(root, ".lettuce/serve.json"), JSON.stringify({ pid: holder.pid, url: "http://127.0.0.1:1/mcp", startedAt: new Date().toISOString() }));
     expect(() => openIndexDb(root)).toThrow(/perhaps an older version/);
     expect(statSync(index).ino).toBe(ino);
@@ -475,6 +475,20 @@ test("an index an older Lettuce still has open after an upgrade (no registry fil
   } finally {
     holder.kill();
     await holder.exited;
+  }
+  // A serve.json a crash left behind, naming a pid some unrelated program has since: on Linux only the file's
+  // holders count, so nothing blocks the rebuild (it used to refuse for as long as that program ran).
+  if (process.platform === "linux") {
+    const unrelated = Bun.spawn(["sleep", "30"]);
+    try {
+      writeFileSync(join(root, ".lettuce/serve.json"), JSON.stringify({ pid: unrelated.pid, url: "http://127.0.0.1:1/mcp", startedAt: new Date().toISOString() }));
+      const rebuilt = openIndexDb(root);
+      expect((rebuilt.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string }).value).not.toBe("older");
+      rebuilt.close();
+    } finally {
+      unrelated.kill();
+    }
+    return;
   }
   rmSync(join(root, ".lettuce/serve.json"), { force: true });
   // Once it has gone, the index of the other format is rebuilt as before.

@@ -3,7 +3,7 @@ import type { IndexChange } from "../index/indexer";
 import { indexMatchesDisk, startDiskFingerprint } from "../index/freshness";
 import { searchNotes, type SearchPage } from "../retrieval/search";
 import { openIndexIfCurrent } from "../store/index-db";
-import { liveServer } from "../store/presence";
+import { liveServer, type ServerPresence } from "../store/presence";
 import type { VaultContext } from "../vault-context";
 import { checkVaultDir } from "../vault-dir";
 import { intOption, parse, UsageError, type Command } from "./command";
@@ -15,17 +15,17 @@ import { shownInTerminal } from "../control-chars";
  * current, and a scan from here would go behind its back: read as it is
  * (`change` is then null).
  */
-async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null }> {
+async function openAndScan(dir: string | undefined, quiet: boolean): Promise<{ vault: VaultContext; change: IndexChange | null; served: ServerPresence | null }> {
   // Loaded here, not at the top: a search of an unchanged vault never needs the indexer, the parser or the progress bar.
   const [{ VaultContext }, { indexProgress }] = await Promise.all([import("../vault-context"), import("./progress")]);
   // The server asked first: one of an older Lettuce may have an index this version would rebuild (openIndexDb
   // then refuses, naming it), and a current one keeps the index up to date itself.
   const served = liveServer(checkVaultDir(dir));
   const vault = VaultContext.open(dir as string);
-  if (served) return { vault, change: null };
+  if (served) return { vault, change: null, served };
   const bar = quiet ? null : indexProgress("Indexing");
   try {
-    return { vault, change: await vault.indexer.fullScan((s) => bar?.update(s)) };
+    return { vault, change: await vault.indexer.fullScan((s) => bar?.update(s)), served: null };
   } finally {
     bar?.stop();
   }
@@ -70,9 +70,9 @@ export const indexCommand: Command = {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("index takes exactly one vault path");
     const t0 = performance.now();
-    const { vault, change } = await openAndScan(positionals[0], false);
+    const { vault, change, served } = await openAndScan(positionals[0], false);
     if (!change) {
-      const server = liveServer(vault.root)!;
+      const server = served!;
       vault.close();
       if (values.json) console.log(JSON.stringify({ served: { pid: server.pid, url: server.url }, indexed: false }));
       else console.log(`A Lettuce server (pid ${server.pid}, ${server.url}) is serving this vault and keeps its index current.`);

@@ -103,6 +103,8 @@ export interface Caller {
   signal?: AbortSignal;
   /** The MCP-Protocol-Version header, when the transport has one (it decides whether batches exist). */
   protocolVersion?: string;
+  /** Over stdio a cancelled read goes unanswered; over HTTP the request still needs its answer. */
+  transport?: "stdio";
 }
 
 /** Why a batch of n messages is refused, or null when it may run. */
@@ -232,7 +234,7 @@ export class McpDispatcher {
         case "tools/list":
           return { jsonrpc: "2.0", id, result: { tools: this.visibleTools(caller.token.scope) } };
         case "tools/call":
-          return await this.cancellable(m.id as string | number, caller, (c) => this.callTool(id, params, c));
+          return await this.cancellable(m.id as string | number, caller, params.name, (c) => this.callTool(id, params, c));
         case "resources/list":
         case "resources/read":
         case "resources/templates/list": {
@@ -250,10 +252,13 @@ export class McpDispatcher {
 
   /**
    * Run a call that notifications/cancelled may stop: its tool sees the abort through its signal (a read in a
-   * worker is abandoned, a model call stopped), and a call cancelled gets no answer, as the MCP spec asks.
-   * Calls are found by their token and id: one token cannot cancel another's.
+   * worker is abandoned, a model call stopped). Calls are found by their token and id: one token cannot cancel
+   * another's. The MCP spec asks that a cancelled call get no answer: so over stdio, for a read. A write that
+   * began still lands, and its caller hears what happened. Over HTTP the request is answered all the same: two
+   * clients sharing a token number their calls alike, and a late cancel of one's finished call could stop the
+   * other's, which must then hear why rather than wait for an answer that never comes.
    */
-  private async cancellable(rawId: string | number, caller: Caller, run: (c: Caller) => Promise<JsonRpcResponse>): Promise<JsonRpcResponse | null> {
+  private async cancellable(rawId: string | number, caller: Caller, tool: unknown, run: (c: Caller) => Promise<JsonRpcResponse>): Promise<JsonRpcResponse | null> {
     const key = runKey(caller, rawId);
     const ctrl = new AbortController();
     const list = this.running.get(key) ?? [];
@@ -261,7 +266,8 @@ export class McpDispatcher {
     this.running.set(key, list);
     try {
       const res = await run({ ...caller, signal: caller.signal ? AbortSignal.any([caller.signal, ctrl.signal]) : ctrl.signal });
-      return ctrl.signal.aborted ? null : res;
+      const read = typeof tool === "string" && this.byName.get(tool)?.annotations?.readOnlyHint === true;
+      return ctrl.signal.aborted && caller.transport === "stdio" && read ? null : res;
     } finally {
       const left = (this.running.get(key) ?? []).filter((c) => c !== ctrl);
       if (left.length) this.running.set(key, left);

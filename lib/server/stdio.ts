@@ -70,7 +70,7 @@ export function boundedLines(input: NodeJS.ReadableStream, max: number, onLine: 
 export async function serveStdio(vault: VaultContext, scope: Scope): Promise<void> {
   writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
-  const caller: Caller = { token: { name: "stdio", scope } };
+  const caller: Caller = { token: { name: "stdio", scope }, transport: "stdio" };
   // A long poll (await_directives parks for up to 55 s) must not keep the process alive for a client that has
   // gone: it is cancelled a moment after stdin closes. Every other call still answers, however slow the reader.
   const ending = new AbortController();
@@ -129,7 +129,8 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     // for its turn is dropped unanswered, one under way is stopped by the dispatcher.
     const cancelled = cancelledId(msg);
     if (cancelled !== undefined) {
-      const i = waiting.findIndex((w) => !!w && typeof w === "object" && (w as { id?: unknown }).id === cancelled);
+      // Only a tool call (an initialize cannot be cancelled, says the spec); one not started has done nothing.
+      const i = waiting.findIndex((w) => isToolCall(w) && (w as { id?: unknown }).id === cancelled);
       if (i !== -1) waiting.splice(i, 1);
       else void mcp.handle(msg, caller);
       return;
@@ -163,6 +164,8 @@ const STDIN_END_GRACE_MS = 2000;
 
 const isLongPoll = (msg: unknown) =>
   !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "tools/call" && (msg as { params?: { name?: unknown } }).params?.name === "await_directives";
+
+const isToolCall = (msg: unknown): boolean => !!msg && typeof msg === "object" && (msg as { method?: unknown }).method === "tools/call";
 
 /** The request id a notifications/cancelled names, or undefined for any other message. */
 const cancelledId = (msg: unknown): unknown => {

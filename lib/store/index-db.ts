@@ -207,7 +207,9 @@ export function openIndexDb(root: string): Database {
       if (users.length) throw new Error(`the index in ${dir} is in use by another Lettuce process (pid ${users.join(", ")}) and cannot be opened here (${failure?.message ?? "it is being written"}); try again when it has finished`);
       // A Lettuce from before that registry, still running after an upgrade (its format is then the old one, so
       // this one wants a rebuild): its serve announced itself in serve.json only, its stdio and CLI not at all.
-      const older = [...new Set([...(liveServer(root) ? [liveServer(root)!.pid] : []), ...pidsHoldingFile(file)])];
+      // On Linux the file's holders are the whole answer (a serve.json left by a crash may name a pid since reused
+      // by an unrelated program, which would block every rebuild for as long as it runs); elsewhere serve.json.
+      const older = process.platform === "linux" ? pidsHoldingFile(file) : [liveServer(root)?.pid].filter((p): p is number => p !== undefined);
       if (older.length) {
         throw new Error(
           `the index in ${dir} is open in another Lettuce process (pid ${older.join(", ")}), perhaps an older version still running: stop it, or start it again with this version (${failure?.message ?? "this version cannot use the index as it is"})`,

@@ -3,15 +3,17 @@ import type { Database } from "bun:sqlite";
 /** A database file written by a newer Lettuce: this one must not touch its schema. */
 export class NewerSchemaError extends Error {}
 
+export function newerSchema(label: string, found: number, known: number): NewerSchemaError {
+  return new NewerSchemaError(`${label} schema version ${found} is newer than this Lettuce (${known}); upgrade Lettuce`);
+}
+
 /**
  * Apply schema migrations in order, tracking progress in PRAGMA user_version.
  * Each entry is one version; append new ones, never edit a shipped one.
  */
 export function migrate(db: Database, migrations: readonly string[], label: string): void {
   const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (current > migrations.length) {
-    throw new NewerSchemaError(`${label} schema version ${current} is newer than this Lettuce (${migrations.length}); upgrade Lettuce`);
-  }
+  if (current > migrations.length) throw newerSchema(label, current, migrations.length);
   for (let v = current; v < migrations.length; v++) {
     db.transaction(() => {
       db.exec(migrations[v]!);
