@@ -130,4 +130,16 @@ describe("the bounds themselves", () => {
     writeFileSync(join(root, "Broken.base"), "views:\n  - type: table\n");
     expect(loadBase(root, "Broken.base").views.length).toBe(1);
   });
+
+  // The content audit of 2026-12-05: a 2.7 KB base whose key is a map nested 400 deep held the request thread
+  // 5.9 s and came back as a 1.9 MB schema (the key spelled out at every level); and past a few tens of KB,
+  // a base full of YAML errors costs the square of its length to parse.
+  test("a key that is a map, and a base far larger than any real one, are invalid-base", () => {
+    let key = "x";
+    for (let i = 0; i < 400; i++) key = `{${key}: 0}`;
+    writeFileSync(join(root, "Keys.base"), `? ${key}\n: 1\nviews:\n  - type: table\n`);
+    expect(() => loadBase(root, "Keys.base")).toThrow(/map or a list/);
+    writeFileSync(join(root, "Large.base"), `views:\n  - type: table\n    name: "${"\\x".repeat(20_000)}"\n`);
+    expect(() => loadBase(root, "Large.base")).toThrow(/larger than/);
+  });
 });

@@ -31,6 +31,9 @@ const HOSTILE: [string, string][] = [
   ["a line of | (spaces once cleaned)", `# T\n\n${fill("|")}\n`],
   ["lines of ===", `# T\n\n${fill("===\n")}`],
   ["a line of <http:", `# T\n\n${fill("<http:")}\n`],
+  // The content audit of 2026-12-05: the rule/setext pattern tried every split of a line of blanks (250 KB: 45 s).
+  ["a line of spaces, then a letter", `# T\n\n${fill(" ")}x\n`],
+  ["a line of tabs, then #", `# T\n\n${fill("\t")}#\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {
@@ -90,6 +93,27 @@ describe("hostile Markdown parses in linear time", () => {
     expect(blankCodeSpans("no code")).toBe("no code");
     expect(backtickRuns("a``b`c``").close.slice(0, 3)).toEqual([2, -1, -1]);
   });
+
+  test("a line of links to web addresses and @mentions: each mention checked once (2 MB took ~a minute)", () => {
+    const line = "[x](http://a) @b [@c](https://e.example) ".repeat(50_000);
+    const p = parseNote("m.md", `# T\n\n${line}\n`);
+    expect(p.mentions.length).toBe(50_000); // @b, never the credit inside a link's text
+    expect(p.mentions.every((m) => m.handle === "b")).toBe(true);
+  }, 30_000);
+
+  // The lenient YAML fallback (for frontmatter Bun's parser refuses) spelled out keys that are maps at every
+  // level: 500 bytes of `{` took 10 s, 1 KB over a minute. And it read 250 KB of invalid escapes in 8 s.
+  test("frontmatter a lenient parser would take minutes over is a frontmatter error", () => {
+    for (const fm of ["a: " + "{".repeat(1000), "a: [{[{" + "[{".repeat(400)]) {
+      const p = parseNote("f.md", `---\n${fm}\n---\n# F\n`);
+      expect(p.frontmatterError).toMatch(/map or a list/);
+      expect(p.frontmatter).toEqual({});
+    }
+    const escapes = parseNote("e.md", `---\na: "${"\\x".repeat(100_000)}"\n---\n# E\n`);
+    expect(escapes.frontmatterError).toBeTruthy();
+    // What the fallback is for still reads: a plain scalar starting with '@', an unclosed flow list.
+    expect(parseNote("ok.md", "---\naliases:\n  - @handle\ntags: [a, b\n---\n# Ok\n").frontmatter).toEqual({ aliases: ["@handle"], tags: ["a", "b"] });
+  }, 30_000);
 
   test("links and tags around the fixed patterns still come out", () => {
     const p = parseNote("n.md", "# T\n\n[x](Other.md) [[Wiki]] `[[Hidden]] #nottag` #real [a [b](B.md) ![img](<My File.png> \"title\")\n");

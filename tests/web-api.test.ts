@@ -171,6 +171,15 @@ describe("rendering runs off the request thread, with a budget", () => {
     // The next note renders as usual (the worker that ran out of time was replaced).
     expect((await get("/api/note?path=Projects/Lettuce.md")).body.html).toContain('id="h-architecture"');
   }, 30_000);
+
+  test("a note the renderer fails on (8,000 nested callouts overflow its stack) comes back as plain text, not a 500", async () => {
+    writeFileSync(join(s.root, "Inbox/Nested.md"), "# Nested\n\n" + ">".repeat(8000) + " [!note] x\n");
+    await s.vault.indexer.update(["Inbox/Nested.md"]);
+    const { status, body } = await get("/api/note?path=Inbox/Nested.md");
+    expect(status).toBe(200);
+    expect(body.html).toContain("could not be rendered");
+    expect(body.title).toBe("Nested");
+  }, 30_000);
 });
 
 describe("attachments", () => {

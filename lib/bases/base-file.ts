@@ -3,12 +3,10 @@
 // is its vault-relative path ("Tasks.base"); its name is the file name.
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
-// The yaml package loads on first use (~19 ms of start-up): a vault may hold no base.
-const parseYaml = (text: string, opts: import("yaml").ParseOptions & import("yaml").DocumentOptions & import("yaml").SchemaOptions & import("yaml").ToJSOptions): unknown =>
-  (require("yaml") as typeof import("yaml")).parse(text, opts);
 import { ToolError } from "../errors";
 import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { readVaultText } from "../vault/read-file";
+import { parseYamlBounded } from "../vault/yaml-lenient";
 import { evaluate, truthy, type EvalEnv } from "./evaluate";
 import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
 
@@ -40,9 +38,10 @@ export interface LoadedBase {
   stamp: string;
 }
 
-// A real base is a few KB of YAML. Past this it is no database definition, and parsing it
-// (the yaml package: ~1 s a megabyte here) would run where requests wait.
-const MAX_BASE_BYTES = 256 * 1024;
+// A real base is a few KB of YAML. Past this it is no database definition, and parsing it runs where
+// requests wait: the yaml package takes ~1 s a megabyte, and the square of the length for a text full of
+// errors (256 KB of them took 5.5 s; 32 KB ~90 ms).
+const MAX_BASE_BYTES = 32 * 1024;
 
 export function isBasePath(path: string): boolean {
   return /\.base$/i.test(path);
@@ -157,7 +156,7 @@ function compile(root: string, id: string, stamp: string, size: number): LoadedB
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = parseYamlBounded(text, { lenient: false, maxAliasCount: 100 });
   } catch (e) {
     invalid(id, `its YAML does not parse (${(e as Error).message.split("\n")[0]})`);
   }

@@ -51,6 +51,8 @@ interface Section {
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const ATX = /^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$/;
 
+const TABLE_SEPARATOR = /^\|?(?:\s*:?-{3,}:?\s*\|)+$/;
+
 /** Markdown to plain prose, one line at a time (paragraph structure is kept by the caller). */
 export function cleanLine(line: string): string {
   // Each bracketed part stops at the next bracket or '<' (a destination may hold one level of parentheses): a part
@@ -66,7 +68,9 @@ export function cleanLine(line: string): string {
     .replace(/<\/?[a-zA-Z][^<>]*>/g, " ")
     .replace(/^\s*>\s?(\[![^\]]*\][+-]?)?/, "")
     .replace(/^\s*(?:[-*+]|\d+[.)])\s+(\[[ xX]\]\s+)?/, "")
-    .replace(/^\s*\|?(\s*:?-{3,}:?\s*\|)+\s*$/, " ")
+    // A table's separator row, tested on the trimmed line: with the blanks around it in the pattern, a line of
+    // 250 KB of spaces and a letter was tried at every split (minutes).
+    .replace(/^[\s\S]*$/, (l) => (TABLE_SEPARATOR.test(l.trim()) ? " " : l))
     .replace(/\|/g, " ")
     .replace(/(\*\*|__|~~|==)/g, "")
     .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, "$1$2")

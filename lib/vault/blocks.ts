@@ -30,7 +30,10 @@ function blank(s: string): string {
 // too slow for the cold-index budget; so marked lexes a "skeleton" of the note
 // with the same lines, where each prose line keeps only its leading markers.
 // Headings, fences, rules, setext underlines and HTML keep their full text.
-const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*[-=*_:| \t]+$|[ \t>]*<)/;
+// The rule/table/setext branch is "[ \t>]* then one or more of [-=*_:| \t] to the end of the line", written so
+// that the two parts cannot share a space or tab: as written plainly, a line of 250 KB of spaces and one
+// letter made the engine try every split, 45 s on the thread answering requests (the content audit).
+const KEEP_WHOLE = /^(?: {0,3}#|[ \t>]*(?:```|~~~)|[ \t>]*(?:[-=*_:|][-=*_:| \t]*|[ \t])$|[ \t>]*<)/;
 const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
 
 // marked matches a paragraph (or a quote) with one regex over all its lines. Past ~50,000 lines

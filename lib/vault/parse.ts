@@ -1,4 +1,5 @@
 import GithubSlugger from "github-slugger";
+import { parseYamlBounded } from "./yaml-lenient";
 import { blocks, maskCode, type Block } from "./blocks";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
@@ -49,6 +50,9 @@ export function splitFrontmatter(content: string): { yaml: string | null; raw: s
   return { yaml: m[1] ?? "", raw: m[0], body: content.slice(m[0].length) };
 }
 
+/** The largest frontmatter that Bun's parser refuses and the lenient one still reads (~10 ms at worst). */
+const LENIENT_YAML_MAX = 8 * 1024;
+
 /**
  * Bun's built-in YAML parser is ~20× faster than the yaml package and agrees
  * with it on the corpora's frontmatter, but it is strict where people are not
@@ -59,11 +63,11 @@ function parseFrontmatterYaml(text: string): unknown {
   let value: unknown;
   try {
     value = Bun.YAML.parse(text);
-  } catch {
-    // Loaded on first need: importing the yaml package cost every parse worker (and the
-    // main thread) ~20 ms of start-up on each cold index, for the few notes Bun refuses.
-    const { parse } = require("yaml") as typeof import("yaml");
-    value = parse(text, { logLevel: "silent", maxAliasCount: 100 });
+  } catch (e) {
+    // The lenient parser's errors cost the square of the text's length (lib/vault/yaml-lenient.ts): a
+    // frontmatter Bun refuses gets the second opinion only when it is of a size people write by hand.
+    if (text.length > LENIENT_YAML_MAX) throw e;
+    value = parseYamlBounded(text, { lenient: true, maxAliasCount: 100 });
   }
   refuseExpansion(value, text.length);
   return value;

@@ -107,10 +107,14 @@ export function extractMentions(body: string, masked: string, bodyLineOffset: nu
     const ml = mlines[i]!;
     if (!ml.includes("@")) continue;
     const links = externalLinkTexts(ml);
+    // Both in order along the line: one pointer, not every link for every mention (a 250 KB line of
+    // links and mentions held the request thread 2.3 s).
+    let j = 0;
     for (const m of ml.matchAll(MENTION)) {
       const handle = m[1]!;
       if (handle.length > MAX_HANDLE) continue;
-      if (links.some(([a, b]) => m.index! > a && m.index! < b)) continue;
+      while (j < links.length && links[j]![1] <= m.index!) j++;
+      if (j < links.length && m.index! > links[j]![0] && m.index! < links[j]![1]) continue;
       out.push({ line: i + 1 + bodyLineOffset, handle, context: contextOf(lines[i]!, m.index!) });
     }
   }

@@ -59,7 +59,10 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       return await offloaded.renderNote(vault, path, content, AbortSignal.timeout(RENDER_BUDGET_MS));
     } catch (e) {
       if (e instanceof ToolError && e.kind === "timeout") return plainNoteHtml(content, `This note is shown as plain text: rendering it took longer than ${RENDER_BUDGET_MS / 1000} s.`);
-      throw e;
+      if (e instanceof ToolError) throw e;
+      // The renderer itself failed on this text (8,000 nested callouts overflowed its stack): the page answered 500.
+      console.error(`lettuce: rendering ${path} failed: ${(e as Error).message.split("\n")[0]}`);
+      return plainNoteHtml(content, "This note is shown as plain text: it could not be rendered (the server log says why).");
     }
   };
 
