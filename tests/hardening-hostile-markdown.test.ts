@@ -34,6 +34,10 @@ const HOSTILE: [string, string][] = [
   // The content audit of 2026-12-05: the rule/setext pattern tried every split of a line of blanks (250 KB: 45 s).
   ["a line of spaces, then a letter", `# T\n\n${fill(" ")}x\n`],
   ["a line of tabs, then #", `# T\n\n${fill("\t")}#\n`],
+  // A review of those fixes: blanks before a heading's end or after a callout's title, '[' before a web link.
+  ["a heading, then blanks, then a letter", `# a${fill(" ")}x\n`],
+  ["a callout's title, then blanks", `> [!ai] a${fill(" ")}x\n> ${fill(" ")}y\n`],
+  ["a line of [, then a web link's end and a mention", `# T\n\n${fill("[")}](http://x) @bob\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {
@@ -111,8 +115,12 @@ describe("hostile Markdown parses in linear time", () => {
     }
     const escapes = parseNote("e.md", `---\na: "${"\\x".repeat(100_000)}"\n---\n# E\n`);
     expect(escapes.frontmatterError).toBeTruthy();
-    // What the fallback is for still reads: a plain scalar starting with '@', an unclosed flow list.
+    // What the fallback is for still reads: a plain scalar starting with '@', an unclosed flow list, and a
+    // template's `{{date}}` (a map keyed by a map: one level, refused only as keys within keys).
     expect(parseNote("ok.md", "---\naliases:\n  - @handle\ntags: [a, b\n---\n# Ok\n").frontmatter).toEqual({ aliases: ["@handle"], tags: ["a", "b"] });
+    const template = parseNote("t.md", "---\ntags: [template, daily]\ncreated: {{date}}\nauthor: @me\n---\n# T\n");
+    expect(template.frontmatterError).toBeFalsy();
+    expect(template.frontmatter).toMatchObject({ tags: ["template", "daily"], author: "@me" });
   }, 30_000);
 
   test("links and tags around the fixed patterns still come out", () => {

@@ -6,6 +6,7 @@
 // embedded is the text with the note's title and the passage's heading path in
 // front (a window deep in "Sync/Version history › Restore a deleted file" says
 // "restore" and "file" but not what it restores); what is shown is the text.
+import { atxHeading } from "../vault/line-ends";
 import { contentHash } from "../index/parse-job";
 import { backtickRuns } from "../vault/code-spans";
 
@@ -49,7 +50,6 @@ interface Section {
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const ATX = /^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$/;
 
 const TABLE_SEPARATOR = /^\|?(?:\s*:?-{3,}:?\s*\|)+$/;
 
@@ -167,11 +167,11 @@ function sections(body: string): Section[] {
       fence = f[1]!;
       continue;
     }
-    const h = ATX.exec(raw);
+    const h = atxHeading(raw);
     if (h) {
       flush();
-      const title = cleanLine(h[2]!);
-      const level = h[1]!.length;
+      const title = cleanLine(h.text);
+      const level = h.level;
       while (open.length && open[open.length - 1]!.level >= level) open.pop();
       if (title) open.push({ level, title });
       out.push({ heading: title, path: open.map((o) => o.title), paras: title ? [title] : [] });

@@ -2,6 +2,7 @@
 // and @handle mentions. Both scanners read the code-masked body (code blanked
 // to spaces, same offsets) so that examples inside code never count, and take
 // the text they return from the original body.
+import { trimBlanksEnd } from "./line-ends";
 
 export interface ParsedDirective {
   line: number; // 1-based, in the whole file: the callout's own line
@@ -17,7 +18,22 @@ export interface ParsedMention {
 }
 
 // Obsidian callout types are case-insensitive; `+`/`-` after the type make it foldable.
-const CALLOUT = /^((?:[ \t]*>)+)[ \t]*\[!(ai|ai-done)\][+-]?(?:[ \t]+(.*?))?[ \t]*$/i;
+const CALLOUT_HEAD = /^((?:[ \t]*>)+)[ \t]*\[!(ai|ai-done)\][+-]?/i;
+
+/**
+ * A callout line as /^((?:[ \t]*>)+)[ \t]*\[!(ai|ai-done)\][+-]?(?:[ \t]+(.*?))?[ \t]*$/i reads it ([line, quotes,
+ * type, title]), with the title's end trimmed by hand: as a pattern, a long run of blanks after a title was tried
+ * at every split (64 KB: 5 s on the thread answering requests; a review, 2026-12-05).
+ */
+function calloutAt(line: string): [string, string, string, string | undefined] | null {
+  const h = CALLOUT_HEAD.exec(line);
+  if (!h) return null;
+  const rest = line.slice(h[0].length);
+  if (rest === "") return [line, h[1]!, h[2]!, undefined];
+  if (rest.charCodeAt(0) !== 32 && rest.charCodeAt(0) !== 9) return null;
+  if (/[\n\r\u2028\u2029]/.test(rest)) return null;
+  return [line, h[1]!, h[2]!, trimBlanksEnd(rest.replace(/^[ \t]+/, ""))];
+}
 // Not after a word character, a dot or a slash: that skips emails (foo@example.com),
 // URL paths (medium.com/@user) and things like image@2x.png.
 const MENTION = /(?<![\p{L}\p{N}_.+\-@/\\:`=])@([\p{L}_][\p{L}\p{N}_-]*(?:\.[\p{L}\p{N}_-]+)*)/gu;
@@ -55,18 +71,18 @@ export function extractDirectives(body: string, masked: string, bodyLineOffset: 
   const mlines = masked.split("\n");
   const out: ParsedDirective[] = [];
   for (let i = 0; i < mlines.length; i++) {
-    const m = CALLOUT.exec(mlines[i]!);
+    const m = calloutAt(mlines[i]!);
     if (!m) continue;
-    const orig = CALLOUT.exec(lines[i]!) ?? m;
+    const orig = calloutAt(lines[i]!) ?? m;
     const depth = quoteDepth(m[1]!);
     const bodyLines: string[] = [];
     let j = i + 1;
     for (; j < lines.length; j++) {
-      const next = CALLOUT.exec(mlines[j]!);
+      const next = calloutAt(mlines[j]!);
       if (next && quoteDepth(next[1]!) === depth) break;
       const inner = stripQuote(lines[j]!, depth);
       if (inner === null) break;
-      bodyLines.push(inner.replace(/[ \t]+$/, ""));
+      bodyLines.push(trimBlanksEnd(inner));
     }
     out.push({
       line: i + 1 + bodyLineOffset,
@@ -90,7 +106,9 @@ function contextOf(line: string, at: number): string {
 
 // The text of a Markdown link to a web address: `[@obsdmd](https://twitter.com/obsdmd)` credits someone on
 // another site, it does not call on an agent (an agent audit found release-note credits listed as mentions).
-const EXTERNAL_LINK = /\[([^\]\n]*)\]\((?:https?|mailto):[^)\s]*(?:\s+"[^"\n]*")?\)/g;
+// The text stops at the next '[' as well (as the Markdown link pattern's does): running to the next ']', a line of
+// 64 KB of '[' was scanned from each one to its end (3.8 s).
+const EXTERNAL_LINK = /\[([^[\]\n]*)\]\((?:https?|mailto):[^)\s]*(?:\s+"[^"\n]*")?\)/g;
 
 /** [start, end) of each external link's text in a line. */
 function externalLinkTexts(line: string): [number, number][] {
