@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_BATCH } from "../lib/server/mcp";
+import { MAX_BATCH } from "../lib/server/jsonrpc";
 import { BUN, MAIN } from "./helpers/cli";
 import { copyVault, REPO, startTestServer, type TestServer } from "./helpers/server";
 

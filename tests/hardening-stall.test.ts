@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_QUERY_CHARS, MAX_QUERY_TERMS } from "../lib/retrieval/fts-query";
 import { MAX_GRAPH_EDGES, MAX_GRAPH_NODES } from "../lib/retrieval/graph";
-import { MAX_BATCH, MAX_BATCH_ANSWER_BYTES } from "../lib/server/mcp";
+import { MAX_BATCH, MAX_BATCH_ANSWER_BYTES } from "../lib/server/jsonrpc";
 import { SNIPPET_CHARS } from "../lib/retrieval/snippet";
 import { maxNoteBytes } from "../lib/write/limits";
 import { withEnv } from "./helpers/env";

@@ -6,7 +6,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
-import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse, type McpDispatcher } from "./mcp";
+import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse } from "./jsonrpc";
+import type { McpDispatcher } from "./mcp";
 import { mountWebUi } from "../web/app";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";

@@ -18,18 +18,7 @@ import { ContentParts, type ToolContext, type ToolDef } from "../../tools/types"
 import { VERSION } from "../version";
 import { handleResources } from "./resources";
 import { withoutControls } from "../control-chars";
-
-export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
-
-/** A number id travels back as the exact text it was sent as (JSON.rawJSON), so ids above 2^53 are not rounded. */
-export type JsonRpcId = string | number | null | RawJson;
-type RawJson = { readonly rawJSON: string };
-
-// Batches: MCP 2025-06-18 removed JSON-RPC batching; older versions allow it, within these bounds.
-export const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
-export const MAX_BATCH = Number(process.env.LETTUCE_MAX_BATCH) || 32;
-/** A batch stops running items once its answers pass this many bytes; the rest are answered with an error. */
-export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 4 * 1024 * 1024;
+import { answerBytes, batchRefusal, echoId, JSONRPC, MAX_BATCH_ANSWER_BYTES, rpcError, withLiteral, type JsonRpcId, type JsonRpcResponse } from "./jsonrpc";
 
 /**
  * Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time.
@@ -43,60 +32,6 @@ export function requestBudgetMs(args: unknown, takesWait: boolean): number {
   return typeof wait === "number" && wait > 0 ? base + Math.min(wait, 120_000) : base;
 }
 
-// Source text of number ids, keyed by the message object (parseJsonRpc's reviver records them).
-const rawIds = new WeakMap<object, string>();
-
-/**
- * JSON.parse that remembers how a message's numeric `id` was written when a
- * JS number cannot hold it (past 2^53, or a fraction), so that the answer
- * echoes it exactly (12345678901234567890 stays that, not …7000). The
- * reviver runs only then: it costs a call per value of the body.
- */
-export function parseJsonRpc(text: string): unknown {
-  const plain = JSON.parse(text);
-  const msgs: unknown[] = Array.isArray(plain) ? plain : [plain];
-  const inexact = (m: unknown) => !!m && typeof m === "object" && typeof (m as { id?: unknown }).id === "number" && !Number.isSafeInteger((m as { id: number }).id);
-  if (msgs.length > MAX_BATCH || !msgs.some(inexact)) return plain;
-  return JSON.parse(text, function (this: unknown, key: string, value: unknown, ctx?: { source?: string }) {
-    if (key === "id" && typeof value === "number" && ctx?.source && this && typeof this === "object") rawIds.set(this, ctx.source);
-    return value;
-  });
-}
-
-function echoId(m: object, id: string | number): JsonRpcId {
-  const raw = typeof id === "number" ? rawIds.get(m) : undefined;
-  return raw !== undefined && raw !== String(id) ? (JSON as unknown as { rawJSON(s: string): RawJson }).rawJSON(raw) : id;
-}
-
-const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
-
-// Text parts whose JSON string literal a read worker made already (see JsonText).
-const literals = new WeakMap<object, string>();
-
-/**
- * A response as JSON. A result whose one text part came from a read worker is
- * put together around that part's ready-made literal instead of escaping its
- * (possibly hundreds of kilobytes of) text again on the event loop.
- */
-export function serialiseResponse(r: JsonRpcResponse): string {
-  const part = (r.result as { content?: object[] } | undefined)?.content;
-  const literal = part && part.length === 1 && !("isError" in (r.result as object)) ? literals.get(part[0]!) : undefined;
-  if (literal === undefined) return JSON.stringify(r);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${literal}}]}}`;
-}
-
-/** About how many bytes an answer will take, without serialising it: its text parts, or a small error. */
-function answerBytes(r: JsonRpcResponse): number {
-  const content = (r.result as { content?: { text?: string }[] } | undefined)?.content;
-  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0), 0);
-}
-export interface JsonRpcResponse {
-  jsonrpc: "2.0";
-  id: JsonRpcId;
-  result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
-}
-
 export interface Caller {
   token: { name: string; scope: Scope };
   agent?: string;
@@ -107,15 +42,6 @@ export interface Caller {
   transport?: "stdio";
 }
 
-/** Why a batch of n messages is refused, or null when it may run. */
-export function batchRefusal(n: number, protocolVersion: string | undefined): string | null {
-  if (protocolVersion && protocolVersion >= FIRST_VERSION_WITHOUT_BATCHES) {
-    return `JSON-RPC batches are not part of MCP ${protocolVersion} (removed in ${FIRST_VERSION_WITHOUT_BATCHES}); send one message per request`;
-  }
-  if (n > MAX_BATCH) return `Batch of ${n} messages; at most ${MAX_BATCH} per request`;
-  return null;
-}
-
 export const SERVER_INSTRUCTIONS = [
   "Lettuce serves one Markdown vault. Call get_vault_info first: it returns the vault's AGENTS.md brief,",
   "what your token may do (capabilities.proposeOnly), and whether work is waiting (liveness).",
@@ -123,9 +49,7 @@ export const SERVER_INSTRUCTIONS = [
   "failures set isError and a `kind` to branch on.",
 ].join("\n");
 
-function rpcError(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
-  return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
-}
+const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
 export class McpDispatcher {
   private byName = new Map<string, ToolDef>();
@@ -347,9 +271,7 @@ export class McpDispatcher {
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
       // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
       if (value instanceof JsonText) {
-        const part = { type: "text", text: value.text };
-        literals.set(part, value.literal);
-        return { jsonrpc: "2.0", id, result: { content: [part] } };
+        return { jsonrpc: "2.0", id, result: { content: [withLiteral({ type: "text", text: value.text }, value.literal)] } };
       }
       if (value instanceof ContentParts) return { jsonrpc: "2.0", id, result: { content: value.parts } };
       return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };

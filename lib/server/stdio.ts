@@ -2,7 +2,8 @@ import { ALL_TOOLS } from "../../tools";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import { writeService } from "../write/service";
-import { JSONRPC, McpDispatcher, parseJsonRpc, serialiseResponse, type Caller, type JsonRpcResponse } from "./mcp";
+import { JSONRPC, parseJsonRpc, serialiseResponse, type JsonRpcResponse } from "./jsonrpc";
+import { McpDispatcher, type Caller } from "./mcp";
 
 /** A line longer than this (bytes) is answered with a parse error instead of being parsed (the SDK's stdio buffer limit). */
 export const MAX_STDIO_LINE = 10 * 1024 * 1024;
