@@ -14,6 +14,7 @@ import { liveServer } from "../store/presence";
 import { sqliteInfo } from "../store/sqlite-lib";
 import { lettuceDir } from "../store/index-db";
 import { STATE_MIGRATIONS, stateDbPath } from "../store/state-db";
+import { schemaVersion } from "../store/migrate";
 import { CACHE_SCHEMA_VERSION } from "../semantic/cache";
 import { scanVault } from "../vault/scan";
 import { checkVaultDir } from "../vault-dir";
@@ -221,7 +222,7 @@ function stateChecks(root: string, out: Check[]): void {
       const rows = db.query("PRAGMA quick_check").all() as { quick_check: string }[];
       if (rows.length !== 1 || rows[0]!.quick_check !== "ok") throw new Error(rows.map((r) => r.quick_check).slice(0, 3).join("; "));
       // Whole, but written by a newer Lettuce (the person went back a version): every command refuses it.
-      const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      const version = schemaVersion(db);
       if (version > STATE_MIGRATIONS.length) {
         out.push({
           check: "state",
@@ -252,7 +253,7 @@ function cacheCheck(root: string, out: Check[]): void {
   try {
     const db = new Database(path, { readonly: true });
     try {
-      const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      const version = schemaVersion(db);
       if (version > CACHE_SCHEMA_VERSION) {
         out.push({
           check: "embeddings",

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
-import { migrate, newerSchema, NewerSchemaError } from "../store/migrate";
+import { migrate, newerSchema, NewerSchemaError, schemaVersion } from "../store/migrate";
 import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
@@ -42,7 +42,7 @@ export class EmbeddingCache {
   constructor(readonly file: string) {
     this.db = new Database(file, { create: true, strict: true });
     // A newer Lettuce's cache is refused before anything here writes to it (journal mode included).
-    const found = (this.db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const found = schemaVersion(this.db);
     if (found > CACHE_MIGRATIONS.length) {
       this.db.close();
       throw newerSchema("embeddings.db", found, CACHE_MIGRATIONS.length);

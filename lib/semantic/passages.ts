@@ -57,7 +57,7 @@ const TABLE_SEPARATOR = /^\|?(?:\s*:?-{3,}:?\s*\|)+$/;
 export function cleanLine(line: string): string {
   // Each bracketed part stops at the next bracket or '<' (a destination may hold one level of parentheses): a part
   // that may run past one rescans the rest of the line from every opener, and a 100 KB line of '[' took 38 s to split.
-  return line
+  const inline = line
     .replace(/!\[\[[^[\]]*\]\]/g, " ")
     .replace(/\[\[([^[\]|#]*)(?:#[^[\]|]*)?\|([^[\]]*)\]\]/g, "$2")
     .replace(/\[\[([^[\]|]*)\]\]/g, (_, t: string) => t.replace(/#\^?/g, " ").replace(/^.*\//, ""))
@@ -67,10 +67,10 @@ export function cleanLine(line: string): string {
     .replace(/https?:\/\/\S+/g, " ")
     .replace(/<\/?[a-zA-Z][^<>]*>/g, " ")
     .replace(/^\s*>\s?(\[![^\]]*\][+-]?)?/, "")
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+(\[[ xX]\]\s+)?/, "")
-    // A table's separator row, tested on the trimmed line: with the blanks around it in the pattern, a line of
-    // 250 KB of spaces and a letter was tried at every split (minutes).
-    .replace(/^[\s\S]*$/, (l) => (TABLE_SEPARATOR.test(l.trim()) ? " " : l))
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+(\[[ xX]\]\s+)?/, "");
+  // A table's separator row, tested on the trimmed line: with the blanks around it in the pattern, a line of
+  // 250 KB of spaces and a letter was tried at every split (minutes).
+  return (TABLE_SEPARATOR.test(inline.trim()) ? " " : inline)
     .replace(/\|/g, " ")
     .replace(/(\*\*|__|~~|==)/g, "")
     .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, "$1$2")

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
-import { migrate } from "./migrate";
+import { migrate, schemaVersion } from "./migrate";
 import { otherIndexUsers } from "./index-users";
 import { liveServer } from "./presence";
 import { pidsHoldingFile } from "../platform/pid";
@@ -243,7 +243,7 @@ export function openIndexIfCurrent(root: string): Database | null {
     db = new Database(file, { readwrite: true, create: false, strict: true });
     db.exec("PRAGMA busy_timeout = 5000");
     db.exec("PRAGMA cache_size = -32000");
-    const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    const version = schemaVersion(db);
     const indexes = Object.keys(BULK_LOAD_INDEXES);
     const present = (db.query(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => "?").join(",")})`).get(...indexes) as { n: number }).n;
     if (version !== MIGRATIONS.length || getMeta(db, "format") !== INDEX_FORMAT || present !== indexes.length) throw new Error("not current");

@@ -1,5 +1,10 @@
 import type { Database } from "bun:sqlite";
 
+/** The schema version a database file is at (PRAGMA user_version: how many migrations it has had). */
+export function schemaVersion(db: Database): number {
+  return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+}
+
 /** A database file written by a newer Lettuce: this one must not touch its schema. */
 export class NewerSchemaError extends Error {}
 
@@ -12,7 +17,7 @@ export function newerSchema(label: string, found: number, known: number): NewerS
  * Each entry is one version; append new ones, never edit a shipped one.
  */
 export function migrate(db: Database, migrations: readonly string[], label: string): void {
-  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  const current = schemaVersion(db);
   if (current > migrations.length) throw newerSchema(label, current, migrations.length);
   for (let v = current; v < migrations.length; v++) {
     db.transaction(() => {
