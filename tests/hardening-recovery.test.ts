@@ -8,6 +8,7 @@ import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
 import { insertPending, listEdits } from "../lib/write/edits";
 import { BUN, MAIN, runLettuce } from "./helpers/cli";
+import { twoProposals } from "./helpers/proposals";
 import { copyVault, startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
 let root: string;
@@ -166,20 +167,8 @@ test("a vault folder or .lettuce removed while serving stops the server, rather 
 test("an approval killed midway: reopened when nothing landed, recorded when the write did", async () => {
   await s?.close();
   s = undefined;
-  const vault = copyVault();
-  const t = await startTestServer({ root: vault });
-  let unlanded: number;
-  let landed: number;
-  try {
-    unlanded = (await t.call("write_note", { path: "Crash/proposed-a.md", content: "# A\n\nproposed, never applied\n" }, "propose")).proposalId;
-    landed = (await t.call("write_note", { path: "Crash/proposed-b.md", content: "# B\n\nproposed, applied before the crash\n" }, "propose")).proposalId;
-  } finally {
-    await t.close();
-  }
-  expect((await runLettuce(["proposals", vault, "approve", String(landed)])).code).toBe(0);
+  const { vault, unlanded, landed, edit } = await twoProposals("proposed");
   const db = openStateDb(vault);
-  const edit = (db.query("SELECT edit_id FROM proposals WHERE id = ?").get(landed) as { edit_id: number }).edit_id;
-  expect(edit).toBeGreaterThan(0);
   // The state each crash leaves: claimed by a process that is gone, no edit recorded.
   db.query("UPDATE proposals SET status = 'approved', claimed_by = ?, edit_id = NULL WHERE id IN (?, ?)").run(deadPid, unlanded, landed);
   db.close();
@@ -201,42 +190,6 @@ test("an approval killed midway: reopened when nothing landed, recorded when the
     const ok = await runLettuce(["proposals", vault, "approve", String(unlanded)]);
     expect(ok.code).toBe(0);
     expect(readFileSync(join(vault, "Crash/proposed-a.md"), "utf8")).toContain("proposed, never applied");
-  } finally {
-    await again.close();
-  }
-});
-
-// The same state left by a Lettuce from before claims named their process (the upgrade audit of 2026-12-05):
-// "approved", no edit, no claim. The migration that comes with this version marks them; the start settles them.
-test("an approval an older Lettuce was killed in is settled after the upgrade", async () => {
-  const { STATE_MIGRATIONS } = await import("../lib/store/state-db");
-  const vault = copyVault();
-  const t = await startTestServer({ root: vault });
-  let unlanded: number;
-  let landed: number;
-  try {
-    unlanded = (await t.call("write_note", { path: "Crash/old-a.md", content: "# A\n\nproposed, never applied\n" }, "propose")).proposalId;
-    landed = (await t.call("write_note", { path: "Crash/old-b.md", content: "# B\n\nproposed, applied before the crash\n" }, "propose")).proposalId;
-  } finally {
-    await t.close();
-  }
-  expect((await runLettuce(["proposals", vault, "approve", String(landed)])).code).toBe(0);
-  const db = openStateDb(vault);
-  const edit = (db.query("SELECT edit_id FROM proposals WHERE id = ?").get(landed) as { edit_id: number }).edit_id;
-  db.query("UPDATE proposals SET status = 'approved', claimed_by = NULL, edit_id = NULL WHERE id IN (?, ?)").run(unlanded, landed);
-  db.exec(`PRAGMA user_version = ${STATE_MIGRATIONS.length - 1}`);
-  db.close();
-  const again = await startTestServer({ root: vault });
-  try {
-    const d = openStateDb(vault);
-    try {
-      expect(d.query("SELECT id, status, edit_id, claimed_by FROM proposals ORDER BY id").all()).toEqual([
-        { id: unlanded, status: "pending", edit_id: null, claimed_by: null },
-        { id: landed, status: "approved", edit_id: edit, claimed_by: null },
-      ]);
-    } finally {
-      d.close();
-    }
   } finally {
     await again.close();
   }
@@ -443,56 +396,4 @@ test("an index another Lettuce process has open is never deleted under it", asyn
   }
   // Once it has gone, the unusable index is rebuilt as before.
   openIndexDb(root).close();
-}, 60_000);
-
-test("an index an older Lettuce still has open after an upgrade (no registry file) is never deleted under it", async () => {
-  const { Database } = await import("bun:sqlite");
-  const { openIndexDb } = await import("../lib/store/index-db");
-  const root = copyVault();
-  expect((await runLettuce(["index", root])).code).toBe(0);
-  // Another format: what this version finds when an older one made the index, and wants to rebuild.
-  const db = new Database(join(root, ".lettuce/index.db"));
-  db.query("UPDATE meta SET value = 'older' WHERE key = 'format'").run();
-  db.close();
-  const index = join(root, ".lettuce/index.db");
-  const ino = statSync(index).ino;
-  // An older `lettuce stdio` announces itself nowhere: it only has the file open.
-  const holder = Bun.spawn([BUN, "-e", `const { Database } = require("bun:sqlite"); const d = new Database(${JSON.stringify(index)}); d.query("SELECT count(*) FROM notes").get(); console.log("open"); setInterval(() => {}, 1000);`], { stdout: "pipe", stderr: "inherit" });
-  try {
-    await holder.stdout.getReader().read();
-    if (process.platform === "linux") {
-      expect(() => openIndexDb(root)).toThrow(new RegExp(`open in another Lettuce process \\(pid ${holder.pid}\\), perhaps an older version`));
-      expect(statSync(index).ino).toBe(ino);
-    }
-    // An older serve announced itself in serve.json only: heeded (on Linux, as a holder of the file).
-    writeFileSync(join(root, ".lettuce/serve.json"), JSON.stringify({ pid: holder.pid, url: "http://127.0.0.1:1/mcp", startedAt: new Date().toISOString() }));
-    expect(() => openIndexDb(root)).toThrow(/perhaps an older version/);
-    expect(statSync(index).ino).toBe(ino);
-    const search = await runLettuce(["search", root, "lettuce"]);
-    expect(search.code).not.toBe(0);
-    expect(search.stderr).toContain("perhaps an older version");
-    expect(statSync(index).ino).toBe(ino);
-  } finally {
-    holder.kill();
-    await holder.exited;
-  }
-  // A serve.json a crash left behind, naming a pid some unrelated program has since: on Linux only the file's
-  // holders count, so nothing blocks the rebuild (it used to refuse for as long as that program ran).
-  if (process.platform === "linux") {
-    const unrelated = Bun.spawn(["sleep", "30"]);
-    try {
-      writeFileSync(join(root, ".lettuce/serve.json"), JSON.stringify({ pid: unrelated.pid, url: "http://127.0.0.1:1/mcp", startedAt: new Date().toISOString() }));
-      const rebuilt = openIndexDb(root);
-      expect((rebuilt.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string }).value).not.toBe("older");
-      rebuilt.close();
-    } finally {
-      unrelated.kill();
-    }
-    return;
-  }
-  rmSync(join(root, ".lettuce/serve.json"), { force: true });
-  // Once it has gone, the index of the other format is rebuilt as before.
-  const rebuilt = openIndexDb(root);
-  expect((rebuilt.query("SELECT value FROM meta WHERE key = 'format'").get() as { value: string }).value).not.toBe("older");
-  rebuilt.close();
 }, 60_000);
