@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { backtickRuns, blankCodeSpans } from "../lib/vault/code-spans";
 import { splitPassages } from "../lib/semantic/passages";
 import { parseNote } from "../lib/vault/parse";
-import { maySetextHeading } from "../lib/vault/setext-guard";
+import { maySetextHeading } from "../lib/vault/lexer-guards";
 import { REPO, startTestServer, type TestServer } from "./helpers/server";
 
 const SIZE = 400_000;

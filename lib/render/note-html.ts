@@ -9,7 +9,7 @@
 import GithubSlugger from "github-slugger";
 import { Marked, type MarkedExtension, type Tokens } from "marked";
 import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
-import { setextGuard } from "../vault/setext-guard";
+import { lexerGuards } from "../vault/lexer-guards";
 import { sanitizeNoteHtml } from "./sanitize";
 
 import type { LinkKind, ResolveLink } from "./link-table";
@@ -123,7 +123,7 @@ const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
 const obsidian: MarkedExtension = {
   gfm: true,
   breaks: true, // Obsidian's default ("strict line breaks" off)
-  tokenizer: setextGuard, // lib/vault/setext-guard.ts: marked's setext rule is ~30 us a character under Bun
+  tokenizer: lexerGuards as never, // lib/vault/lexer-guards.ts: marked's setext and paragraph rules are slow under Bun
   hooks: {
     // %%comments%% are for the editor only.
     preprocess: (md) => md.replace(/%%[\s\S]*?%%/g, ""),

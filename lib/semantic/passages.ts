@@ -133,6 +133,8 @@ export function visibleText(line: string, open: Hidden): { text: string; hidden:
   return { text: out, hidden };
 }
 
+const MAX_HEADING_CHARS = 300;
+
 function sections(body: string): Section[] {
   const out: Section[] = [{ heading: "", path: [], paras: [] }];
   // The open headings by level (1-6): a heading closes those at its level and below.
@@ -170,11 +172,15 @@ function sections(body: string): Section[] {
     const h = atxHeading(raw);
     if (h) {
       flush();
-      const title = cleanLine(h.text);
+      const text = cleanLine(h.text);
+      // The heading path goes in front of every window of the section, and the heading with each passage: a
+      // 250 KB line of '# # # …' put itself in front of each of its own 400 windows (4 s, and 100 MB to embed
+      // and store). Past this length a heading is pasted text: it is read in full as the section's first paragraph.
+      const title = text.length > MAX_HEADING_CHARS ? text.slice(0, MAX_HEADING_CHARS) : text;
       const level = h.level;
       while (open.length && open[open.length - 1]!.level >= level) open.pop();
       if (title) open.push({ level, title });
-      out.push({ heading: title, path: open.map((o) => o.title), paras: title ? [title] : [] });
+      out.push({ heading: title, path: open.map((o) => o.title), paras: text ? [text] : [] });
       continue;
     }
     if (!raw.trim()) {

@@ -3,7 +3,7 @@
 // apart from parse.ts: this is the part tuned for the cold-index budget.
 import type { Lexer as LexerClass, MarkedOptions, Token } from "marked";
 import { blankCodeSpans } from "./code-spans";
-import { setextGuard } from "./setext-guard";
+import { lexerGuards } from "./lexer-guards";
 
 // marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
 // cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
@@ -15,7 +15,7 @@ function markedLexer(): typeof LexerClass {
 
 /** A block lexer with the setext guard; the options (and their tokenizer) are built once and shared. */
 function guardedLexer(): LexerClass {
-  lexerOptions ??= new (require("marked") as typeof import("marked")).Marked({ gfm: true, tokenizer: setextGuard }).defaults;
+  lexerOptions ??= new (require("marked") as typeof import("marked")).Marked({ gfm: true, tokenizer: lexerGuards as never }).defaults;
   return new (markedLexer())(lexerOptions);
 }
 
@@ -44,11 +44,40 @@ const LEAD = /^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*)?/;
 // the paragraph or quote there as a blank line would.
 export const MAX_RUN_LINES = 10_000;
 
+// marked lexes a list item's content again for every level it is nested in, so a note whose lines
+// are each indented deeper than the last (a tab more, two spaces more) cost the square of its size:
+// 128 KB of such lines held the request thread 2.5 s. Only top-level spans are read from the
+// skeleton, and a line indented this far lies inside any top-level list item (whose content starts
+// by column 18) whatever its depth, so the skeleton cuts deeper indentation to this width.
+export const MAX_INDENT_COLUMNS = 48;
+const DEEP_INDENT = /^[ \t>]*?[ \t]{13}/;
+
+function capIndent(line: string): string {
+  if (!DEEP_INDENT.test(line)) return line;
+  let out = "";
+  let i = 0;
+  while (i < line.length) {
+    const c = line.charCodeAt(i);
+    if (c === 62 /* > */) {
+      out += ">";
+      i++;
+      continue;
+    }
+    if (c !== 32 && c !== 9) break;
+    // A run of blanks, a tab counted as a whole tab stop (4 columns).
+    let cols = 0;
+    const from = i;
+    while (i < line.length && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) cols += line.charCodeAt(i++) === 9 ? 4 : 1;
+    out += cols > MAX_INDENT_COLUMNS ? " ".repeat(MAX_INDENT_COLUMNS) : line.slice(from, i);
+  }
+  return out + line.slice(i);
+}
+
 function skeleton(bodyLines: string[]): string {
   const lines = bodyLines.slice();
   let run = 0;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = (lines[i] = capIndent(lines[i]!));
     run = line.trim() === "" ? 0 : run + 1;
     // A '>' may close an HTML block (-->, ?>, ]]>, </pre>): such lines keep their text too.
     if (KEEP_WHOLE.test(line) || line.includes(">", 1)) continue;
