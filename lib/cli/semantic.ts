@@ -11,6 +11,7 @@ import { intOption, parse, UsageError, type Command } from "./command";
 import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
 import { shownInTerminal } from "../control-chars";
+import { liveServer, type ServerPresence } from "../store/presence";
 
 /** Run an embedding pass with a progress bar at a terminal (plain lines every 10 s elsewhere), unless quiet. */
 async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number, total: number) => void) => Promise<T>): Promise<T> {
@@ -22,8 +23,43 @@ async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number,
   }
 }
 
-/** Bring the vectors up to date (at a terminal, waiting beats index-not-ready). */
-function embedAll(vault: VaultContext, quiet = false) {
+const FOLLOW_POLL_MS = 500;
+
+/** The vault's running server, when it embeds in the background with the model this command would use. */
+async function embeddingServer(vault: VaultContext): Promise<ServerPresence | null> {
+  const server = liveServer(vault.root);
+  if (!server?.embedder) return null;
+  return (await SemanticService.for(vault).embedder()).id === server.embedder ? server : null;
+}
+
+/**
+ * Wait while the vault's server embeds with the same model (both embedding would send every passage to
+ * the model twice, each process at half speed), with its progress. The server, once the vectors are
+ * current; null when there is no such server or it stopped first (this command embeds what is left itself).
+ */
+async function followServer(vault: VaultContext, quiet: boolean): Promise<ServerPresence | null> {
+  const server = await embeddingServer(vault);
+  if (!server) return null;
+  const svc = SemanticService.for(vault);
+  const provider = await svc.embedder();
+  if (svc.pendingNotes(provider) === 0) return server;
+  console.error(`The server at ${server.url} (pid ${server.pid}) embeds this vault with the same model; waiting for it.`);
+  const done = await withProgress(quiet, async (onProgress) => {
+    const total = svc.pendingNotes(provider);
+    for (;;) {
+      const left = svc.pendingNotes(provider);
+      onProgress(total - Math.min(left, total), total);
+      if (left === 0) return true;
+      if (liveServer(vault.root)?.pid !== server.pid) return false;
+      await Bun.sleep(FOLLOW_POLL_MS);
+    }
+  });
+  return done ? server : null;
+}
+
+/** Bring the vectors up to date (at a terminal, waiting beats index-not-ready), or wait for the server that does. */
+async function embedAll(vault: VaultContext, quiet = false) {
+  await followServer(vault, quiet);
   return withProgress(quiet, (onProgress) => SemanticService.for(vault).reindex(onProgress));
 }
 
@@ -52,7 +88,9 @@ export const embedCommand: Command = {
     "Indexes the vault, then embeds the passages of new and changed notes (vectors already in",
     ".lettuce/embeddings.db are reused) and drops deleted notes' vectors. --rebuild forgets this",
     "model's vectors and embeds everything again (for a model whose weights changed under the",
-    "same name). The provider comes from LETTUCE_EMBED_PROVIDER (see docs/semantic.md).",
+    "same name). The provider comes from LETTUCE_EMBED_PROVIDER (see docs/semantic.md). When",
+    "`lettuce serve` runs on the vault and embeds with the same model, this waits for it (showing its",
+    "progress) instead of sending the same passages to the model again; --rebuild then refuses.",
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } });
@@ -62,10 +100,19 @@ export const embedCommand: Command = {
       const svc = SemanticService.for(vault);
       const provider = await svc.embedder();
       const t0 = performance.now();
+      if (values.rebuild) {
+        const server = await embeddingServer(vault);
+        if (server) {
+          console.error(`lettuce: the server at ${server.url} (pid ${server.pid}) embeds this vault with this model; stop it before --rebuild`);
+          return 1;
+        }
+      }
+      const followed = values.rebuild ? null : await followServer(vault, !!values.json);
       const r = await withProgress(!!values.json, async (onProgress) => (values.rebuild ? { ...(await svc.rebuild(onProgress)), cachePruned: 0 } : svc.reindex(onProgress)));
-      const summary = { ...r, model: provider.id, ms: Math.round(performance.now() - t0) };
+      const summary = { ...r, model: provider.id, ms: Math.round(performance.now() - t0), ...(followed ? { embeddedByServer: followed.pid } : {}) };
       if (values.json) console.log(JSON.stringify(summary));
       else {
+        if (followed) console.log(`The server (pid ${followed.pid}) keeps this vault's vectors current; what it had left is embedded.`);
         console.log(`Embedded ${r.notes} notes (${r.passages} passages, ${r.embedded} by the model, the rest from the cache) with the ${describeEmbedder(provider)} in ${summary.ms} ms`);
         if (r.pruned) console.log(`Dropped the vectors of ${r.pruned} deleted notes.`);
       }

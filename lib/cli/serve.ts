@@ -1,6 +1,6 @@
 import { PortInUseError, startHttpServer } from "../server/serve";
 import { serveStdio } from "../server/stdio";
-import { announceServer, liveServer } from "../store/presence";
+import { announceEmbedder, announceServer, liveServer } from "../store/presence";
 import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
 import { markServing } from "../offload/activity";
 import { SemanticService } from "../semantic/service";
@@ -89,6 +89,9 @@ export const serveCommand: Command = {
         // right after start-up (its plan is built in a worker) does not stack on top of it (peak 351 → ~290 MB).
         Bun.gc(true);
         return SemanticService.for(vault).enableBackground((line) => console.log(line));
+      })
+      .then((embedder) => {
+        if (embedder) announceEmbedder(vault.root, embedder);
       })
       .catch((e) => console.error("lettuce: indexing failed:", e));
 

@@ -283,14 +283,21 @@ export class SemanticService {
     return rows.reduce((n, r) => n + Math.max(1, Math.ceil(r.size / size)), 0) + (gone ? 1 : 0);
   }
 
+  /** Notes whose vectors are not this provider's for their current text, and deleted notes' vectors still stored. */
+  pendingNotes(provider: EmbeddingProvider): number {
+    if (!this.storedMatches(provider)) return (this.db.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+    return staleNoteIds(this.db).length + goneNoteIds(this.db).length;
+  }
+
   /**
    * Embed in the background from now on (serve): the current backlog, then
    * whatever the watcher reports. Does nothing without an embeddings provider.
+   * Returns the provider's id when it does.
    */
-  async enableBackground(log: (line: string) => void = () => {}): Promise<void> {
-    if (process.env.LETTUCE_EMBED_BACKGROUND === "0") return;
+  async enableBackground(log: (line: string) => void = () => {}): Promise<string | null> {
+    if (process.env.LETTUCE_EMBED_BACKGROUND === "0") return null;
     const sel = await selectEmbedder();
-    if (!sel.provider || this.closed) return;
+    if (!sel.provider || this.closed) return null;
     this.background = true;
     this.keywords.warm(log);
     const pending = this.pendingPassages(sel.provider);
@@ -311,6 +318,7 @@ export class SemanticService {
         })
         .finally(() => clearInterval(ticker));
     }
+    return sel.provider.id;
   }
 
   private scheduleBackground(delay = BACKGROUND_DEBOUNCE_MS): void {

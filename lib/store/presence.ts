@@ -11,6 +11,8 @@ export interface ServerPresence {
   pid: number;
   url: string;
   startedAt: string;
+  /** The embedding model the server keeps the vectors current with in the background (absent: none, or not chosen yet). */
+  embedder?: string;
 }
 
 function presenceFile(root: string): string {
@@ -40,4 +42,15 @@ export function announceServer(root: string, url: string): () => void {
       /* already gone */
     }
   };
+}
+
+/** Say in serve.json which model this server embeds with in the background, so that the CLI waits for it instead of embedding the same passages twice. */
+export function announceEmbedder(root: string, embedder: string): void {
+  const file = presenceFile(root);
+  try {
+    const p = JSON.parse(readFileSync(file, "utf8")) as ServerPresence;
+    if (p.pid === process.pid) writeFileSync(file, JSON.stringify({ ...p, embedder }));
+  } catch {
+    /* withdrawn meanwhile */
+  }
 }

@@ -1,0 +1,63 @@
+// `lettuce embed` while `lettuce serve` embeds the same vault with the same model: the CLI waits for
+// the server instead of sending every passage to the model a second time. The model is the in-test
+// Ollama-wire server, slowed so that the server's build takes a few seconds.
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort, runLettuce, spawnLettuce } from "./helpers/cli";
+import { startModelServer } from "./helpers/model-server";
+import { tempDir } from "./helpers/server";
+
+const NOTES = 200;
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test("embed waits for a serving server that embeds with the same model; --rebuild refuses; alone it embeds itself", async () => {
+  const root = tempDir();
+  dirs.push(root);
+  mkdirSync(join(root, "Notes"));
+  for (let i = 0; i < NOTES; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nShort note ${i} on topic${i}.\n`);
+  const m = startModelServer({ embedDelayMs: 300 });
+  const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: m.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_MODEL: undefined };
+  const sent = () => m.state.requests.filter((r) => r.path === "/api/embed").flatMap((r) => r.body.input as string[]);
+  try {
+    const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env });
+    try {
+      await srv.waitForStdout(/embedding \d+ new or changed notes in the background/, 60_000);
+      // serve.json names the model once the background build has started.
+      for (let i = 0; i < 100 && !JSON.parse(readFileSync(join(root, ".lettuce", "serve.json"), "utf8")).embedder; i++) await Bun.sleep(50);
+      expect(JSON.parse(readFileSync(join(root, ".lettuce", "serve.json"), "utf8")).embedder).toContain("nomic-embed-text");
+
+      const rebuild = await runLettuce(["embed", root, "--rebuild"], { env });
+      expect(rebuild.code).toBe(1);
+      expect(rebuild.stderr).toMatch(/stop it before --rebuild/);
+
+      // Still building when the CLI starts: it has something to wait for.
+      const before = sent().length;
+      const embed = await runLettuce(["embed", root, "--json"], { env, timeoutMs: 120_000 });
+      expect(embed.code, embed.stderr).toBe(0);
+      // Every passage went to the model once: the CLI left them to the server.
+      const texts = sent();
+      expect(texts.length).toBeGreaterThanOrEqual(NOTES);
+      expect(before).toBeLessThan(NOTES);
+      expect(new Set(texts).size).toBe(texts.length);
+      expect(embed.stderr).toMatch(/waiting for it/);
+      const summary = JSON.parse(embed.stdout.trim().split("\n").at(-1)!);
+      expect(summary.embeddedByServer).toBeGreaterThan(0);
+      expect(summary.embedded).toBe(0);
+    } finally {
+      await srv.stop();
+    }
+    // No server: embed does the work itself (a changed note), and names no server.
+    writeFileSync(join(root, "Notes", "N0.md"), "# N0\n\nChanged text for the first note.\n");
+    const alone = await runLettuce(["embed", root, "--json"], { env, timeoutMs: 120_000 });
+    expect(alone.code, alone.stderr).toBe(0);
+    const after = JSON.parse(alone.stdout.trim().split("\n").at(-1)!);
+    expect(after.embeddedByServer).toBeUndefined();
+    expect(after.embedded).toBeGreaterThan(0);
+  } finally {
+    await m.stop();
+  }
+}, 240_000);
