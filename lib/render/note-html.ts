@@ -6,7 +6,7 @@
 // in a read worker with a time budget (marked is slow on some text under Bun:
 // ~30 µs a character of a long paragraph), so links resolve from the index's
 // own rows (link-table.ts).
-import GithubSlugger from "github-slugger";
+import { headingSlug, HeadingIds } from "../vault/heading-ids";
 import { Marked, type MarkedExtension, type Tokens } from "marked";
 import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
 import { lexerGuards } from "../vault/lexer-guards";
@@ -28,7 +28,7 @@ export function escapeHtml(s: string): string {
 }
 
 function slugOf(heading: string): string {
-  return new GithubSlugger().slug(headingPlainText(heading));
+  return headingSlug(headingPlainText(heading));
 }
 
 interface RenderContext {
@@ -36,7 +36,7 @@ interface RenderContext {
   resolve: ResolveLink;
   path: string;
   depth: number;
-  slugger: GithubSlugger;
+  slugger: HeadingIds;
 }
 
 // marked runs synchronously: the note being rendered is kept here for the extensions.
@@ -80,7 +80,7 @@ function embedNote(path: string, heading: string | null, label: string): string 
   }
   if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
   if (body.length > MAX_EMBED_CHARS) body = body.slice(0, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
-  const inner = renderWith({ root: c.root, resolve: c.resolve, path, depth: c.depth + 1, slugger: new GithubSlugger() }, body);
+  const inner = renderWith({ root: c.root, resolve: c.resolve, path, depth: c.depth + 1, slugger: new HeadingIds() }, body);
   return `<div class="embed"><div class="embed-title">${link}</div><div class="embed-body">${inner}</div></div>`;
 }
 
@@ -173,7 +173,7 @@ const obsidian: MarkedExtension = {
   ],
   renderer: {
     heading({ tokens, depth, text }) {
-      const id = ctx().slugger.slug(headingPlainText(text));
+      const id = ctx().slugger.next(headingPlainText(text));
       return `<h${depth} id="h-${escapeHtml(id)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
     },
     blockquote(token: Tokens.Blockquote) {
@@ -230,7 +230,7 @@ function renderWith(c: RenderContext, markdown: string, clean = true): string {
 /** A note's body (frontmatter removed) as sanitised HTML. */
 export function renderNote(root: string, resolve: ResolveLink, path: string, content: string): string {
   const body = noteBody(content);
-  return renderWith({ root, resolve, path, depth: 0, slugger: new GithubSlugger() }, body);
+  return renderWith({ root, resolve, path, depth: 0, slugger: new HeadingIds() }, body);
 }
 
 /** Shown instead when the render ran out of its time: the text itself, escaped. */

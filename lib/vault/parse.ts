@@ -1,5 +1,5 @@
-import GithubSlugger from "github-slugger";
 import { parseYamlBounded } from "./yaml-lenient";
+import { HeadingIds } from "./heading-ids";
 import { withoutClosingHashes } from "./line-ends";
 import { blocks, maskCode, type Block } from "./blocks";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
@@ -230,7 +230,7 @@ export function noteBody(content: string): string {
 
 function headingsOf(bodyLines: string[], bl: Block[], bodyLineOffset: number): ParsedHeading[] {
   const headings: ParsedHeading[] = [];
-  const slugger = new GithubSlugger();
+  const ids = new HeadingIds();
   for (const b of bl) {
     if (b.type !== "heading") continue;
     // The skeleton kept ATX heading lines whole; a setext heading's text is the line(s) above its underline.
@@ -239,7 +239,7 @@ function headingsOf(bodyLines: string[], bl: Block[], bodyLineOffset: number): P
       ? withoutClosingHashes(first.replace(/^ {0,3}#{1,6}(?:[ \t]+|$)/, "")).replace(/^#+$/, "")
       : bodyLines.slice(b.startLine, b.startLine + b.lineCount - 1).join(" ");
     const title = capName(headingPlainText(text));
-    headings.push({ level: b.depth ?? 1, title, id: slugger.slug(title), line: b.startLine + 1 + bodyLineOffset });
+    headings.push({ level: b.depth ?? 1, title, id: ids.next(title), line: b.startLine + 1 + bodyLineOffset });
   }
   return headings;
 }
