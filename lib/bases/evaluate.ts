@@ -1,6 +1,7 @@
 // Evaluate a parsed Bases expression (expr.ts) against one note. Semantics
 // follow Obsidian's, which follow JavaScript's: a method on the wrong type or
 // a missing property gives null (falsy), never an error.
+import { hasText } from "../text-find";
 import { UnsupportedExpression, type Expr } from "./expr";
 import {
   addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, parseDate, parseDuration,
@@ -148,12 +149,13 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
   if (typeof recv === "string") {
     const s = args.map(asString);
     switch (name) {
+      // lib/text-find.ts: the native search costs the product of the lengths on a needle that nearly matches.
       case "contains":
-        return recv.includes(s[0] ?? "");
+        return hasText(recv, s[0] ?? "");
       case "containsAll":
-        return s.every((x) => recv.includes(x));
+        return s.every((x) => hasText(recv, x));
       case "containsAny":
-        return s.some((x) => recv.includes(x));
+        return s.some((x) => hasText(recv, x));
       case "startsWith":
         return recv.startsWith(s[0] ?? "");
       case "endsWith":

@@ -2,6 +2,7 @@
 // text from decodeText() and touch only the lines they must, so everything
 // else in the note (frontmatter included) keeps its bytes.
 import { ToolError } from "../errors";
+import { findAll } from "../text-find";
 import { parseHeadings, type ParsedHeading } from "../vault/parse";
 
 /** Lines with their terminators (\n, \r\n or a lone \r), as the parser counts them. */
@@ -22,16 +23,12 @@ export interface Edit {
 }
 
 /**
- * Matches (overlapping) of `find`, counted up to MAX_COUNTED. Uncapped, each match of a long
- * `find` in a long run of one character costs the find's length again: 1 MB of "a" and a find of
- * 20,000 "a"s took 13 s on the request thread, only to say "ambiguous".
+ * Matches (overlapping) of `find` are counted up to MAX_COUNTED, in one linear pass (lib/text-find.ts):
+ * uncapped, each match of a long `find` in a long run of one character cost the find's length again
+ * (1 MB of "a" and a find of 20,000 "a"s took 13 s on the request thread, only to say "ambiguous"), and
+ * the native search itself costs the product of the lengths on a find that nearly matches everywhere.
  */
 const MAX_COUNTED = 100;
-function countAll(text: string, find: string): number {
-  let n = 0;
-  for (let i = text.indexOf(find); i !== -1 && n < MAX_COUNTED; i = text.indexOf(find, i + 1)) n++;
-  return n;
-}
 
 /**
  * Apply find/replace pairs in order; each `find` must occur exactly once in
@@ -40,14 +37,15 @@ function countAll(text: string, find: string): number {
 export function applyEditsToText(text: string, edits: Edit[]): string {
   let out = text;
   edits.forEach((e, i) => {
-    const count = countAll(out, e.find);
+    const found = findAll(out, e.find, MAX_COUNTED);
+    const count = found.length;
     if (count !== 1) {
       const kind = count === 0 ? "edit-no-match" : "edit-ambiguous";
       const times = count >= MAX_COUNTED ? `at least ${MAX_COUNTED}` : String(count);
       const why = count === 0 ? "does not occur" : `occurs ${times} times; add surrounding text so it matches once`;
       throw new ToolError(kind, `edits[${i}].find ${why} in the current text; nothing was written`, { edit: i, matches: count });
     }
-    const first = out.indexOf(e.find);
+    const first = found[0]!;
     out = out.slice(0, first) + e.replace + out.slice(first + e.find.length);
   });
   return out;
