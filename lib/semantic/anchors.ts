@@ -71,11 +71,9 @@ function linesFrom(db: Database, src: number, idOfPath: (p: string) => number | 
     const path = links[k]!.resolved;
     const target = path === null ? undefined : idOfPath(path);
     if (target === undefined || target === src) continue;
-    const { index } = found[k]!;
-    const lineStart = body.lastIndexOf("\n", index - 1) + 1;
-    const lineEnd = body.indexOf("\n", index);
+    const { index, lineStart, lineEnd } = found[k]!;
     const from = Math.max(lineStart, index - AROUND_LINK);
-    const to = Math.min(lineEnd === -1 ? body.length : lineEnd, index + AROUND_LINK);
+    const to = Math.min(lineEnd, index + AROUND_LINK);
     const words = anchorWords(body.slice(from, to));
     if (!words) continue;
     let s = seen.get(target);

@@ -1,5 +1,6 @@
 import { parseYamlBounded } from "./yaml-lenient";
 import { HeadingIds } from "./heading-ids";
+import { mdLinks } from "./md-links";
 import { withoutClosingHashes } from "./line-ends";
 import { blocks, maskCode, type Block } from "./blocks";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
@@ -137,10 +138,6 @@ const TAG = /(?<=^|[\s])#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu;
 // CSS colours (#fff, #ff0000, #ff000080) are prose, not tags.
 const HEX_COLOUR = /^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
-// Linear on hostile lines: the text stops at any bracket (a run of '[' no longer rescans the line from each one:
-// 80k of them took 3 s), and the bare destination is matched once, atomically ((?=(…))\4), and at most 4,096
-// characters long ("[a](b" repeated rescanned the rest of the line from each link).
-const MDLINK = /(!?)\[([^[\]\n]*)\]\(\s*(<[^<>\n]+>|(?=([^)\s]{1,4096}))\4)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)/g;
 
 /**
  * Bounds on the names a note gives itself, which every listing repeats (list_notes, search,
@@ -326,8 +323,8 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     if (offsets) link.index = m.index!;
     links.push(link);
   }
-  for (const m of masked.matchAll(MDLINK)) {
-    let url = m[3]!;
+  for (const m of mdLinks(masked)) {
+    let url = m.dest;
     if (url.startsWith("<")) url = url.slice(1, -1);
     if (isExternal(url) || url.startsWith("#")) continue;
     let heading: string | null = null;
@@ -345,14 +342,14 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
-      display: m[2] || null,
+      display: m.text || null,
       kind: "markdown",
       heading,
       block: null,
-      embed: m[1] === "!",
-      line: lineAt(starts, m.index!) + bodyLineOffset,
+      embed: m.bang === "!",
+      line: lineAt(starts, m.index) + bodyLineOffset,
     };
-    if (offsets) link.index = m.index!;
+    if (offsets) link.index = m.index;
     links.push(link);
   }
   links.sort((a, b) => a.line - b.line);
@@ -365,9 +362,17 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
  * line in the body and offset in it: the anchor text of lib/semantic/anchors.ts
  * reads the line around each link from the body alone.
  */
-export function bodyLinks(body: string): { line: number; index: number }[] {
+export function bodyLinks(body: string): { line: number; index: number; lineStart: number; lineEnd: number }[] {
   const lines = body.split("\n");
-  return collectLinks(maskCode(lines, blocks(lines), body), lineStarts(body), 0, true).map((l) => ({ line: l.line, index: l.index! }));
+  const starts = lineStarts(body);
+  // Each link's line bounds come from the line table: looked up from the link, they cost a scan of the line
+  // per link (a 2 MB line of links: 9 s on the request thread in the anchor pass).
+  return collectLinks(maskCode(lines, blocks(lines), body), starts, 0, true).map((l) => ({
+    line: l.line,
+    index: l.index!,
+    lineStart: starts[l.line - 1]!,
+    lineEnd: l.line < starts.length ? starts[l.line]! - 1 : body.length,
+  }));
 }
 
 /**
