@@ -1,0 +1,98 @@
+// Hostile note text through the tools (the audit of 2026-12-05, afternoon): code beyond the parser that
+// reads one note's text on the thread answering every caller, or in a read worker. Each case is sized
+// so that the old code runs well past its test's time limit; the fixed code takes a small part of it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SemanticService } from "../lib/semantic/service";
+import { findAll, findText } from "../lib/text-find";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+describe("hostile text through the tools", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s?.close());
+
+  /** Write notes straight to disk and index them, as a person's save (or another tool) would leave them. */
+  async function put(files: Record<string, string>): Promise<void> {
+    for (const [path, text] of Object.entries(files)) writeFileSync(join(s.root, path), text);
+    await s.vault.indexer.update(Object.keys(files));
+  }
+
+  // The link rewriter's own Markdown-link and code-span patterns rescanned a line from every '[' or '`':
+  // a 250 KB line took 36 s per backlinking note.
+  test("move_note rewrites links in a note with a 250 KB line of '['", async () => {
+    await put({ "Moved.md": "# Moved\n", "Linker.md": `[[Moved]] ${"[".repeat(250_000)}\n`, "Ticks.md": `[[Moved]] ${"`".repeat(250_000)}\n` });
+    const res = await s.call("move_note", { from: "Moved.md", to: "Sub/Moved here.md" });
+    expect(res.path).toBe("Sub/Moved here.md");
+    expect(res.notesUpdated.sort()).toEqual(["Linker.md", "Ticks.md"]);
+    expect(readFileSync(join(s.root, "Linker.md"), "utf8").startsWith("[[Moved here]] [[[")).toBe(true);
+    expect(readFileSync(join(s.root, "Ticks.md"), "utf8").startsWith("[[Moved here]] ```")).toBe(true);
+  }, 10_000);
+
+  // The snippet's markup test scanned to the line's end from every "![" or "<a": ~1 s per hit.
+  test("search_workspace over ten notes of 64 KB lines of '![' and '<a'", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 10; i++) files[`Markup ${i}.md`] = `zyxmarkup ${(i % 2 ? "<a" : "![").repeat(32 * 1024)}\n`;
+    await put(files);
+    const res = await s.call("search_workspace", { query: "zyxmarkup" }, "read");
+    expect(res.results.filter((r: { id: string }) => r.id.startsWith("Markup")).length).toBe(10);
+  }, 3_000);
+
+  // String `contains` in a base costs the product of the lengths natively: a 128 KB value and a 64 KB needle that
+  // nearly matches took seconds per note, and the pass's clock is read only every 1,024 steps.
+  test("a base whose filter looks for a long near-match in a long value", async () => {
+    const K = 17;
+    let y = `filters: 'formula.a${K}.contains(formula.needle)'\nformulas:\n  a0: '"a"'\n`;
+    for (let i = 1; i <= K; i++) y += `  a${i}: 'formula.a${i - 1} + formula.a${i - 1}'\n`;
+    y += `  needle: 'formula.a${K - 2} + "b" + formula.a${K - 2}'\n`;
+    writeFileSync(join(s.root, "Near match.base"), y);
+    await s.vault.indexer.update(["Near match.base"]);
+    const res = await s.call("list_workspace", {}, "read");
+    expect(JSON.stringify(res)).toContain("Near match");
+  }, 5_000);
+
+  // One find that nearly matches everywhere in a long note: the native search cost 1 MB × 40 KB.
+  test("apply_edits with a 40 KB find that nearly matches everywhere in a 1 MB note", async () => {
+    await put({ "Long.md": `${"a".repeat(1_000_000)}\n` });
+    const find = `${"a".repeat(20_000)}b${"a".repeat(20_000)}`;
+    const res = await s.callRaw("apply_edits", { path: "Long.md", edits: [{ find, replace: "x" }] });
+    expect(res.isError).toBe(true);
+    expect(JSON.parse(res.content[0].text).kind).toBe("edit-no-match");
+  }, 5_000);
+
+  // The anchor pass found each link's line by scanning from the link to the line's ends: a 2 MB line of
+  // links, 9 s on the request thread (in the keyword sync before a hybrid search, and serve's warm-up).
+  test("the keyword sync reads anchor text from a 2 MB line of links", async () => {
+    await put({ "Target note.md": "# Target note\n", "Link wall.md": `${"[[Target note]]".repeat(140_000)}\n` });
+    await SemanticService.for(s.vault).syncKeywords();
+    const anchors = s.vault.indexDb.query("SELECT count(*) AS n FROM anchor_lines").get() as { n: number };
+    expect(anchors.n).toBeGreaterThan(0);
+  }, 5_000);
+
+  // Its masks scanned to the line's end from every '[' or '<' (10 s for 128 KB), holding a read worker.
+  test("suggest_links on a note of a 250 KB line of '[' and '<'", async () => {
+    await put({ "Brackets.md": `# Brackets\n\nTarget note ${"[<".repeat(125_000)}\n` });
+    const res = await s.call("suggest_links", { path: "Brackets.md" }, "read");
+    expect(res.items.map((i: { targetPath: string }) => i.targetPath)).toContain("Target note.md");
+  }, 5_000);
+});
+
+describe("linear substring search", () => {
+  test("the same answers as indexOf, overlapping matches included", () => {
+    let seed = 3;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let k = 0; k < 3_000; k++) {
+      const hay = Array.from({ length: Math.floor(rnd() * 400) }, () => "ab"[Math.floor(rnd() * 2)]).join("");
+      const start = Math.floor(rnd() * hay.length);
+      const needle = rnd() < 0.5 ? hay.slice(start, start + 65 + Math.floor(rnd() * 40)) : "ab".repeat(40).slice(Math.floor(rnd() * 2));
+      if (needle.length <= 64) continue;
+      const expected: number[] = [];
+      for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) expected.push(i);
+      expect(findAll(hay, needle, 1000)).toEqual(expected);
+      expect(findText(hay, needle, 7)).toBe(hay.indexOf(needle, 7));
+    }
+  });
+});
