@@ -54,6 +54,42 @@ describe("hostile text through the tools", () => {
     expect(JSON.stringify(res)).toContain("Near match");
   }, 5_000);
 
+  /** A base whose formula c8 lowers a 512 KB value 3,200 times: about a second a row. */
+  function costlyBase(filter: string): string {
+    let y = `filters: '${filter}'\nformulas:\n  a0: '"a"'\n`;
+    for (let i = 1; i <= 19; i++) y += `  a${i}: 'formula.a${i - 1} + formula.a${i - 1}'\n`;
+    y += "  c0: 'formula.a19'\n";
+    for (let j = 1; j <= 8; j++) y += `  c${j}: 'formula.c${j - 1}${".lower()".repeat(400)}'\n`;
+    return y;
+  }
+
+  // A filter past its budget was evaluated again, a second each time, after every write to the vault.
+  test("a base whose filter runs past its budget is not evaluated again after each write", async () => {
+    await put({ "Costly filter.base": costlyBase('formula.c8.contains("b")'), "Row 1.md": "# Row 1\n" });
+    const first = await s.callRaw("get_database_schema", { databaseId: "Costly filter.base" }, "read");
+    expect(JSON.parse(first.content[0].text).kind).toBe("unsupported-expression");
+    const t0 = performance.now();
+    for (let i = 2; i <= 4; i++) {
+      await put({ [`Row ${i}.md`]: `# Row ${i}\n` });
+      const again = await s.callRaw("get_database_schema", { databaseId: "Costly filter.base" }, "read");
+      expect(JSON.parse(again.content[0].text).kind).toBe("unsupported-expression");
+    }
+    expect(performance.now() - t0).toBeLessThan(1_500); // three writes and calls, no second second
+  }, 10_000);
+
+  // A computed column was read with a budget per row (a second each), and again on each filter or sort.
+  test("a costly computed column costs its base's budget once, not a budget a row", async () => {
+    const rows: Record<string, string> = {};
+    rows["Costly column.base"] = `${costlyBase('file.name.startsWith("Column row")')}views:\n  - type: table\n    name: T\n    order: [file.name, formula.c8]\n`;
+    for (let i = 0; i < 8; i++) rows[`Column row ${i}.md`] = `# Column row ${i}\n`;
+    await put(rows);
+    const schema = await s.call("get_database_schema", { databaseId: "Costly column.base" }, "read");
+    const c8 = schema.schema.find((c: { id: string }) => c.id === "formula.c8");
+    expect(c8.error).toMatch(/takes more than/);
+    const page = await s.call("query_database", { databaseId: "Costly column.base" }, "read");
+    expect(page.rows.length).toBe(8);
+  }, 8_000);
+
   // One find that nearly matches everywhere in a long note: the native search cost 1 MB × 40 KB.
   test("apply_edits with a 40 KB find that nearly matches everywhere in a 1 MB note", async () => {
     await put({ "Long.md": `${"a".repeat(1_000_000)}\n` });

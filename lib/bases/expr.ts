@@ -25,6 +25,9 @@ export class UnsupportedExpression extends Error {
   }
 }
 
+/** A base whose evaluation ran past its budget (steps, time, value length): a verdict kept until its file changes. */
+export class TooCostly extends UnsupportedExpression {}
+
 /** Global functions the evaluator knows. */
 export const GLOBAL_FUNCTIONS = new Set(["date", "today", "now", "number", "list", "if", "min", "max", "duration"]);
 /** Methods the evaluator knows, on any receiver type (a wrong type at run time gives null, as in Obsidian). */

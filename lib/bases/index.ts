@@ -2,9 +2,9 @@
 // and the digest use to know databases and their rows. Ids are vault-relative
 // paths: a base "Tasks.base", a row "Projects/Fix login.md".
 import { ToolError } from "../errors";
-import { loadBase as loadBaseFile, resolveBaseId, type LoadedBase } from "./base-file";
-import { UnsupportedExpression } from "./expr";
-import { basePaths, noteInBase, rowNoteByPath, rowsOf, tryLoadBase, type VaultLike } from "./rows";
+import { loadBase as loadBaseFile, resolveBaseId, unsupportedError, type LoadedBase } from "./base-file";
+import { TooCostly, UnsupportedExpression } from "./expr";
+import { basePaths, costlyVerdict, noteInBase, rememberCostly, rowNoteByPath, rowsOf, tryLoadBase, type VaultLike } from "./rows";
 
 export { baseName, isBasePath, type LoadedBase } from "./base-file";
 export { databaseSchema, queryDatabase, type DatabaseRow, type DatabaseSchema, type QueryResult } from "./query";
@@ -40,11 +40,13 @@ export function basesContainingNote(vault: VaultLike, notePath: string): Databas
   const out: DatabaseRef[] = [];
   for (const id of basePaths(vault.indexDb)) {
     const base = tryLoadBase(vault.root, id);
-    if (!base) continue;
+    if (!base || costlyVerdict(vault, base)) continue;
     try {
       if (noteInBase(base, note)) out.push({ id, title: base.name });
     } catch (e) {
       if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
+      // Not asked again on the next call: a costly filter spends its budget (a second) each time.
+      if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e));
     }
   }
   return out;

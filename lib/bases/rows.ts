@@ -7,7 +7,7 @@ import { getMeta } from "../store/index-db";
 import { loadBase, passes, unsupportedError, type LoadedBase } from "./base-file";
 import { evaluationBudget, type EvalBudget, type EvalEnv, type RowFile } from "./evaluate";
 import { ToolError } from "../errors";
-import { UnsupportedExpression } from "./expr";
+import { TooCostly, UnsupportedExpression } from "./expr";
 
 /** What lib/bases needs of an open vault (a VaultContext fits). */
 export interface VaultLike {
@@ -92,13 +92,30 @@ export function noteInBase(base: LoadedBase, note: RowNote, budget?: EvalBudget)
 }
 
 // A base whose filters cannot be evaluated (or cost too much) is remembered too: otherwise every
-// caller that surveys the bases would pay the whole pass again before hearing the same error.
-const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError }>();
+// caller that surveys the bases would pay the whole pass again before hearing the same error. One that
+// ran past its budget keeps that verdict across index generations while its file is unchanged (for
+// COSTLY_RETRY_MS): else every write paid its whole budget again on the request thread (a second a base).
+const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError; costly?: { stamp: string; at: number } }>();
+const COSTLY_RETRY_MS = 10 * 60_000;
+
+/** The verdict "too costly" on a base, while it holds (see rowCache): the error to answer, or null. */
+export function costlyVerdict(vault: VaultLike, base: LoadedBase): ToolError | null {
+  const hit = rowCache.get(`${vault.root}\0${base.id}`);
+  return hit && "error" in hit && hit.costly?.stamp === base.stamp && performance.now() - hit.costly.at < COSTLY_RETRY_MS ? hit.error : null;
+}
+
+/** Remember that evaluating `base` ran past its budget (also found outside rowsOf, e.g. on one note): the error to answer. */
+export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError): void {
+  const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
+  rowCache.set(`${vault.root}\0${base.id}`, { key, error, costly: { stamp: base.stamp, at: performance.now() } });
+}
 
 /** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
 export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
   const cacheKey = `${vault.root}\0${base.id}`;
+  const costly = costlyVerdict(vault, base);
+  if (costly) throw costly;
   const hit = rowCache.get(cacheKey);
   if (hit && hit.key === key) {
     if ("error" in hit) throw hit.error;
@@ -112,7 +129,8 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   } catch (e) {
     if (!(e instanceof UnsupportedExpression)) throw e;
     const error = unsupportedError(base, e);
-    rowCache.set(cacheKey, { key, error });
+    if (e instanceof TooCostly) rememberCostly(vault, base, error);
+    else rowCache.set(cacheKey, { key, error });
     throw error;
   }
   rowCache.set(cacheKey, { key, rows });

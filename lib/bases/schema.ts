@@ -4,8 +4,8 @@
 // hidden file agents never see; inference gives the same answer for the
 // common cases and needs nothing outside the notes).
 import type { LoadedBase } from "./base-file";
-import { evaluate, isDateString, propertyOf, toJsonValue, type Value } from "./evaluate";
-import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
+import { evaluate, evaluationBudget, isDateString, propertyOf, toJsonValue, type Value } from "./evaluate";
+import { parseExpr, TooCostly, UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
 
 export type ColumnType = "text" | "number" | "checkbox" | "date" | "select" | "multi_select";
@@ -95,6 +95,10 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
     .sort((a, b) => b[1].n - a[1].n || a[1].first - b[1].first)
     .forEach(([k]) => add(k));
 
+  // The computed columns of every row are evaluated once, here, under one budget for the whole base (as
+  // its filter is): read for each row with a budget of its own, a costly formula cost up to a second a row,
+  // and again on each filter or sort of query_database.
+  const budget = evaluationBudget(rows.length);
   return ids.map((id) => {
     const name = base.properties.get(id)?.displayName ?? id;
     let read: (row: RowNote) => unknown;
@@ -104,14 +108,24 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
       if (formula instanceof UnsupportedExpression) error = `Lettuce cannot evaluate ${JSON.stringify(formula.expression)}: ${formula.what}`;
       else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
       const expr = error ? null : exprReader(id);
-      read = (row) => {
-        if (!expr) return null;
+      const values = new Map<RowNote, unknown>();
+      const compute = (row: RowNote): unknown => {
+        if (!expr || error) return null;
         try {
-          return toJsonValue(evaluate(expr, envFor(base, row.file)));
-        } catch {
+          return toJsonValue(evaluate(expr, envFor(base, row.file, budget)));
+        } catch (e) {
+          if (e instanceof TooCostly) {
+            error = `Lettuce cannot evaluate ${JSON.stringify(id)} over this base's rows: ${e.what}`;
+            values.clear();
+          }
           return null;
         }
       };
+      for (const row of rows) {
+        if (error) break;
+        values.set(row, compute(row));
+      }
+      read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
     } else {
       read = (row) => toJsonValue(propertyOf(row.file.frontmatter, id) as Value);
     }
