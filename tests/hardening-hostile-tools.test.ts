@@ -24,10 +24,17 @@ describe("hostile text through the tools", () => {
   // The link rewriter's own Markdown-link and code-span patterns rescanned a line from every '[' or '`':
   // a 250 KB line took 36 s per backlinking note.
   test("move_note rewrites links in a note with a 250 KB line of '['", async () => {
-    await put({ "Moved.md": "# Moved\n", "Linker.md": `[[Moved]] ${"[".repeat(250_000)}\n`, "Ticks.md": `[[Moved]] ${"`".repeat(250_000)}\n` });
+    // And a line of 100,000 links to it: each rewrite was spliced in by copying the rest of the line (1 MB: ~30 s).
+    await put({
+      "Moved.md": "# Moved\n",
+      "Linker.md": `[[Moved]] ${"[".repeat(250_000)}\n`,
+      "Ticks.md": `[[Moved]] ${"`".repeat(250_000)}\n`,
+      "Many links.md": `${"[[Moved]] ".repeat(100_000)}\n`,
+    });
     const res = await s.call("move_note", { from: "Moved.md", to: "Sub/Moved here.md" });
     expect(res.path).toBe("Sub/Moved here.md");
-    expect(res.notesUpdated.sort()).toEqual(["Linker.md", "Ticks.md"]);
+    expect(res.notesUpdated.sort()).toEqual(["Linker.md", "Many links.md", "Ticks.md"]);
+    expect(res.linksUpdated).toBe(100_002);
     expect(readFileSync(join(s.root, "Linker.md"), "utf8").startsWith("[[Moved here]] [[[")).toBe(true);
     expect(readFileSync(join(s.root, "Ticks.md"), "utf8").startsWith("[[Moved here]] ```")).toBe(true);
   }, 10_000);

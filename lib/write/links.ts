@@ -111,10 +111,18 @@ export function rewriteLinksForMove(text: string, r: MoveRewrite): { text: strin
       if (next !== null) edits.push({ start: urlStart, end: urlStart + url.length, text: next });
     }
     if (!edits.length) continue;
-    let out = line;
-    for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
-    lines[i] = out;
-    count += edits.length;
+    // Spliced in one pass: a splice per edit copied the rest of the line each time (50,000 links on a
+    // 250 KB line: 1–2 s on the request thread).
+    const parts: string[] = [];
+    let at = 0;
+    for (const e of edits.sort((a, b) => a.start - b.start)) {
+      if (e.start < at) continue; // overlapping another ("[[T]](T.md)" holds a wikilink and a Markdown link): the first one stands
+      parts.push(line.slice(at, e.start), e.text);
+      at = e.end;
+      count++;
+    }
+    parts.push(line.slice(at));
+    lines[i] = parts.join("");
   }
   return { text: lines.join(""), count };
 }
