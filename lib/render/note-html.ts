@@ -7,9 +7,9 @@
 // ~30 µs a character of a long paragraph), so links resolve from the index's
 // own rows (link-table.ts).
 import { headingSlug, HeadingIds } from "../vault/heading-ids";
-import { Marked, type MarkedExtension, type Tokens } from "marked";
+import { Lexer, Marked, type MarkedExtension, type MarkedOptions, type Tokens } from "marked";
 import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
-import { lexerGuards } from "../vault/lexer-guards";
+import { lexerGuards, withFastRules } from "../vault/lexer-guards";
 import { sanitizeNoteHtml } from "./sanitize";
 
 import type { LinkKind, ResolveLink } from "./link-table";
@@ -123,10 +123,14 @@ const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
 const obsidian: MarkedExtension = {
   gfm: true,
   breaks: true, // Obsidian's default ("strict line breaks" off)
-  tokenizer: lexerGuards as never, // lib/vault/lexer-guards.ts: marked's setext and paragraph rules are slow under Bun
+  tokenizer: lexerGuards as never, // lib/vault/lexer-guards.ts: marked's setext, paragraph and blockquote rules are slow under Bun
   hooks: {
     // %%comments%% are for the editor only.
     preprocess: (md) => md.replace(/%%[\s\S]*?%%/g, ""),
+    // Block lexing with the fast paragraph and blockquote rules (the same matches).
+    provideLexer(this: { block?: boolean }) {
+      return (this.block === false ? Lexer.lexInline : (src: string, options?: MarkedOptions) => withFastRules(new Lexer(options)).lex(src)) as typeof Lexer.lex;
+    },
   },
   extensions: [
     {

@@ -3,7 +3,7 @@
 // apart from parse.ts: this is the part tuned for the cold-index budget.
 import type { Lexer as LexerClass, MarkedOptions, Token } from "marked";
 import { blankCodeSpans } from "./code-spans";
-import { lexerGuards } from "./lexer-guards";
+import { lexerGuards, withFastRules } from "./lexer-guards";
 
 // marked loads on first need: most notes never reach its lexer (see simpleBlocks), and loading it
 // cost every parse worker and the main thread ~10-15 ms of a cold index's start-up.
@@ -13,10 +13,10 @@ function markedLexer(): typeof LexerClass {
   return (lexer ??= (require("marked") as typeof import("marked")).Lexer);
 }
 
-/** A block lexer with the setext guard; the options (and their tokenizer) are built once and shared. */
+/** A block lexer with the setext guard and the fast rules (lexer-guards.ts); the options (and their tokenizer) are built once and shared. */
 function guardedLexer(): LexerClass {
   lexerOptions ??= new (require("marked") as typeof import("marked")).Marked({ gfm: true, tokenizer: lexerGuards as never }).defaults;
-  return new (markedLexer())(lexerOptions);
+  return withFastRules(new (markedLexer())(lexerOptions));
 }
 
 const FENCE = /^[ \t>]*(```+|~~~+)/;

@@ -109,40 +109,61 @@ export function quoteLength(src: string, interrupt: RegExp): number {
   return matched ? p : -1;
 }
 
-interface TokenizerThis {
-  rules: { block: { paragraph: RegExp; blockquote: RegExp } };
-  lexer: { inline(src: string): unknown[] };
-}
-
 /**
- * Overrides of marked's block tokenizer, as an extension's `tokenizer` ("false" runs marked's own rule):
- * the setext-heading rule only where an underline line can end the paragraph (undefined: "no heading
- * here"), and the paragraph and blockquote rules without their per-line regex on prose lines.
+ * An override of marked's block tokenizer, as an extension's `tokenizer` ("false" runs marked's own rule):
+ * the setext-heading rule only where an underline line can end the paragraph (undefined: "no heading here").
+ * (Not the paragraph rule: marked mends a false table start by merging paragraphs only while its own
+ * paragraph method is in place; the scans below go in through the rules instead.)
  */
 export const lexerGuards = {
   lheading: (src: string): false | undefined => (maySetextHeading(src) ? false : undefined),
-  paragraph(this: TokenizerThis, src: string) {
-    const interrupt = lookaheadOf(this.rules.block.paragraph, RULE_HEAD, RULE_TAIL);
-    if (!interrupt) return false;
-    const n = paragraphLength(src, interrupt);
-    if (n < 0) return undefined;
-    const raw = src.slice(0, n);
-    return { type: "paragraph" as const, raw, text: raw, tokens: this.lexer.inline(raw) };
-  },
-  // The same lookahead in marked's blockquote rule cost 250 KB of '>' lines 0.25 s. marked's own blockquote code
-  // runs (it lexes the quote's content, lazy lines, nested lists), on a view of the tokenizer whose rule is this scan.
-  blockquote(this: TokenizerThis, src: string) {
-    const rule = this.rules.block.blockquote;
-    const interrupt = lookaheadOf(rule, QUOTE_HEAD, QUOTE_TAIL);
-    const own = (Object.getPrototypeOf(this) as { blockquote?: (src: string) => unknown }).blockquote;
-    if (!interrupt || !own) return false;
-    const scan = {
-      exec(text: string): string[] | null {
-        const n = quoteLength(text, interrupt);
-        return n < 0 ? null : [text.slice(0, n)];
-      },
-    };
-    const view = Object.create(this, { rules: { value: { ...this.rules, block: { ...this.rules.block, blockquote: scan } } } });
-    return own.call(view, src);
-  },
 };
+
+interface BlockRules {
+  paragraph: RegExp | RuleScan;
+  blockquote: RegExp | RuleScan;
+}
+interface RuleScan {
+  exec(src: string): string[] | null;
+}
+const fastBlocks = new WeakMap<object, BlockRules>();
+
+/** The block rules with the paragraph and blockquote patterns replaced by the scans (the same matches); built once per rule set. */
+function fastBlockRules(block: BlockRules): BlockRules {
+  let fast = fastBlocks.get(block);
+  if (!fast) {
+    fast = { ...block };
+    const para = block.paragraph instanceof RegExp ? lookaheadOf(block.paragraph, RULE_HEAD, RULE_TAIL) : null;
+    if (para) {
+      fast.paragraph = {
+        exec(src: string) {
+          const n = paragraphLength(src, para);
+          if (n < 0) return null;
+          const raw = src.slice(0, n);
+          return [raw, raw]; // the match and its group, as marked reads them
+        },
+      };
+    }
+    // The same lookahead in marked's blockquote rule cost 250 KB of '>' lines 0.25 s; marked's own blockquote
+    // code still lexes the quote's content (lazy lines, nested lists).
+    const quote = block.blockquote instanceof RegExp ? lookaheadOf(block.blockquote, QUOTE_HEAD, QUOTE_TAIL) : null;
+    if (quote) {
+      fast.blockquote = {
+        exec(src: string) {
+          const n = quoteLength(src, quote);
+          return n < 0 ? null : [src.slice(0, n)];
+        },
+      };
+    }
+    fastBlocks.set(block, fast);
+  }
+  return fast;
+}
+
+/** `lexer` (a marked Lexer, just made) with its tokenizer reading the fast block rules. */
+export function withFastRules<L extends object>(lexer: L): L {
+  // The tokenizer is private in marked's types; its rules are set by the Lexer's constructor, per lexer.
+  const tokenizer = (lexer as unknown as { tokenizer: { rules: { block: BlockRules } } }).tokenizer;
+  tokenizer.rules = { ...tokenizer.rules, block: fastBlockRules(tokenizer.rules.block) };
+  return lexer;
+}
