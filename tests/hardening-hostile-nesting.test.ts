@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Lexer } from "marked";
 import { blocks } from "../lib/vault/blocks";
 import { paragraphLength, quoteLength } from "../lib/vault/lexer-guards";
+import { renderNote } from "../lib/render/note-html";
 import { parseNote } from "../lib/vault/parse";
 import { splitPassages } from "../lib/semantic/passages";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -87,6 +88,15 @@ describe("hostile nesting and short lines", () => {
       expect([src, quoteLength(src, interrupt)]).toEqual([src, m ? m[0].length : -1]);
     }
   }, 30_000);
+
+  // The scans go in through the lexer's rules, not as tokenizer overrides: marked mends a false table start
+  // by merging the paragraphs around it only while its own paragraph method is in place.
+  test("the fast rules leave marked's own repairs in place: a false table start stays in its paragraph", () => {
+    const html = renderNote("/vault", () => null, "n.md", "Intro line\n| a | b |\n|---|---|---|\n");
+    expect(html.match(/<p>/g)?.length).toBe(1);
+    const quoted = renderNote("/vault", () => null, "q.md", "> Quoted text\n> a | b\n> |--|--|--|\n");
+    expect(quoted.match(/<p>/g)?.length).toBe(1);
+  });
 
   // The heading path went in front of each of the section's windows: a 1 MB heading line, 1,000 times over.
   test("a 1 MB heading line: each passage carries a bounded heading, the text itself once", () => {

@@ -61,3 +61,33 @@ test("embed waits for a serving server that embeds with the same model; --rebuil
     await m.stop();
   }
 }, 240_000);
+
+// The server's background pass stops on a model error and keeps its backlog until the watcher sees a change:
+// the CLI must not wait for it forever.
+test("embed stops waiting for a server that embeds nothing, and embeds the rest itself", async () => {
+  const root = tempDir();
+  dirs.push(root);
+  mkdirSync(join(root, "Notes"));
+  for (let i = 0; i < NOTES; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nShort note ${i} on subject${i}.\n`);
+  const m = startModelServer({ embedDelayMs: 100 });
+  const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: m.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_MODEL: undefined };
+  try {
+    const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env });
+    try {
+      await srv.waitForStdout(/embedding \d+ new or changed notes in the background/, 60_000);
+      m.state.failNext = { count: 1_000_000, status: 400 };
+      await srv.waitForStdout(/background embedding stopped/, 60_000);
+      m.state.failNext = { count: 0, status: 400 };
+      const embed = await runLettuce(["embed", root, "--json"], { env: { ...env, LETTUCE_EMBED_FOLLOW_STALL_MS: "1500" }, timeoutMs: 120_000 });
+      expect(embed.code, embed.stderr).toBe(0);
+      expect(embed.stderr).toMatch(/embedding the rest here/);
+      const summary = JSON.parse(embed.stdout.trim().split("\n").at(-1)!);
+      expect(summary.embeddedByServer).toBeUndefined();
+      expect(summary.embedded).toBeGreaterThan(0);
+    } finally {
+      await srv.stop();
+    }
+  } finally {
+    await m.stop();
+  }
+}, 240_000);

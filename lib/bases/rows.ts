@@ -93,21 +93,37 @@ export function noteInBase(base: LoadedBase, note: RowNote, budget?: EvalBudget)
 
 // A base whose filters cannot be evaluated (or cost too much) is remembered too: otherwise every
 // caller that surveys the bases would pay the whole pass again before hearing the same error. One that
-// ran past its budget keeps that verdict across index generations while its file is unchanged (for
-// COSTLY_RETRY_MS): else every write paid its whole budget again on the request thread (a second a base).
-const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError; costly?: { stamp: string; at: number } }>();
-const COSTLY_RETRY_MS = 10 * 60_000;
+// ran past its budget keeps that verdict across index generations while its file is unchanged: else
+// every write paid the whole budget again on the request thread (a second a base). A limit (steps,
+// a value's length) is kept COSTLY_KEEP_MS; a pass's wall time, which a loaded machine can overrun
+// once, 30 s, then twice as long at each overrun in a row, up to COSTLY_KEEP_MS.
+interface CostlyVerdict {
+  stamp: string;
+  until: number;
+  /** Overruns of the wall time in a row (0 for a limit). */
+  strikes: number;
+}
+const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError; costly?: CostlyVerdict }>();
+const COSTLY_KEEP_MS = 10 * 60_000;
+const FIRST_TIME_VERDICT_MS = 30_000;
+const strikesOf = new Map<string, { stamp: string; strikes: number }>();
 
 /** The verdict "too costly" on a base, while it holds (see rowCache): the error to answer, or null. */
 export function costlyVerdict(vault: VaultLike, base: LoadedBase): ToolError | null {
   const hit = rowCache.get(`${vault.root}\0${base.id}`);
-  return hit && "error" in hit && hit.costly?.stamp === base.stamp && performance.now() - hit.costly.at < COSTLY_RETRY_MS ? hit.error : null;
+  return hit && "error" in hit && hit.costly?.stamp === base.stamp && performance.now() < hit.costly.until ? hit.error : null;
 }
 
 /** Remember that evaluating `base` ran past its budget (also found outside rowsOf, e.g. on one note): the error to answer. */
-export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError): void {
+export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError, cause: TooCostly["cause"]): void {
+  const cacheKey = `${vault.root}\0${base.id}`;
+  const prev = strikesOf.get(cacheKey);
+  const strikes = cause === "limit" ? 0 : prev?.stamp === base.stamp ? prev.strikes + 1 : 1;
+  strikesOf.set(cacheKey, { stamp: base.stamp, strikes });
+  if (strikesOf.size > 200) strikesOf.delete(strikesOf.keys().next().value!);
+  const keep = cause === "limit" ? COSTLY_KEEP_MS : Math.min(COSTLY_KEEP_MS, FIRST_TIME_VERDICT_MS * 2 ** (strikes - 1));
   const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
-  rowCache.set(`${vault.root}\0${base.id}`, { key, error, costly: { stamp: base.stamp, at: performance.now() } });
+  rowCache.set(cacheKey, { key, error, costly: { stamp: base.stamp, until: performance.now() + keep, strikes } });
 }
 
 /** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
@@ -129,11 +145,12 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   } catch (e) {
     if (!(e instanceof UnsupportedExpression)) throw e;
     const error = unsupportedError(base, e);
-    if (e instanceof TooCostly) rememberCostly(vault, base, error);
+    if (e instanceof TooCostly) rememberCostly(vault, base, error, e.cause);
     else rowCache.set(cacheKey, { key, error });
     throw error;
   }
   rowCache.set(cacheKey, { key, rows });
+  strikesOf.delete(cacheKey);
   if (rowCache.size > 200) rowCache.delete(rowCache.keys().next().value!);
   return rows;
 }

@@ -4,9 +4,12 @@
 // hidden file agents never see; inference gives the same answer for the
 // common cases and needs nothing outside the notes).
 import type { LoadedBase } from "./base-file";
-import { evaluate, evaluationBudget, isDateString, propertyOf, toJsonValue, type Value } from "./evaluate";
-import { parseExpr, TooCostly, UnsupportedExpression, type Expr } from "./expr";
+import { evaluate, evaluationBudget, isDateString, MAX_PASS_MS, propertyOf, toJsonValue, type Value } from "./evaluate";
+import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
+
+/** How many whole-pass budgets all of a base's formula columns may take together. */
+const MAX_COLUMN_PASSES = 4;
 
 export type ColumnType = "text" | "number" | "checkbox" | "date" | "select" | "multi_select";
 
@@ -95,10 +98,11 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
     .sort((a, b) => b[1].n - a[1].n || a[1].first - b[1].first)
     .forEach(([k]) => add(k));
 
-  // The computed columns of every row are evaluated once, here, under one budget for the whole base (as
-  // its filter is): read for each row with a budget of its own, a costly formula cost up to a second a row,
-  // and again on each filter or sort of query_database.
-  const budget = evaluationBudget(rows.length);
+  // A formula column is evaluated over every row once, here, under a budget of its own (a whole pass's, as
+  // the base's filter has), all of them within a few such budgets: read for each row with a budget of its
+  // own, a costly formula cost up to a second a row, and again on each filter or sort of query_database.
+  // file.* columns are cheap and typed in advance: read when asked.
+  const overall = performance.now() + MAX_COLUMN_PASSES * Math.max(MAX_PASS_MS, rows.length * 0.02);
   return ids.map((id) => {
     const name = base.properties.get(id)?.displayName ?? id;
     let read: (row: RowNote) => unknown;
@@ -108,24 +112,31 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
       if (formula instanceof UnsupportedExpression) error = `Lettuce cannot evaluate ${JSON.stringify(formula.expression)}: ${formula.what}`;
       else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
       const expr = error ? null : exprReader(id);
-      const values = new Map<RowNote, unknown>();
-      const compute = (row: RowNote): unknown => {
-        if (!expr || error) return null;
+      const compute = (row: RowNote, budget = evaluationBudget()): unknown => {
+        if (!expr) return null;
         try {
           return toJsonValue(evaluate(expr, envFor(base, row.file, budget)));
-        } catch (e) {
-          if (e instanceof TooCostly) {
-            error = `Lettuce cannot evaluate ${JSON.stringify(id)} over this base's rows: ${e.what}`;
-            values.clear();
-          }
-          return null;
+        } catch {
+          return null; // this row's value cannot be worked out (as before); the pass's time is checked below
         }
       };
-      for (const row of rows) {
-        if (error) break;
-        values.set(row, compute(row));
+      if (!expr || FILE_TYPES[id]) {
+        read = (row) => compute(row);
+      } else {
+        const budget = evaluationBudget(rows.length);
+        budget.deadline = Math.min(budget.deadline, overall);
+        const values = new Map<RowNote, unknown>();
+        for (const row of rows) {
+          values.set(row, compute(row, budget));
+          if (performance.now() > budget.deadline) {
+            error = `Lettuce cannot evaluate ${JSON.stringify(id)} over this base's rows: it takes more than ${MAX_PASS_MS} ms`;
+            values.clear();
+            break;
+          }
+        }
+        // A row outside the base's rows (none today) gets a budget of its own.
+        read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
       }
-      read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
     } else {
       read = (row) => toJsonValue(propertyOf(row.file.frontmatter, id) as Value);
     }

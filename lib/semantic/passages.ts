@@ -176,7 +176,9 @@ function sections(body: string): Section[] {
       // The heading path goes in front of every window of the section, and the heading with each passage: a
       // 250 KB line of '# # # …' put itself in front of each of its own 400 windows (4 s, and 100 MB to embed
       // and store). Past this length a heading is pasted text: it is read in full as the section's first paragraph.
-      const title = text.length > MAX_HEADING_CHARS ? text.slice(0, MAX_HEADING_CHARS) : text;
+      // (Not between the halves of a surrogate pair.)
+      const cut = MAX_HEADING_CHARS - (/[\uD800-\uDBFF]/.test(text[MAX_HEADING_CHARS - 1] ?? "") ? 1 : 0);
+      const title = text.length > MAX_HEADING_CHARS ? text.slice(0, cut) : text;
       const level = h.level;
       while (open.length && open[open.length - 1]!.level >= level) open.pop();
       if (title) open.push({ level, title });

@@ -61,6 +61,9 @@ export function* mdLinks(s: string): Generator<MdLink> {
   // The run of bare-destination characters (not ')' nor whitespace) last measured: [runStart, runEnd).
   let runStart = -1;
   let runEnd = -1;
+  // What follows that run (a title, ')'), read once for every '[' whose destination ends there: re-read for
+  // each, an unclosed title ran to the line's end up to 1,024 times.
+  let closedAt = -1;
   for (let b = s.indexOf("[", from); b !== -1; b = s.indexOf("[", b + 1)) {
     if (b < from) continue;
     // The text runs to the first bracket or line break, which must be "](".
@@ -86,10 +89,11 @@ export function* mdLinks(s: string): Generator<MdLink> {
         runStart = r;
         runEnd = r;
         while (runEnd < s.length && s[runEnd] !== ")" && !isSpace(s, runEnd)) runEnd++;
+        closedAt = closeAfter(s, runEnd);
       }
       // The rule takes at most MAX_BARE characters; a longer run leaves one of them where ')' must be.
       if (runEnd - r <= MAX_BARE) {
-        end = closeAfter(s, runEnd);
+        end = closedAt;
         if (end !== -1) destEnd = runEnd;
       }
     }
