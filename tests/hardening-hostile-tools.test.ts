@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SemanticService } from "../lib/semantic/service";
+import { parseSearchQuery } from "../lib/retrieval/fts-query";
+import { buildSnippet } from "../lib/retrieval/snippet";
 import { findAll, findText } from "../lib/text-find";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -121,6 +123,17 @@ describe("hostile text through the tools", () => {
     const res = await s.call("suggest_links", { path: "Brackets.md" }, "read");
     expect(res.items.map((i: { targetPath: string }) => i.targetPath)).toContain("Target note.md");
   }, 5_000);
+});
+
+describe("snippets", () => {
+  // An image line is markup, not prose, with one level of parentheses in its URL (the first mend's pattern
+  // refused any) and at the length of a pasted image within the snippet's window.
+  test("image lines, a pasted data: image among them, are not a snippet's text", () => {
+    const terms = parseSearchQuery("zebra")!.positives;
+    const body = `![](https://upload.wikimedia.org/wiki/File_(1))\n![](data:image/png;base64,${"QUJD".repeat(12_000)})\nThe zebra line.\n`;
+    expect(buildSnippet(body.replace("The zebra line.", "No match here."), terms)).toBe("No match here.");
+    expect(buildSnippet(body, terms)).toContain("zebra");
+  });
 });
 
 describe("linear substring search", () => {

@@ -51,17 +51,17 @@ export function evaluationBudget(notes = 0): EvalBudget {
 
 function spend(budget: EvalBudget): void {
   budget.steps++;
-  if (++budget.noteSteps > MAX_NOTE_STEPS) throw new TooCostly("(filters and formulas)", `more than ${MAX_NOTE_STEPS} steps for one note`, "limit");
+  if (++budget.noteSteps > MAX_NOTE_STEPS) throw new TooCostly("(filters and formulas)", `more than ${MAX_NOTE_STEPS} steps for one note`);
   // The clock is read every 64 steps: a step on a value of a megabyte (lower(), a concatenation) takes ~0.3 ms,
   // so reading it every 1,024 let a pass overrun by a third of a second.
   if ((budget.steps & 63) === 0 && performance.now() > budget.deadline) {
-    throw new TooCostly("(filters and formulas)", `evaluating it over the vault takes more than ${MAX_PASS_MS} ms`, "time");
+    throw new TooCostly("(filters and formulas)", `evaluating it over the vault takes more than ${MAX_PASS_MS} ms`);
   }
 }
 
 /** The length a concatenation would have, refused past MAX_VALUE_LENGTH before it is built. */
 function bounded(length: number): number {
-  if (length > MAX_VALUE_LENGTH) throw new TooCostly("+", `a value longer than ${MAX_VALUE_LENGTH} characters or items`, "limit");
+  if (length > MAX_VALUE_LENGTH) throw new TooCostly("+", `a value longer than ${MAX_VALUE_LENGTH} characters or items`);
   return length;
 }
 

@@ -25,20 +25,8 @@ export class UnsupportedExpression extends Error {
   }
 }
 
-/**
- * A base whose evaluation ran past its budget: a limit of steps or of a value's length (the same on every
- * run), or the wall time of a pass (which a loaded machine can overrun once). See rows.ts for how long
- * each verdict is kept.
- */
-export class TooCostly extends UnsupportedExpression {
-  constructor(
-    expression: string,
-    what: string,
-    readonly cause: "limit" | "time",
-  ) {
-    super(expression, what);
-  }
-}
+/** A base whose evaluation ran past its budget (steps, a value's length, a pass's wall time): see rows.ts for how long that verdict is kept. */
+export class TooCostly extends UnsupportedExpression {}
 
 /** Global functions the evaluator knows. */
 export const GLOBAL_FUNCTIONS = new Set(["date", "today", "now", "number", "list", "if", "min", "max", "duration"]);

@@ -46,7 +46,7 @@ export function basesContainingNote(vault: VaultLike, notePath: string): Databas
     } catch (e) {
       if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
       // Not asked again on the next call: a costly filter spends its budget (a second) each time.
-      if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e), e.cause);
+      if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e));
     }
   }
   return out;

@@ -93,19 +93,18 @@ export function noteInBase(base: LoadedBase, note: RowNote, budget?: EvalBudget)
 
 // A base whose filters cannot be evaluated (or cost too much) is remembered too: otherwise every
 // caller that surveys the bases would pay the whole pass again before hearing the same error. One that
-// ran past its budget keeps that verdict across index generations while its file is unchanged: else
-// every write paid the whole budget again on the request thread (a second a base). A limit (steps,
-// a value's length) is kept COSTLY_KEEP_MS; a pass's wall time, which a loaded machine can overrun
-// once, 30 s, then twice as long at each overrun in a row, up to COSTLY_KEEP_MS.
+// ran past its budget keeps that verdict across index generations while its file is unchanged (else
+// every write paid the whole budget again on the request thread, a second a base): 30 s, then twice as
+// long at each overrun in a row, up to COSTLY_KEEP_MS. Then it is evaluated again: a loaded machine
+// overruns once, and a note that made it costly may have been fixed.
 interface CostlyVerdict {
   stamp: string;
   until: number;
-  /** Overruns of the wall time in a row (0 for a limit). */
-  strikes: number;
 }
 const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError; costly?: CostlyVerdict }>();
 const COSTLY_KEEP_MS = 10 * 60_000;
-const FIRST_TIME_VERDICT_MS = 30_000;
+const FIRST_VERDICT_MS = 30_000;
+/** Overruns in a row, by base (reset by a pass within budget, or a new version of the file). */
 const strikesOf = new Map<string, { stamp: string; strikes: number }>();
 
 /** The verdict "too costly" on a base, while it holds (see rowCache): the error to answer, or null. */
@@ -115,15 +114,15 @@ export function costlyVerdict(vault: VaultLike, base: LoadedBase): ToolError | n
 }
 
 /** Remember that evaluating `base` ran past its budget (also found outside rowsOf, e.g. on one note): the error to answer. */
-export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError, cause: TooCostly["cause"]): void {
+export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError): void {
   const cacheKey = `${vault.root}\0${base.id}`;
   const prev = strikesOf.get(cacheKey);
-  const strikes = cause === "limit" ? 0 : prev?.stamp === base.stamp ? prev.strikes + 1 : 1;
+  const strikes = prev?.stamp === base.stamp ? prev.strikes + 1 : 1;
   strikesOf.set(cacheKey, { stamp: base.stamp, strikes });
   if (strikesOf.size > 200) strikesOf.delete(strikesOf.keys().next().value!);
-  const keep = cause === "limit" ? COSTLY_KEEP_MS : Math.min(COSTLY_KEEP_MS, FIRST_TIME_VERDICT_MS * 2 ** (strikes - 1));
+  const keep = Math.min(COSTLY_KEEP_MS, FIRST_VERDICT_MS * 2 ** (strikes - 1));
   const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
-  rowCache.set(cacheKey, { key, error, costly: { stamp: base.stamp, until: performance.now() + keep, strikes } });
+  rowCache.set(cacheKey, { key, error, costly: { stamp: base.stamp, until: performance.now() + keep } });
 }
 
 /** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
@@ -133,7 +132,8 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   const costly = costlyVerdict(vault, base);
   if (costly) throw costly;
   const hit = rowCache.get(cacheKey);
-  if (hit && hit.key === key) {
+  // A lapsed "too costly" verdict is evaluated again, in this generation too.
+  if (hit && hit.key === key && !("costly" in hit && hit.costly)) {
     if ("error" in hit) throw hit.error;
     return hit.rows;
   }
@@ -145,7 +145,7 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   } catch (e) {
     if (!(e instanceof UnsupportedExpression)) throw e;
     const error = unsupportedError(base, e);
-    if (e instanceof TooCostly) rememberCostly(vault, base, error, e.cause);
+    if (e instanceof TooCostly) rememberCostly(vault, base, error);
     else rowCache.set(cacheKey, { key, error });
     throw error;
   }

@@ -25,8 +25,10 @@ async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number,
 
 const FOLLOW_POLL_MS = 500;
 // A server whose background pass stopped (a model error) keeps its backlog until the watcher sees a change:
-// after this long with no note embedded, this command stops waiting and embeds the rest itself.
-const followStallMs = () => Number(process.env.LETTUCE_EMBED_FOLLOW_STALL_MS) || 60_000;
+// after this long with no note embedded, this command stops waiting and embeds the rest itself. (A note
+// counts once all its passages are in: one of thousands of passages on a slow model can take this long,
+// and then both embed what is left: double work, nothing wrong.)
+const followStallMs = () => Number(process.env.LETTUCE_EMBED_FOLLOW_STALL_MS) || 120_000;
 
 /** The vault's running server, when it embeds in the background with the model this command would use. */
 async function embeddingServer(vault: VaultContext): Promise<ServerPresence | null> {
@@ -49,16 +51,15 @@ async function followServer(vault: VaultContext, quiet: boolean): Promise<Server
   console.error(`The server at ${server.url} (pid ${server.pid}) embeds this vault with the same model; waiting for it.`);
   const done = await withProgress(quiet, async (onProgress) => {
     const total = svc.pendingNotes(provider);
-    let least = total;
+    let before = total;
     let movedAt = performance.now();
     for (;;) {
       const left = svc.pendingNotes(provider);
       onProgress(total - Math.min(left, total), total);
       if (left === 0) return true;
-      if (left < least) {
-        least = left;
-        movedAt = performance.now();
-      }
+      // Progress since the last look (new changes may have raised the count meanwhile).
+      if (left < before) movedAt = performance.now();
+      before = left;
       if (liveServer(vault.root)?.pid !== server.pid) return false;
       if (performance.now() - movedAt > followStallMs()) {
         console.error(`The server has embedded no note for ${Math.round(followStallMs() / 1000)} s; embedding the rest here.`);

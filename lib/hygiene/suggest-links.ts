@@ -38,7 +38,7 @@ function maskLinks(text: string): string {
   const blank = (m: string) => m.replace(/[^\n]/g, " ");
   return text
     .replace(/!?\[\[[^[\]\n]*\]\]/g, blank)
-    .replace(/!?\[[^[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)/g, blank)
+    .replace(/!?\[[^[\]\n]*\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)/g, blank)
     .replace(/\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}:\/\/[^\s<>()]+/g, blank)
     .replace(/<[^<>\n]+>/g, blank)
     .replace(/(^|\s)#[\p{L}\p{N}_\-/]+/gu, (m) => blank(m))
