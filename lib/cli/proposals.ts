@@ -66,7 +66,7 @@ export const proposalsCommand: Command = {
         let diff = p.diff;
         let note = "";
         if (p.status === "pending") {
-          const now = previewProposal(vault, p);
+          const now = await previewProposal(vault, p);
           if ("diff" in now) diff = now.diff;
           else note = `Approving now would fail (${now.error.kind}): ${now.error.message}\nThe diff below is what was proposed.`;
         }

@@ -47,14 +47,14 @@ export function reviewRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     return c.json({ items: items.map(({ diff: _d, base: _b, args: _a, ...p }) => p), total, limit, offset });
   });
 
-  app.get("/api/proposals/:id", (c) => {
+  app.get("/api/proposals/:id", async (c) => {
     const id = idParam(c.req.param("id"));
     const p = id === null ? null : getProposal(db, id);
     if (!p) return errorResponse(c, new ToolError("proposal-not-found", `No proposal ${c.req.param("id")}`));
     let diff = p.diff;
     let stale: { kind: string; message: string } | null = null;
     if (p.status === "pending") {
-      const now = previewProposal(vault, p);
+      const now = await previewProposal(vault, p);
       if ("diff" in now) diff = now.diff;
       else stale = { kind: now.error.kind, message: now.error.message };
     }

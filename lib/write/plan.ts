@@ -25,8 +25,12 @@ export interface WriteOp<A = any> {
   name: string;
   /** Paths to lock before planning; a best guess from the arguments (the service re-locks if the plan names more). */
   lockPaths(vault: VaultContext, args: A): string[];
-  /** Read the notes, check the rules and compute the change. `base` pins notes to the hashes a proposal saw. */
-  plan(vault: VaultContext, args: A, base?: Base): Plan;
+  /**
+   * Read the notes, check the rules and compute the change. `base` pins notes to the hashes a proposal saw.
+   * A plan that reads many notes may give other callers turns meanwhile (a promise): the commit checks
+   * every note it changes against what the plan read.
+   */
+  plan(vault: VaultContext, args: A, base?: Base): Plan | Promise<Plan>;
   /** True when the caller pinned a version (expectedHash): a concurrent change is then a conflict, not a retry. */
   pinned(args: A): boolean;
 }

@@ -85,7 +85,7 @@ export interface ProposalReceipt {
 }
 
 /** Validate and queue a write from a propose token; the vault is not touched. */
-export function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { agent: string; token: string }): ProposalReceipt {
+export async function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { agent: string; token: string }): Promise<ProposalReceipt> {
   const db = vault.stateDb;
   const pending = (db.query("SELECT count(*) AS n FROM proposals WHERE token = ? AND status = 'pending'").get(who.token) as { n: number }).n;
   if (pending >= MAX_PENDING_PROPOSALS) {
@@ -93,7 +93,7 @@ export function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { 
       limit: MAX_PENDING_PROPOSALS,
     });
   }
-  const plan = op.plan(vault, args);
+  const plan = await op.plan(vault, args);
   if (!plan.changes.length) {
     throw new ToolError("no-change", "The proposed edit would not change anything; nothing was queued");
   }
@@ -187,9 +187,9 @@ function opOf(p: Proposal): WriteOp {
  * What approving would change now: the plan against the current notes, or
  * the conflict that approving would report.
  */
-export function previewProposal(vault: VaultContext, p: Proposal): { diff: string } | { error: ToolError } {
+export async function previewProposal(vault: VaultContext, p: Proposal): Promise<{ diff: string } | { error: ToolError }> {
   try {
-    return { diff: planDiff(opOf(p).plan(vault, p.args, p.base)) };
+    return { diff: planDiff(await opOf(p).plan(vault, p.args, p.base)) };
   } catch (e) {
     if (e instanceof ToolError) return { error: e };
     throw e;

@@ -78,7 +78,7 @@ export class WriteService {
       try {
         // A person's editor may be in the middle of an in-place save of one of these notes (./save-quiet.ts).
         await waitForEmptiedNotes(this.vault.root, lockPaths, this.ours);
-        const plan = op.plan(this.vault, args, base);
+        const plan = await op.plan(this.vault, args, base);
         const missing = planPaths(plan).filter((p) => !keys.has(p.toLowerCase()));
         if (missing.length) {
           // The plan reaches notes we did not lock (a backlink added meanwhile): lock them too and plan again.
