@@ -14,13 +14,19 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-test("embed waits for a serving server that embeds with the same model; --rebuild refuses; alone it embeds itself", async () => {
+/** A vault of NOTES short notes, each one passage, and the in-test model server (slowed) with the env that selects it. */
+function vaultAndModel(embedDelayMs: number) {
   const root = tempDir();
   dirs.push(root);
   mkdirSync(join(root, "Notes"));
   for (let i = 0; i < NOTES; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nShort note ${i} on topic${i}.\n`);
-  const m = startModelServer({ embedDelayMs: 300 });
+  const m = startModelServer({ embedDelayMs });
   const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: m.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_MODEL: undefined };
+  return { root, m, env };
+}
+
+test("embed waits for a serving server that embeds with the same model; --rebuild refuses; alone it embeds itself", async () => {
+  const { root, m, env } = vaultAndModel(300);
   const sent = () => m.state.requests.filter((r) => r.path === "/api/embed").flatMap((r) => r.body.input as string[]);
   try {
     const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env });
@@ -65,12 +71,7 @@ test("embed waits for a serving server that embeds with the same model; --rebuil
 // The server's background pass stops on a model error and keeps its backlog until the watcher sees a change:
 // the CLI must not wait for it forever.
 test("embed stops waiting for a server that embeds nothing, and embeds the rest itself", async () => {
-  const root = tempDir();
-  dirs.push(root);
-  mkdirSync(join(root, "Notes"));
-  for (let i = 0; i < NOTES; i++) writeFileSync(join(root, "Notes", `N${i}.md`), `# N${i}\n\nShort note ${i} on subject${i}.\n`);
-  const m = startModelServer({ embedDelayMs: 100 });
-  const env = { LETTUCE_EMBED_PROVIDER: "ollama", OLLAMA_HOST: m.url, LETTUCE_LLM_PROVIDER: "none", LETTUCE_EMBED_MODEL: undefined };
+  const { root, m, env } = vaultAndModel(100);
   try {
     const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env });
     try {
