@@ -10,6 +10,8 @@ import { envFor, type RowNote } from "./rows";
 
 /** How many whole-pass budgets all of a base's formula columns may take together. */
 const MAX_COLUMN_PASSES = 4;
+/** Formula columns that ran past their budget, by base version and column: the error, and until when it stands. */
+const costlyColumns = new Map<string, { error: string; strikes: number; until: number }>();
 
 export type ColumnType = "text" | "number" | "checkbox" | "date" | "select" | "multi_select";
 
@@ -120,8 +122,14 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
           return null; // this row's value cannot be worked out (as before); the pass's time is checked below
         }
       };
+      const costlyKey = `${base.id}\0${base.stamp}\0${id}`;
+      const costly = costlyColumns.get(costlyKey);
       if (!expr || FILE_TYPES[id]) {
         read = (row) => compute(row);
+      } else if (costly && performance.now() < costly.until) {
+        // It overran a moment ago, for this version of the base: not paid for again after every write.
+        error = costly.error;
+        read = () => null;
       } else {
         const budget = evaluationBudget(rows.length);
         budget.deadline = Math.min(budget.deadline, overall);
@@ -131,9 +139,14 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
           if (performance.now() > budget.deadline) {
             error = `Lettuce cannot evaluate ${JSON.stringify(id)} over this base's rows: it takes more than ${MAX_PASS_MS} ms`;
             values.clear();
+            // Kept as a base's costly filter is (rows.ts): 30 s, doubling while it repeats, up to ten minutes.
+            const strikes = (costly?.strikes ?? 0) + 1;
+            costlyColumns.set(costlyKey, { error, strikes, until: performance.now() + Math.min(600_000, 30_000 * 2 ** (strikes - 1)) });
+            if (costlyColumns.size > 500) costlyColumns.delete(costlyColumns.keys().next().value!);
             break;
           }
         }
+        if (!error) costlyColumns.delete(costlyKey);
         // A row outside the base's rows (none today) gets a budget of its own.
         read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
       }
