@@ -8,6 +8,7 @@ import { loadBase, passes, unsupportedError, type LoadedBase } from "./base-file
 import { evaluationBudget, type EvalBudget, type EvalEnv, type RowFile } from "./evaluate";
 import { ToolError } from "../errors";
 import { TooCostly, UnsupportedExpression } from "./expr";
+import { CostlyVerdicts } from "./verdicts";
 
 /** What lib/bases needs of an open vault (a VaultContext fits). */
 export interface VaultLike {
@@ -91,38 +92,20 @@ export function noteInBase(base: LoadedBase, note: RowNote, budget?: EvalBudget)
   return base.filters === null || passes(base.filters, envFor(base, note.file, budget));
 }
 
-// A base whose filters cannot be evaluated (or cost too much) is remembered too: otherwise every
-// caller that surveys the bases would pay the whole pass again before hearing the same error. One that
-// ran past its budget keeps that verdict across index generations while its file is unchanged (else
-// every write paid the whole budget again on the request thread, a second a base): 30 s, then twice as
-// long at each overrun in a row, up to COSTLY_KEEP_MS. Then it is evaluated again: a loaded machine
-// overruns once, and a note that made it costly may have been fixed.
-interface CostlyVerdict {
-  stamp: string;
-  until: number;
-}
-const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError; costly?: CostlyVerdict }>();
-const COSTLY_KEEP_MS = 10 * 60_000;
-const FIRST_VERDICT_MS = 30_000;
-/** Overruns in a row, by base (reset by a pass within budget, or a new version of the file). */
-const strikesOf = new Map<string, { stamp: string; strikes: number }>();
+// A base whose filters cannot be evaluated is remembered too (for the index generation and the
+// version of its file): otherwise every caller that surveys the bases would pay the whole pass again
+// before hearing the same error. One that ran past its budget is a verdict of ./verdicts.ts.
+const rowCache = new Map<string, { key: string; rows: RowNote[] } | { key: string; error: ToolError }>();
+const costlyBases = new CostlyVerdicts<ToolError>();
 
-/** The verdict "too costly" on a base, while it holds (see rowCache): the error to answer, or null. */
+/** The verdict "too costly" on a base, while it stands: the error to answer, or null. */
 export function costlyVerdict(vault: VaultLike, base: LoadedBase): ToolError | null {
-  const hit = rowCache.get(`${vault.root}\0${base.id}`);
-  return hit && "error" in hit && hit.costly?.stamp === base.stamp && performance.now() < hit.costly.until ? hit.error : null;
+  return costlyBases.standing(`${vault.root}\0${base.id}`, base.stamp);
 }
 
 /** Remember that evaluating `base` ran past its budget (also found outside rowsOf, e.g. on one note): the error to answer. */
 export function rememberCostly(vault: VaultLike, base: LoadedBase, error: ToolError): void {
-  const cacheKey = `${vault.root}\0${base.id}`;
-  const prev = strikesOf.get(cacheKey);
-  const strikes = prev?.stamp === base.stamp ? prev.strikes + 1 : 1;
-  strikesOf.set(cacheKey, { stamp: base.stamp, strikes });
-  if (strikesOf.size > 200) strikesOf.delete(strikesOf.keys().next().value!);
-  const keep = Math.min(COSTLY_KEEP_MS, FIRST_VERDICT_MS * 2 ** (strikes - 1));
-  const key = `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
-  rowCache.set(cacheKey, { key, error, costly: { stamp: base.stamp, until: performance.now() + keep } });
+  costlyBases.overran(`${vault.root}\0${base.id}`, base.stamp, error);
 }
 
 /** The base's rows by path. Throws the unsupported-expression ToolError when its filters cannot be evaluated. */
@@ -132,8 +115,7 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   const costly = costlyVerdict(vault, base);
   if (costly) throw costly;
   const hit = rowCache.get(cacheKey);
-  // A lapsed "too costly" verdict is evaluated again, in this generation too.
-  if (hit && hit.key === key && !("costly" in hit && hit.costly)) {
+  if (hit && hit.key === key) {
     if ("error" in hit) throw hit.error;
     return hit.rows;
   }
@@ -145,12 +127,14 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   } catch (e) {
     if (!(e instanceof UnsupportedExpression)) throw e;
     const error = unsupportedError(base, e);
-    if (e instanceof TooCostly) rememberCostly(vault, base, error);
-    else rowCache.set(cacheKey, { key, error });
+    if (e instanceof TooCostly) {
+      rowCache.delete(cacheKey);
+      rememberCostly(vault, base, error);
+    } else rowCache.set(cacheKey, { key, error });
     throw error;
   }
   rowCache.set(cacheKey, { key, rows });
-  strikesOf.delete(cacheKey);
+  costlyBases.clear(cacheKey);
   if (rowCache.size > 200) rowCache.delete(rowCache.keys().next().value!);
   return rows;
 }

@@ -7,11 +7,12 @@ import type { LoadedBase } from "./base-file";
 import { evaluate, evaluationBudget, isDateString, MAX_PASS_MS, propertyOf, toJsonValue, type Value } from "./evaluate";
 import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
+import { CostlyVerdicts } from "./verdicts";
 
 /** How many whole-pass budgets all of a base's formula columns may take together. */
 const MAX_COLUMN_PASSES = 4;
-/** Formula columns that ran past their budget, by base version and column: the error, and until when it stands. */
-const costlyColumns = new Map<string, { error: string; strikes: number; until: number }>();
+/** Formula columns that ran past their budget, by base and column. */
+const costlyColumns = new CostlyVerdicts<string>();
 
 export type ColumnType = "text" | "number" | "checkbox" | "date" | "select" | "multi_select";
 
@@ -122,13 +123,13 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
           return null; // this row's value cannot be worked out (as before); the pass's time is checked below
         }
       };
-      const costlyKey = `${base.id}\0${base.stamp}\0${id}`;
-      const costly = costlyColumns.get(costlyKey);
+      const costlyKey = `${base.id}\0${id}`;
+      const costly = costlyColumns.standing(costlyKey, base.stamp);
       if (!expr || FILE_TYPES[id]) {
         read = (row) => compute(row);
-      } else if (costly && performance.now() < costly.until) {
+      } else if (costly) {
         // It overran a moment ago, for this version of the base: not paid for again after every write.
-        error = costly.error;
+        error = costly;
         read = () => null;
       } else {
         const budget = evaluationBudget(rows.length);
@@ -139,14 +140,11 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
           if (performance.now() > budget.deadline) {
             error = `Lettuce cannot evaluate ${JSON.stringify(id)} over this base's rows: it takes more than ${MAX_PASS_MS} ms`;
             values.clear();
-            // Kept as a base's costly filter is (rows.ts): 30 s, doubling while it repeats, up to ten minutes.
-            const strikes = (costly?.strikes ?? 0) + 1;
-            costlyColumns.set(costlyKey, { error, strikes, until: performance.now() + Math.min(600_000, 30_000 * 2 ** (strikes - 1)) });
-            if (costlyColumns.size > 500) costlyColumns.delete(costlyColumns.keys().next().value!);
+            costlyColumns.overran(costlyKey, base.stamp, error);
             break;
           }
         }
-        if (!error) costlyColumns.delete(costlyKey);
+        if (!error) costlyColumns.clear(costlyKey);
         // A row outside the base's rows (none today) gets a budget of its own.
         read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
       }
