@@ -16,6 +16,7 @@ import { renderForWire } from "./json-text";
 import { splitNotes, type SplitJob } from "../semantic/split-notes";
 import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
+import { linkLinesOf } from "../vault/parse";
 import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 
@@ -28,6 +29,7 @@ export type ReadJob =
   | { kind: "health" }
   | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
+  | { kind: "linkLines"; path: string; text: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
@@ -85,6 +87,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "splitNotes":
       // A background embedding pass's splitting (lib/semantic/split-notes.ts), kept off the request thread.
       return splitNotes(db, job.job);
+    case "linkLines":
+      // move_note's parse of a big backlinking note (an 8 MB note ~0.6 s), kept off the request thread.
+      return linkLinesOf(job.path, job.text);
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;

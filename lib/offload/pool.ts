@@ -319,6 +319,8 @@ export const offloaded = {
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "pages", root: vault.root, planned, mode }, signal))),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
+  /** The lines of a note's text that hold links, for move_note's rewrite of a big note. */
+  linkLines: (vault: VaultContext, path: string, text: string) => readPool(vault).run<number[]>({ kind: "linkLines", path, text }),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
   /** find_duplicates' and topic_map's whole-vault passes over note vectors (lib/semantic/pair-jobs.ts). */

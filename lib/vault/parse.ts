@@ -252,6 +252,11 @@ export function parseHeadings(content: string): ParsedHeading[] {
   return headingsOf(bodyLines, blocks(bodyLines), fm.raw ? lineStarts(fm.raw).length - 1 : 0);
 }
 
+/** The 0-based lines of `content` that hold a link (code, comments and math hold none): where move_note rewrites. */
+export function linkLinesOf(path: string, content: string): number[] {
+  return [...new Set(parseNote(path, content).links.map((l) => l.line - 1))];
+}
+
 export function parseNote(path: string, content: string): ParsedNote {
   const text = plainText(content);
   const fm = splitFrontmatter(text);

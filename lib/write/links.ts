@@ -7,7 +7,7 @@ import { posix } from "node:path";
 import type { LinkRef } from "../index/resolver";
 import { blankCodeSpans } from "../vault/code-spans";
 import { mdLinks } from "../vault/md-links";
-import { noteName, parseNote } from "../vault/parse";
+import { linkLinesOf, noteName } from "../vault/parse";
 import { splitLines } from "./text";
 
 // Markdown links are found as the parser finds them (lib/vault/md-links.ts, linear on hostile lines: this
@@ -87,9 +87,9 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
 }
 
 /** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
-export function rewriteLinksForMove(text: string, r: MoveRewrite): { text: string; count: number } {
-  const linkLines = new Set(parseNote(r.oldSource, text).links.map((l) => l.line - 1));
-  if (!linkLines.size) return { text, count: 0 };
+/** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere (a big note, in a read worker). */
+export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: number[] = linkLinesOf(r.oldSource, text)): { text: string; count: number } {
+  if (!linkLines.length) return { text, count: 0 };
   const lines = splitLines(text);
   let count = 0;
   for (const i of linkLines) {

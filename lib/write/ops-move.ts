@@ -4,7 +4,8 @@
 import { existsSync } from "node:fs";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { noteName } from "../vault/parse";
+import { BIG_NOTE_BYTES } from "../index/parse-pool";
+import { linkLinesOf, noteName } from "../vault/parse";
 import { MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
@@ -38,6 +39,16 @@ function existingPath(vault: VaultContext, input: string): string | null {
 // Bytes of backlinking notes read and parsed between two turns of other callers (~30 ms of work).
 const TURN_BYTES = 512 * 1024;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The lines of a note that hold links. A big note is parsed in a read worker: on the thread answering
+ * every caller an 8 MB note held them all ~0.6 s. The pool is loaded on first need (the CLI's start-up).
+ */
+async function linkLines(vault: VaultContext, path: string, text: string): Promise<number[]> {
+  if (text.length < BIG_NOTE_BYTES) return linkLinesOf(path, text);
+  const { offloaded } = await import("../offload/pool");
+  return offloaded.linkLines(vault, path, text);
+}
 
 export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   name: "move_note",
@@ -80,7 +91,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
       // The moved note's own relative links and self-links.
       try {
         const t = decodeText(src.path, src.bytes!);
-        const own = rewriteLinksForMove(t.text, { ...common, oldSource: src.path, newSource: dst.path });
+        const own = rewriteLinksForMove(t.text, { ...common, oldSource: src.path, newSource: dst.path }, await linkLines(vault, src.path, t.text));
         if (own.count) {
           changes.push({ action: "write", path: dst.path, before: src.bytes, after: encodeText(t, own.text) });
           linkCount += own.count;
@@ -90,8 +101,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
       }
       let readSinceTurn = 0;
       for (const path of backlinkSources(vault, src.path)) {
-        // Each backlinking note is parsed here, on the thread answering every caller (an 8 MB note ~0.6 s):
-        // other callers get a turn between notes, not only after all of them.
+        // Other callers get a turn between notes, not only after all of them (the small ones are parsed here).
         if (readSinceTurn >= TURN_BYTES) {
           await nextTurn();
           readSinceTurn = 0;
@@ -110,7 +120,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
           skipped.push({ path, reason: "unsupported-encoding" });
           continue;
         }
-        const res = rewriteLinksForMove(t.text, { ...common, oldSource: path, newSource: path });
+        const res = rewriteLinksForMove(t.text, { ...common, oldSource: path, newSource: path }, await linkLines(vault, path, t.text));
         if (!res.count) continue;
         changes.push({ action: "write", path, before: st.bytes, after: encodeText(t, res.text) });
         updated.push(path);
