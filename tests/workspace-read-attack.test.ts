@@ -172,3 +172,49 @@ describe("the substring fallback reads a bounded number of bytes", () => {
     for (const x of r.results) expect(x.matchedOn).toBe("title");
   });
 });
+
+describe("the substring fallback matches bodies folded, in linear time", () => {
+  let v: TestServer;
+  let vRoot: string;
+  // Decomposed accents (e + U+0301) before the match: the folded body is shorter than the note, so the
+  // snippet's place in the note is found again from the folded one.
+  const accents = "Cafe\u0301 de\u0301ja\u0300 vu. ".repeat(300);
+  beforeAll(async () => {
+    vRoot = tempDir();
+    const notes: Record<string, string> = {
+      "Trip.md": "# Trip\n\nWe met at the Café Zürich on İstiklal street.\n",
+      "Far.md": `# Far\n\n${accents}\n\nThe marker fragment sits here.\n`,
+    };
+    // SQLite's LIKE tried the query at every place of a body: 400 "a"s and a "b" over 4 MB of "a"s took 2.2 s.
+    for (let i = 0; i < 40; i++) notes[`Flat/Flat ${i}.md`] = `# Flat ${i}\n\n${"a".repeat(100_000)}\n`;
+    addWorkspaceNotes(vRoot, notes);
+    v = await withEnv({ LETTUCE_EMBED_PROVIDER: "none" }, () => startTestServer({ root: vRoot }));
+  });
+  afterAll(async () => {
+    await v?.close();
+    rmSync(vRoot, { recursive: true, force: true });
+  });
+
+  test("case and accents are folded in every script, as in titles", async () => {
+    // Upper case with accents: LIKE folded ASCII case only, and a non-ASCII query matched as typed.
+    for (const query of ["AFÉ ZÜR", "afe zur", "N İSTI"]) {
+      const r = await v.call("search_workspace", { query });
+      expect(r.fallback).toBe("substring");
+      expect(r.results.map((x: any) => x.id)).toEqual(["Trip.md"]);
+      expect(r.results[0].snippet).toContain("Café Zürich on İstiklal");
+    }
+  });
+
+  test("a snippet is cut around the match in the note as written", async () => {
+    const r = await v.call("search_workspace", { query: "ARKER FRAG" });
+    expect(r.results.map((x: any) => x.id)).toEqual(["Far.md"]);
+    expect(r.results[0].snippet).toContain("The marker fragment sits here.");
+  });
+
+  test("a query that nearly matches everywhere costs the bodies' length, not that times the query", async () => {
+    const t = performance.now();
+    const r = await v.call("search_workspace", { query: `${"a".repeat(400)}b` });
+    expect(r.results).toEqual([]);
+    expect(performance.now() - t).toBeLessThan(1000);
+  });
+});

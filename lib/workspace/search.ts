@@ -14,6 +14,7 @@ import { breadcrumbOf, folderOf } from "./items";
 import { databaseEntries, titleEntries } from "./title-cache";
 import { parseSearchQuery } from "../retrieval/fts-query";
 import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
+import { findText } from "../text-find";
 import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
 
 export interface WorkspaceHit {
@@ -142,15 +143,34 @@ function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
 
 // ---- the substring fallback ----
 
-function likePattern(s: string): string {
-  return `%${s.replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+// Bodies are matched in JS, folded as titles are (case and accents, every script): SQLite's LIKE folded ASCII
+// case only (the other scripts matched as typed), and its worst case is a body times the query (~40 ms a slice).
+const ASCII = /^[\x00-\x7f]*$/;
+const foldBody = (body: string) => (ASCII.test(body) ? body.toLowerCase() : fold(body));
+
+/** Where the character at `at` of foldBody(body) came from in `body` (fold() keeps no map: walked here, once a hit). */
+function unfoldedOffset(body: string, at: number): number {
+  if (ASCII.test(body)) return at;
+  let folded = 0;
+  let i = 0;
+  for (const run of body.match(/[\x00-\x7f]+|[^\x00-\x7f]+/g) ?? []) {
+    if (run.charCodeAt(0) < 0x80) {
+      if (folded + run.length > at) return i + (at - folded);
+      folded += run.length;
+      i += run.length;
+      continue;
+    }
+    for (const ch of run) {
+      if (folded >= at) return i;
+      folded += fold(ch).length;
+      i += ch.length;
+    }
+  }
+  return i;
 }
 
-function snippetAround(body: string, needle: string): string {
-  let at = body.indexOf(needle);
-  if (at < 0) at = body.toLowerCase().indexOf(needle.toLowerCase());
-  if (at < 0) at = 0;
-  const start = Math.max(0, at - Math.floor((SNIPPET_CHARS - needle.length) / 2));
+function snippetAround(body: string, at: number, length: number): string {
+  const start = Math.max(0, at - Math.floor((SNIPPET_CHARS - length) / 2));
   const text = body.slice(start, start + SNIPPET_CHARS).replace(/\s+/g, " ").trim();
   return (start > 0 ? "…" : "") + text + (start + SNIPPET_CHARS < body.length ? "…" : "");
 }
@@ -158,6 +178,8 @@ function snippetAround(body: string, needle: string): string {
 // Bytes of bodies scanned per statement: the scan gives the event loop a turn between them, so that other
 // requests (a ping, a cheap call) wait for one slice (a few ms), not for the whole budget.
 const SCAN_SLICE_BYTES = 128 * 1024;
+// Characters read of one body: a fragment past the first megabyte of a huge note is not found.
+const BODY_CHARS = 1024 * 1024;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 async function substringSearch(vault: VaultContext, q: string, limit: number): Promise<{ hits: RawHit[]; partial: boolean }> {
@@ -173,15 +195,12 @@ async function substringSearch(vault: VaultContext, q: string, limit: number): P
     hits.push({ path: e.path, title: e.title, kind: e.kind, matchedOn: "title", snippet: "" });
   }
   if (hits.length >= limit) return { hits, partial: false };
-  // Then bodies, in index order, a bounded number of bytes: LIKE folds ASCII case; other scripts match as typed.
+  // Then bodies, in index order, a bounded number of bytes.
   const db = vault.indexDb;
-  const ascii = /^[\x20-\x7e]*$/.test(q);
-  const test = ascii ? "body LIKE ? ESCAPE '\\'" : "instr(body, ?) > 0";
-  const arg = ascii ? likePattern(q) : q;
   const sizes = db.query("SELECT id, size FROM notes ORDER BY id").all() as { id: number; size: number }[];
-  const find = db.query(
-    `SELECT n.path AS path, n.title AS title, f.body AS body FROM fts f JOIN notes n ON n.id = f.rowid
-     WHERE f.rowid BETWEEN ? AND ? AND ${test.replace("body", "f.body")} ORDER BY f.rowid LIMIT ?`,
+  const read = db.query(
+    `SELECT n.path AS path, n.title AS title, substr(f.body, 1, ${BODY_CHARS}) AS body FROM fts f JOIN notes n ON n.id = f.rowid
+     WHERE f.rowid BETWEEN ? AND ? ORDER BY f.rowid`,
   );
   let i = 0;
   let scanned = 0;
@@ -190,14 +209,17 @@ async function substringSearch(vault: VaultContext, q: string, limit: number): P
     // A slice of notes (so that a common fragment stops the scan early, and other requests get their turn).
     const from = sizes[i]!.id;
     let chunk = 0;
-    while (i < sizes.length && chunk < SCAN_SLICE_BYTES && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += sizes[i++]!.size;
+    while (i < sizes.length && chunk < SCAN_SLICE_BYTES && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += Math.min(sizes[i++]!.size, BODY_CHARS);
     scanned += chunk;
     const to = sizes[i - 1]!.id;
-    for (const r of find.all(from, to, arg, limit + seen.size) as { path: string; title: string; body: string }[]) {
+    for (const r of read.all(from, to) as { path: string; title: string; body: string }[]) {
       if (hits.length >= limit) break;
       if (seen.has(r.path)) continue;
+      const at = findText(foldBody(r.body), fq);
+      if (at === -1) continue;
       seen.add(r.path);
-      hits.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: snippetAround(r.body, q) });
+      const start = unfoldedOffset(r.body, at);
+      hits.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: snippetAround(r.body, start, q.length) });
     }
   }
   return { hits, partial: i < sizes.length && hits.length < limit };
