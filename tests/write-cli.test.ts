@@ -140,6 +140,35 @@ describe("lettuce edits and revert", () => {
     expect(file("Inbox/twice.md")).toBe("SECOND text\n");
   });
 
+  // A disk that keeps both Note.md and note.md: the name a revert puts back may meanwhile be taken by a
+  // twin that differs only in letter case. move_note and write_note refuse to make such twins; so does revert.
+  test("a revert does not make a twin that differs only in letter case", async () => {
+    await s.call("write_note", { path: "Inbox/Case Twin.md", content: "moved away\n" });
+    const m = await s.call("move_note", { from: "Inbox/Case Twin.md", to: "Inbox/Elsewhere.md" });
+    writeFileSync(join(s.root, "Inbox/case twin.md"), "the person's new note\n");
+    const r = await runLettuce(["revert", s.root, String(m.editId)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("Inbox/case twin.md");
+    expect(existsSync(join(s.root, "Inbox/Case Twin.md"))).toBe(false);
+    expect(file("Inbox/Elsewhere.md")).toBe("moved away\n");
+
+    const d = await s.call("delete_note", { path: "Inbox/Elsewhere.md" });
+    writeFileSync(join(s.root, "Inbox/ELSEWHERE.md"), "another new note\n");
+    const r2 = await runLettuce(["revert", s.root, String(d.editId)]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain("Inbox/ELSEWHERE.md");
+    expect(existsSync(join(s.root, "Inbox/Elsewhere.md"))).toBe(false);
+    // Once the twin is gone, the revert goes through.
+    rmSync(join(s.root, "Inbox/ELSEWHERE.md"));
+    expect((await runLettuce(["revert", s.root, String(d.editId)])).code).toBe(0);
+    expect(file("Inbox/Elsewhere.md")).toBe("moved away\n");
+    // A case-only move is reverted: the name it leaves is the note itself.
+    const c = await s.call("move_note", { from: "Inbox/Elsewhere.md", to: "Inbox/elsewhere.md" });
+    expect((await runLettuce(["revert", s.root, String(c.editId)])).code).toBe(0);
+    expect(file("Inbox/Elsewhere.md")).toBe("moved away\n");
+    expect(existsSync(join(s.root, "Inbox/elsewhere.md"))).toBe(false);
+  });
+
   test("an unknown id and a bad id are clear errors", async () => {
     const r = await runLettuce(["revert", s.root, "99999"]);
     expect(r.code).toBe(1);

@@ -63,12 +63,12 @@ export function resolveExisting(vault: VaultContext, input: string): NoteState {
 }
 
 /** A file in the folder of `rel` whose name is `rel`'s up to case and Unicode normalisation, as spelled on disk. */
-function nameTwinOnDisk(vault: VaultContext, rel: string): string | null {
+export function nameTwinOnDisk(root: string, rel: string): string | null {
   const slash = rel.lastIndexOf("/");
   const folder = slash === -1 ? "" : rel.slice(0, slash);
   const key = foldName(rel.slice(slash + 1));
   try {
-    const hit = readdirSync(dirname(absOf(vault.root, rel)), { withFileTypes: true }).find((d) => d.isFile() && foldName(d.name) === key);
+    const hit = readdirSync(dirname(absOf(root, rel)), { withFileTypes: true }).find((d) => d.isFile() && foldName(d.name) === key);
     return hit ? (folder ? `${folder}/${hit.name}` : hit.name) : null;
   } catch {
     return null;
@@ -111,7 +111,7 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
       if (t.bytes !== null) return t;
     }
   }
-  const onDisk = nameTwinOnDisk(vault, rel);
+  const onDisk = nameTwinOnDisk(vault.root, rel);
   if (onDisk && onDisk !== rel) {
     const t = readState(vault, onDisk);
     if (t.bytes !== null) return t;

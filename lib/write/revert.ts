@@ -7,6 +7,7 @@ import type { VaultContext } from "../vault-context";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { commitChanges, StaleError, type FileChange } from "./commit";
 import { editGroup, standingRevertOf, type EditRow } from "./edits";
+import { nameTwinOnDisk } from "./notes";
 import { trashPathFor } from "./ops-move";
 import { writeService } from "./service";
 
@@ -38,6 +39,13 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
   const refuse = (path: string, why: string): never => {
     throw new ToolError("conflict", `Cannot revert edit ${row.id}: ${path} ${why}`, { path, edit: row.id });
   };
+  // On a disk that keeps both Note.md and note.md, a note put back beside a twin that differs only in letter
+  // case would be a second note of that name (write_note and move_note refuse to make one). `self`: the file
+  // being moved back, the twin a case-only move leaves.
+  const refuseTwin = (path: string, self: string | null) => {
+    const twin = nameTwinOnDisk(root, path);
+    if (twin !== null && twin !== path && twin !== self) refuse(twin, "now holds that name in another letter case; move or delete it first");
+  };
   if (row.action === "write") {
     const cur = disk.get(row.path);
     if (hashOf(cur) !== row.afterHash && !force) refuse(row.path, "changed since (pass --force to revert anyway; the current text is kept in the timeline)");
@@ -56,12 +64,14 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
     if (cur === null) refuse(row.path, "is gone");
     if (hashOf(cur) !== row.afterHash && !force) refuse(row.path, "changed since (pass --force to move it back anyway)");
     if (row.fromPath!.toLowerCase() !== row.path.toLowerCase() && disk.get(row.fromPath!) !== null) refuse(row.fromPath!, "exists again; move or delete it first");
+    refuseTwin(row.fromPath!, row.path);
     disk.set(row.path, null);
     disk.set(row.fromPath!, cur);
     return [{ action: "move", from: row.path, path: row.fromPath!, before: cur, after: cur }];
   }
   // A delete: bring the note back from .trash/, or from the timeline's copy when the trash was emptied.
   if (disk.get(row.path) !== null) refuse(row.path, "exists again; move or delete it first");
+  refuseTwin(row.path, null);
   const trashed = row.trashPath ? disk.get(row.trashPath) : null;
   // The file at the trash name is this delete's only when it holds the deleted text: after the
   // trash was emptied a later delete of the same path lands on the same name (and a person may
