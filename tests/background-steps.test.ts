@@ -16,6 +16,7 @@ import { reconcile } from "../lib/semantic/reconcile";
 import { SemanticService } from "../lib/semantic/service";
 import { useBuiltinModel } from "./helpers/builtin-model";
 import { checkpointNow } from "../lib/store/checkpointer";
+import { WAL_SIZE_LIMIT } from "../lib/store/wal-limit";
 import { VaultContext } from "../lib/vault-context";
 import { withEnv } from "./helpers/env";
 import { ringVault, startTestServer, waitFor } from "./helpers/server";
@@ -95,6 +96,46 @@ test("a served vault's index and embedding cache are checkpointed off the reques
     await s.close();
   }
 });
+
+// A burst of writes while a reader held an old snapshot grew fts.db-wal past 300 MB, and SQLite keeps a
+// WAL file at its largest unless told otherwise (the growth audit of 2026-12-05).
+test("a write-ahead log grown by a burst is cut back once a checkpoint has emptied it", async () => {
+  const root = vault(10);
+  const s = await startTestServer({ root, watch: true });
+  try {
+    for (const schema of ["main", "ftsdb"]) {
+      expect(s.vault.indexDb.query(`PRAGMA ${schema}.journal_size_limit`).get()).toEqual({ journal_size_limit: WAL_SIZE_LIMIT });
+    }
+    const ftsWal = join(root, ".lettuce", "fts.db-wal");
+    // Another reader's open transaction keeps every frame in the log.
+    const reader = new Database(join(root, ".lettuce", "fts.db"), { readonly: true });
+    reader.exec("BEGIN");
+    reader.query("SELECT count(*) FROM fts").get();
+    let n = 0;
+    while (statSync(ftsWal).size < WAL_SIZE_LIMIT * 1.5) {
+      const paths = Array.from({ length: 20 }, () => `Notes/Burst ${n++}.md`);
+      for (const p of paths) writeFileSync(join(root, p), `# ${p}\n\n${Array.from({ length: 12_000 }, (_, i) => `w${(i * 7919 + n) % 50_000}`).join(" ")}\n`);
+      await s.vault.indexer.update(paths);
+    }
+    reader.exec("COMMIT");
+    reader.close();
+    // The checkpoint thread empties the log; the next write starts it over, cut back to the limit.
+    let after = 0;
+    await waitFor(
+      async () => {
+        checkpointNow();
+        await Bun.sleep(200);
+        writeFileSync(join(root, `Notes/After ${after}.md`), "# After\n\nthe burst is over\n");
+        await s.vault.indexer.update([`Notes/After ${after++}.md`]);
+        return statSync(ftsWal).size <= WAL_SIZE_LIMIT;
+      },
+      { what: "fts.db-wal to be cut back", timeoutMs: 20_000 },
+    );
+    expect(await s.call("search", { query: "over", limit: 1 })).toMatchObject({ total: after });
+  } finally {
+    await s.close();
+  }
+}, 60_000);
 
 test("a one-shot command (no watcher) and LETTUCE_CHECKPOINT_THREAD=0 keep SQLite's own checkpoints", async () => {
   const plain = VaultContext.open(vault(3));

@@ -4,6 +4,7 @@
 import { Database } from "bun:sqlite";
 import { coldTrace } from "./cold-trace";
 import { FTS_RANK, ftsSchemaSql, setFtsGeneration } from "../store/fts-db";
+import { limitWal } from "../store/wal-limit";
 
 declare const self: Worker;
 
@@ -76,6 +77,7 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
       db = new Database(m.open, { strict: true });
       db.exec("PRAGMA busy_timeout = 5000");
       db.exec("PRAGMA synchronous = NORMAL");
+      limitWal(db);
       const fresh = db.query("SELECT 1 FROM sqlite_master WHERE name = 'fts'").get() === null;
       db.exec(ftsSchemaSql("main"));
       if (fresh) db.exec(FTS_RANK);

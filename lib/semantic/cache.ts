@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate, newerSchema, NewerSchemaError, schemaVersion } from "../store/migrate";
+import { limitWal } from "../store/wal-limit";
 import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
@@ -50,6 +51,7 @@ export class EmbeddingCache {
     this.db.exec("PRAGMA journal_mode = WAL");
     this.db.exec("PRAGMA synchronous = NORMAL");
     this.db.exec("PRAGMA busy_timeout = 5000");
+    limitWal(this.db);
     migrate(this.db, CACHE_MIGRATIONS, "embeddings.db");
     // A serving process checkpoints it off the request thread (a no-op otherwise).
     if (file !== MEMORY) watchWal(this.db, file);

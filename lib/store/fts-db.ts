@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
+import { limitWal } from "./wal-limit";
 
 // The full-text index lives in its own file, .lettuce/fts.db, attached to the
 // index connection as `ftsdb`: queries name `fts` unqualified as before. Its
@@ -30,6 +31,7 @@ export function attachFts(db: Database, root: string): void {
   db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
   db.exec("PRAGMA ftsdb.journal_mode = WAL");
   db.exec("PRAGMA ftsdb.synchronous = NORMAL");
+  limitWal(db, "ftsdb");
   const fresh = db.query("SELECT 1 FROM ftsdb.sqlite_master WHERE name = 'fts'").get() === null;
   db.exec(ftsSchemaSql("ftsdb"));
   if (fresh) db.exec(FTS_RANK);

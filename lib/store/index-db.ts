@@ -7,6 +7,7 @@ import { otherIndexUsers } from "./index-users";
 import { liveServer } from "./presence";
 import { pidsHoldingFile } from "../platform/pid";
 import { configureSqlite } from "./sqlite-lib";
+import { limitWal } from "./wal-limit";
 import { loadSqliteVec } from "./sqlite-vec";
 import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
 
@@ -126,6 +127,7 @@ function applyPragmas(db: Database): void {
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA cache_size = -32000");
   db.exec("PRAGMA temp_store = MEMORY");
+  limitWal(db);
 }
 
 function removeIndexFiles(dir: string): void {
@@ -248,6 +250,8 @@ export function openIndexIfCurrent(root: string): Database | null {
     const present = (db.query(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name IN (${indexes.map(() => "?").join(",")})`).get(...indexes) as { n: number }).n;
     if (version !== MIGRATIONS.length || getMeta(db, "format") !== INDEX_FORMAT || present !== indexes.length) throw new Error("not current");
     db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
+    limitWal(db);
+    limitWal(db, "ftsdb");
     if (!sameGeneration(db)) throw new Error("generations differ");
     return db;
   } catch {

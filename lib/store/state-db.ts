@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { migrate } from "./migrate";
+import { limitWal } from "./wal-limit";
 import { lettuceDir } from "./index-db";
 import { WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
@@ -49,9 +50,7 @@ function connect(root: string, synchronous: "FULL" | "NORMAL"): Database {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec(`PRAGMA synchronous = ${synchronous}`);
   db.exec("PRAGMA busy_timeout = 5000");
-  // The write-ahead log is cut back to this after each checkpoint: a burst of audit rows (a token calling
-  // thousands of times a second) left a 119 MB state.db-wal that never shrank (an audit).
-  db.exec("PRAGMA journal_size_limit = 16777216");
+  limitWal(db);
   return db;
 }
 

@@ -1,0 +1,11 @@
+// The size a database's write-ahead log is cut back to once a checkpoint has emptied it. SQLite otherwise
+// keeps the file at its largest for good: a burst of writes left state.db-wal at 119 MB, and index.db's and
+// fts.db's at ~370 MB (audits of 2026-12-05). Set on every connection that writes the file: the writer that
+// starts the log over is the one that cuts it.
+import type { Database } from "bun:sqlite";
+
+export const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
+
+export function limitWal(db: Database, schema = "main"): void {
+  db.exec(`PRAGMA ${schema}.journal_size_limit = ${WAL_SIZE_LIMIT}`);
+}
