@@ -3,6 +3,7 @@
 // the server is killed while writes are in flight, then restarted. Every note
 // must hold one whole version (never a torn mix), at least the last one the
 // server acknowledged, and the timeline must agree with the files.
+import { loadText } from "../lib/write/edit-texts";
 import { afterAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -115,8 +116,8 @@ test(
     const state = openStateDb(root);
     try {
       expect((state.query("SELECT count(*) AS n FROM agent_edits WHERE state = 'pending'").get() as { n: number }).n).toBe(0);
-      for (const row of state.query("SELECT after FROM agent_edits WHERE path LIKE 'Crash/%'").all() as { after: Uint8Array }[]) {
-        expect(VERSION_RE.test(Buffer.from(row.after).toString("utf8"))).toBe(true);
+      for (const row of state.query("SELECT after_hash FROM agent_edits WHERE path LIKE 'Crash/%'").all() as { after_hash: string }[]) {
+        expect(VERSION_RE.test(Buffer.from(loadText(state, row.after_hash)!).toString("utf8"))).toBe(true);
       }
     } finally {
       state.close();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { limitWal } from "./wal-limit";
 import { lettuceDir } from "./index-db";
-import { WRITE_TABLES_SQL } from "../write/schema";
+import { EDIT_TEXTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
 import { AUDIT_TABLES_SQL } from "../audit/schema";
 import { REVIEWS_TABLE_SQL } from "./reviews";
@@ -39,6 +39,7 @@ export const STATE_MIGRATIONS: string[] = [
   // Approvals recorded before claims named their process (0: "a process from before"): an older Lettuce
   // killed mid-approval left such a row "approved" with no edit; lib/write/recover.ts settles them once.
   `UPDATE proposals SET claimed_by = 0 WHERE status = 'approved' AND edit_id IS NULL AND claimed_by IS NULL;`,
+  EDIT_TEXTS_SQL, // the timeline's texts, each stored once (lib/write/edit-texts.ts)
 ];
 
 export function stateDbPath(root: string): string {

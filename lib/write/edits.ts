@@ -5,6 +5,7 @@
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
 import { pidAlive } from "../platform/pid";
+import { dropUnusedTexts, loadText, storeText } from "./edit-texts";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -74,9 +75,11 @@ function toRecord(r: Record<string, unknown>): EditRecord {
   };
 }
 
-function toRow(r: Record<string, unknown>): EditRow {
-  const blob = (v: unknown) => (v == null ? null : v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer));
-  return { ...toRecord(r), before: blob(r.before), after: blob(r.after) };
+function toRow(db: Database, r: Record<string, unknown>): EditRow {
+  // Rows from before edit_texts hold their bytes; newer ones name them by hash.
+  const text = (v: unknown, hash: unknown) =>
+    v != null ? (v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer)) : typeof hash === "string" ? loadText(db, hash) : null;
+  return { ...toRecord(r), before: text(r.before, r.before_hash), after: text(r.after, r.after_hash) };
 }
 
 /** Insert the rows of one call as pending, in one transaction. Returns their ids; the first is the group's id. */
@@ -90,8 +93,12 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
   const ids: number[] = [];
   db.transaction(() => {
     for (const e of edits) {
+      // The texts first, in the same transaction: another process dropping unused texts sees this row or
+      // none of them (dropUnusedTexts).
+      if (e.before && e.beforeHash) storeText(db, e.before, e.beforeHash);
+      if (e.after && e.afterHash) storeText(db, e.after, e.afterHash, e.before && e.beforeHash ? { bytes: e.before, hash: e.beforeHash } : undefined);
       const res = ins.run(
-        ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, e.before, e.after,
+        ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, null, null,
         e.beforeHash, e.afterHash, e.agent, e.token, e.proposalId ?? null, e.reverts ?? null, e.tmp ?? null, process.pid,
       );
       ids.push(Number(res.lastInsertRowid));
@@ -111,9 +118,16 @@ export function markApplied(db: Database, ids: number[]): void {
 
 export function dropPending(db: Database, ids: number[]): void {
   if (!ids.length) return;
+  const hashes = db.query("SELECT after_hash, before_hash FROM agent_edits WHERE id = ? AND state = 'pending'");
   const q = db.query("DELETE FROM agent_edits WHERE id = ? AND state = 'pending'");
   db.transaction(() => {
-    for (const id of ids) q.run(id);
+    const texts: (string | null)[] = [];
+    for (const id of ids) {
+      const h = hashes.get(id) as { after_hash: string | null; before_hash: string | null } | null;
+      if (h) texts.push(h.after_hash, h.before_hash);
+      q.run(id);
+    }
+    dropUnusedTexts(db, texts);
   })();
 }
 
@@ -178,7 +192,7 @@ export function latestEditId(db: Database): number {
 
 export function getEdit(db: Database, id: number): EditRow | null {
   const r = db.query("SELECT * FROM agent_edits WHERE id = ? AND state = 'applied'").get(id) as Record<string, unknown> | null;
-  return r ? toRow(r) : null;
+  return r ? toRow(db, r) : null;
 }
 
 /** Every applied row of the call that `id` belongs to, in the order they were made. */
@@ -186,7 +200,7 @@ export function editGroup(db: Database, id: number): EditRow[] {
   const first = getEdit(db, id);
   if (!first) return [];
   const gid = first.groupId;
-  return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map(toRow);
+  return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map((r) => toRow(db, r));
 }
 
 /**

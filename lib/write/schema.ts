@@ -44,3 +44,21 @@ export const WRITE_TABLES_SQL = `
   CREATE INDEX proposals_token ON proposals(token, status);
   CREATE INDEX proposals_status ON proposals(status);
 `;
+
+// The timeline's texts, each stored once by hash: whole (base NULL) or as the bytes between `prefix` and the
+// last `suffix` bytes of its base text (lib/write/edit-texts.ts). Rows of agent_edits written since hold no
+// bytes of their own: before_hash and after_hash name their texts here.
+export const EDIT_TEXTS_SQL = `
+  CREATE TABLE edit_texts (
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    base INTEGER,                -- the text this one is a delta of; NULL: stored whole
+    depth INTEGER NOT NULL,      -- deltas from here to a whole text
+    size INTEGER NOT NULL,       -- bytes of the text
+    codec INTEGER NOT NULL,      -- 0 raw, 1 zstd
+    prefix INTEGER NOT NULL,     -- a delta: bytes kept from the start of its base
+    suffix INTEGER NOT NULL,     -- ...and from its end
+    data BLOB NOT NULL           -- the whole text, or a delta's bytes in between
+  );
+  CREATE INDEX edit_texts_base ON edit_texts(base) WHERE base IS NOT NULL;
+`;

@@ -1,0 +1,116 @@
+// The texts of the agent-edits timeline, each stored once, compressed, and
+// where it pays as the bytes it changes in another text of the timeline (its
+// edit's before-text). Rows of agent_edits name their texts by hash.
+//
+// Why: every row used to hold its note's whole text before and after. A
+// one-byte edit of a 2 MiB note stored 4 MB, a move stored every linking note
+// twice, and each append_log stored the whole log.md twice, so the timeline
+// grew with the square of the log (the growth audit of 2026-12-05). Now an
+// edit costs about what it changed, plus a whole copy of the note every
+// MAX_DEPTH edits of it. Rows written before this (bytes in agent_edits'
+// own before/after columns) are read as they are.
+import type { Database } from "bun:sqlite";
+
+/** Deltas walked at most from a text to a whole one: reading a text costs at most this many copies of it. */
+const MAX_DEPTH = 64;
+/** A delta is kept when the bytes it holds are at most this share of the text; otherwise the text goes in whole. */
+const DELTA_SHARE = 0.5;
+const RAW = 0;
+const ZSTD = 1;
+
+interface TextRow {
+  id: number;
+  base: number | null;
+  depth: number;
+  codec: number;
+  prefix: number;
+  suffix: number;
+  data: Uint8Array;
+}
+
+function pack(bytes: Uint8Array): { codec: number; data: Uint8Array } {
+  if (bytes.length < 64) return { codec: RAW, data: bytes };
+  const z = Bun.zstdCompressSync(bytes);
+  return z.length < bytes.length ? { codec: ZSTD, data: z } : { codec: RAW, data: bytes };
+}
+
+function unpack(r: TextRow): Uint8Array {
+  const data = r.data instanceof Uint8Array ? r.data : new Uint8Array(r.data as ArrayBuffer);
+  return r.codec === ZSTD ? new Uint8Array(Bun.zstdDecompressSync(data)) : data;
+}
+
+/** Bytes `a` and `b` share at their start, and then at their end (not overlapping the start). */
+function sharedEnds(a: Uint8Array, b: Uint8Array): { prefix: number; suffix: number } {
+  const max = Math.min(a.length, b.length);
+  let prefix = 0;
+  while (prefix < max && a[prefix] === b[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < max - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  return { prefix, suffix };
+}
+
+function rowOf(db: Database, hash: string): { id: number; depth: number } | null {
+  return db.query("SELECT id, depth FROM edit_texts WHERE hash = ?").get(hash) as { id: number; depth: number } | null;
+}
+
+/**
+ * Keep `bytes` (whose hash is `hash`) unless the timeline has it already. `base`: a text it likely shares
+ * most bytes with (its edit's before-text), stored first; the text then goes in as a delta when that is small.
+ */
+export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
+  if (rowOf(db, hash)) return;
+  const from = base ? rowOf(db, base.hash) : null;
+  if (base && from && from.depth < MAX_DEPTH) {
+    const { prefix, suffix } = sharedEnds(base.bytes, bytes);
+    const middle = bytes.subarray(prefix, bytes.length - suffix);
+    if (middle.length <= bytes.length * DELTA_SHARE) {
+      const { codec, data } = pack(middle);
+      db.query("INSERT INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+        hash, from.id, from.depth + 1, bytes.length, codec, prefix, suffix, data,
+      );
+      return;
+    }
+  }
+  const { codec, data } = pack(bytes);
+  db.query("INSERT INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
+}
+
+/** The text with this hash, or null when the timeline does not hold it. */
+export function loadText(db: Database, hash: string): Uint8Array | null {
+  const byHash = db.query("SELECT id, base, depth, codec, prefix, suffix, data FROM edit_texts WHERE hash = ?");
+  const byId = db.query("SELECT id, base, depth, codec, prefix, suffix, data FROM edit_texts WHERE id = ?");
+  const chain: TextRow[] = [];
+  let r = byHash.get(hash) as TextRow | null;
+  while (r) {
+    chain.push(r);
+    if (r.base === null) break;
+    // A base is never deleted while a delta names it (dropUnusedTexts), and has a smaller depth: the walk ends.
+    r = byId.get(r.base) as TextRow | null;
+    if (r && r.depth >= chain[chain.length - 1]!.depth) return null;
+  }
+  if (!chain.length || chain[chain.length - 1]!.base !== null) return null;
+  let text = unpack(chain.pop()!);
+  for (let d = chain.pop(); d; d = chain.pop()) {
+    const middle = unpack(d);
+    const out = new Uint8Array(d.prefix + middle.length + d.suffix);
+    out.set(text.subarray(0, d.prefix), 0);
+    out.set(middle, d.prefix);
+    out.set(text.subarray(text.length - d.suffix), d.prefix + middle.length);
+    text = out;
+  }
+  return text;
+}
+
+/**
+ * Texts no timeline row names and no delta is based on, among `hashes`: a call that never landed (a
+ * conflict with a person's save) leaves its texts behind otherwise.
+ */
+export function dropUnusedTexts(db: Database, hashes: (string | null)[]): void {
+  const del = db.query(
+    `DELETE FROM edit_texts WHERE hash = ?1
+       AND NOT EXISTS (SELECT 1 FROM agent_edits WHERE before_hash = ?1 OR after_hash = ?1)
+       AND NOT EXISTS (SELECT 1 FROM edit_texts d WHERE d.base = edit_texts.id)`,
+  );
+  // Twice: a delta among them goes first, then the text it was based on.
+  for (let pass = 0; pass < 2; pass++) for (const h of new Set(hashes)) if (h) del.run(h);
+}

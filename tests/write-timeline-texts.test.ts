@@ -1,0 +1,122 @@
+// The agent-edits timeline keeps each text once, compressed, and as what an edit changed where that is small
+// (lib/write/edit-texts.ts). Before, a one-byte edit of a 2 MiB note stored 4 MB and each append_log stored
+// the whole log.md twice (the growth audit of 2026-12-05). Every text must still come back byte for byte.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { contentHash } from "../lib/index/parse-job";
+import { getEdit, listEdits } from "../lib/write/edits";
+import { loadText, storeText } from "../lib/write/edit-texts";
+import { runLettuce } from "./helpers/cli";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+/** Bytes the timeline holds: its texts, and any bytes rows hold themselves. */
+function timelineBytes(s: TestServer): number {
+  const db = s.vault.stateDb;
+  const texts = (db.query("SELECT coalesce(sum(length(data)), 0) AS n FROM edit_texts").get() as { n: number }).n;
+  const inline = (db.query("SELECT coalesce(sum(length(before)), 0) + coalesce(sum(length(after)), 0) AS n FROM agent_edits").get() as { n: number }).n;
+  return texts + inline;
+}
+
+/** Every text of every edit comes back with the hash its row names. */
+function expectEveryTextWhole(s: TestServer): number {
+  let n = 0;
+  for (const e of listEdits(s.vault.stateDb, { limit: 100_000 })) {
+    const row = getEdit(s.vault.stateDb, e.id)!;
+    expect(row.before === null ? null : contentHash(row.before)).toBe(e.beforeHash);
+    expect(row.after === null ? null : contentHash(row.after)).toBe(e.afterHash);
+    n++;
+  }
+  return n;
+}
+
+describe("the timeline's texts", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s?.close());
+
+  // Words that do not repeat, so that compression alone cannot explain the figures.
+  const prose = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `w${((i + 1) * 2654435761 + seed) % 1_000_003}`).join(" ");
+
+  test("small edits of a big note cost about what they change, and every version comes back", async () => {
+    const path = "Big/Manual.md";
+    await s.call("write_note", { path, content: `# Manual\n\n${prose(30_000, 1)}\n\nThe end.\n` }); // ~240 KB
+    const start = timelineBytes(s);
+    // More edits than the longest chain of deltas (64): a whole copy comes in between.
+    for (let i = 0; i < 80; i++) {
+      await s.call("apply_edits", { path, edits: [{ find: i === 0 ? "The end." : `The end ${i - 1}.`, replace: `The end ${i}.` }] });
+    }
+    const grew = timelineBytes(s) - start;
+    // Whole before and after texts: 80 × 2 × 240 KB = 38 MB. Now a delta an edit, and one more whole copy.
+    expect(grew).toBeLessThan(300_000); // measured: 82 KB
+    expect(expectEveryTextWhole(s)).toBe(81);
+    // A revert puts back the exact text from before the last edit.
+    const last = listEdits(s.vault.stateDb, { limit: 1 })[0]!;
+    const r = await runLettuce(["revert", s.root, String(last.id)]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(s.root, path), "utf8").endsWith("The end 78.\n")).toBe(true);
+  }, 60_000);
+
+  test("append_log stores each entry, not the whole log twice", async () => {
+    await s.call("write_note", { path: "log.md", content: `# Log\n\n${prose(30_000, 2)}\n`, overwrite: true }); // ~240 KB
+    const start = timelineBytes(s);
+    for (let i = 0; i < 40; i++) await s.call("append_log", { op: "note", title: `entry ${i}`, body: prose(20, 100 + i) });
+    // Before: 40 × 2 × 240 KB = 19 MB.
+    expect(timelineBytes(s) - start).toBeLessThan(100_000); // measured: 5.5 KB
+    expectEveryTextWhole(s);
+  }, 60_000);
+
+  test("a move and its link rewrites, a delete, and texts that share nothing", async () => {
+    await s.call("write_note", { path: "Moveable target.md", content: `# Moveable target\n\n${prose(2_000, 3)}\n` });
+    for (let i = 0; i < 5; i++) await s.call("write_note", { path: `Linkers/L${i}.md`, content: `# L${i}\n\n${prose(5_000, 10 + i)} [[Moveable target]]\n` });
+    const m = await s.call("move_note", { from: "Moveable target.md", to: "Moved/Renamed target.md" });
+    expect(m.notesUpdated.length).toBe(5);
+    expect(readFileSync(join(s.root, "Linkers/L2.md"), "utf8")).toContain("[[Renamed target]]");
+    expect((await runLettuce(["revert", s.root, String(m.editId)])).code).toBe(0);
+    expect(readFileSync(join(s.root, "Linkers/L2.md"), "utf8")).toContain("[[Moveable target]]");
+    await s.call("delete_note", { path: "Linkers/L0.md" });
+    // A rewrite that keeps nothing of the old text: stored whole, not as a delta.
+    await s.call("write_note", { path: "Linkers/L1.md", content: prose(5_000, 999), overwrite: true });
+    expectEveryTextWhole(s);
+  });
+
+  test("rows written before the texts had a table of their own are read as they are", async () => {
+    const db = s.vault.stateDb;
+    const before = new TextEncoder().encode("old before\n");
+    const after = new TextEncoder().encode("old after\n");
+    const id = Number(
+      db
+        .query(
+          `INSERT INTO agent_edits(time, tool, action, path, before, after, before_hash, after_hash, agent, token, state)
+           VALUES ('2026-01-01T00:00:00Z', 'write_note', 'write', 'Old.md', ?, ?, ?, ?, 'old', 'default', 'applied')`,
+        )
+        .run(before, after, contentHash(before), contentHash(after)).lastInsertRowid,
+    );
+    const row = getEdit(db, id)!;
+    expect(new TextDecoder().decode(row.before!)).toBe("old before\n");
+    expect(new TextDecoder().decode(row.after!)).toBe("old after\n");
+  });
+
+  test("a text is stored once however many edits name it; a delta chain rebuilds exactly", () => {
+    const db = s.vault.stateDb;
+    const enc = new TextEncoder();
+    let prev = enc.encode("start " + prose(1_000, 7));
+    storeText(db, prev, contentHash(prev));
+    const count = () => (db.query("SELECT count(*) AS n FROM edit_texts").get() as { n: number }).n;
+    const n0 = count();
+    storeText(db, prev, contentHash(prev));
+    expect(count()).toBe(n0);
+    // Edits at the start, the middle, the end; growing and shrinking; empty.
+    const edits = [(t: string) => "X" + t, (t: string) => t.slice(0, 500) + "middle" + t.slice(505), (t: string) => t + " end", (t: string) => t.slice(3), () => ""];
+    for (let i = 0; i < 200; i++) {
+      const next = enc.encode(edits[i % edits.length]!(new TextDecoder().decode(prev)));
+      storeText(db, next, contentHash(next), { bytes: prev, hash: contentHash(prev) });
+      expect(contentHash(loadText(db, contentHash(next))!)).toBe(contentHash(next));
+      prev = next.length ? next : enc.encode("again " + prose(100, i));
+      if (!next.length) storeText(db, prev, contentHash(prev));
+    }
+    expect(loadText(db, "0".repeat(64))).toBeNull();
+  });
+});
