@@ -58,6 +58,7 @@ function rowOf(db: Database, hash: string): { id: number; depth: number } | null
  * most bytes with (its edit's before-text), stored first; the text then goes in as a delta when that is small.
  */
 export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
+  // OR IGNORE below: another process (a CLI revert beside the server) may store the same text in between.
   if (rowOf(db, hash)) return;
   const from = base ? rowOf(db, base.hash) : null;
   if (base && from && from.depth < MAX_DEPTH) {
@@ -65,14 +66,14 @@ export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: 
     const middle = bytes.subarray(prefix, bytes.length - suffix);
     if (middle.length <= bytes.length * DELTA_SHARE) {
       const { codec, data } = pack(middle);
-      db.query("INSERT INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+      db.query("INSERT OR IGNORE INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
         hash, from.id, from.depth + 1, bytes.length, codec, prefix, suffix, data,
       );
       return;
     }
   }
   const { codec, data } = pack(bytes);
-  db.query("INSERT INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
+  db.query("INSERT OR IGNORE INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
 }
 
 /** The text with this hash, or null when the timeline does not hold it. */
