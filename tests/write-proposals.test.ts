@@ -7,8 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createToken } from "../lib/store/tokens";
 import { listEdits } from "../lib/write/edits";
-import { MAX_PENDING_PROPOSALS } from "../lib/write/limits";
-import { approveProposal, getProposal, rejectProposal } from "../lib/write/proposals";
+import { AGENT_DIFF_CHARS, MAX_PENDING_PROPOSALS, MAX_WITHDRAWN_KEPT } from "../lib/write/limits";
+import { approveProposal, getProposal, listProposals, rejectProposal } from "../lib/write/proposals";
 import { connectClient, payload, startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -115,6 +115,39 @@ describe("validation, withdraw, reject, stale", () => {
     expect(again.kind).toBe("proposal-not-pending");
     await expect(approveProposal(s.vault, res.proposalId)).rejects.toMatchObject({ kind: "proposal-not-pending" });
     expect(existsSync(join(s.root, "Inbox/withdrawn.md"))).toBe(false);
+  });
+
+  // A propose token proposing 2 MiB notes and withdrawing them in a loop grew state.db 2.4 MB a call, for good.
+  test("a withdrawn proposal keeps no arguments and a cut diff; a token keeps its newest withdrawn ones", async () => {
+    const token = createToken(s.vault.stateDb, "loop-proposer", "propose");
+    const c = await connectClient(s.url, token.token);
+    try {
+      const big = "A line of a long note that an agent proposes and takes back.\n".repeat(5_000); // ~300 KB
+      const res = payload(await c.callTool({ name: "write_note", arguments: { path: "Inbox/taken back.md", content: big } }));
+      expect(getProposal(s.vault.stateDb, res.proposalId)!.diff.length).toBeGreaterThan(200_000 - 1);
+      payload(await c.callTool({ name: "withdraw_proposal", arguments: { proposalId: res.proposalId } }));
+      const p = getProposal(s.vault.stateDb, res.proposalId)!;
+      expect(p.status).toBe("withdrawn");
+      expect(p.args).toEqual({});
+      expect(p.diff.length).toBeLessThan(AGENT_DIFF_CHARS + 100);
+      expect(p.diff).toContain("cut when the proposal was withdrawn");
+      // Many more withdrawn than are kept (as if from a loop): the next withdrawal trims the oldest.
+      const ins = s.vault.stateDb.query(
+        `INSERT INTO proposals(created_at, token, agent, tool, path, args, base, summary, diff, status, decided_at)
+         VALUES ('2026-01-01T00:00:00Z', ?, 'loop', 'write_note', 'x.md', '{}', '{}', 'x', 'x', 'withdrawn', '2026-01-01T00:00:00Z')`,
+      );
+      s.vault.stateDb.transaction(() => {
+        for (let i = 0; i < MAX_WITHDRAWN_KEPT + 50; i++) ins.run("loop-proposer");
+      })();
+      const next = payload(await c.callTool({ name: "write_note", arguments: { path: "Inbox/taken back too.md", content: "x\n" } }));
+      payload(await c.callTool({ name: "withdraw_proposal", arguments: { proposalId: next.proposalId } }));
+      const mine = listProposals(s.vault.stateDb, { token: "loop-proposer", status: "withdrawn", limit: 1 });
+      expect(mine.total).toBe(MAX_WITHDRAWN_KEPT);
+      expect(mine.items[0]!.id).toBe(next.proposalId);
+      expect(getProposal(s.vault.stateDb, res.proposalId)).toBeNull(); // the oldest went first
+    } finally {
+      await c.close();
+    }
   });
 
   test("an agent gets a big proposal's diff cut, and a page of diffs ends early; the person sees it whole", async () => {

@@ -25,4 +25,11 @@ export const MAX_DIFF_CHARS = 200_000;
  * list_my_proposals carries in diffs before it ends early.
  */
 export const AGENT_DIFF_CHARS = 8_000;
+
+/**
+ * Withdrawn proposals kept per token, newest first; a withdrawn one keeps only its first AGENT_DIFF_CHARS
+ * of diff and no arguments. A propose token proposing 2 MiB notes and withdrawing them in a loop grew
+ * state.db 2.4 MB a call, for good (the growth audit of 2026-12-05).
+ */
+export const MAX_WITHDRAWN_KEPT = 1_000;
 export const AGENT_DIFF_PAGE_CHARS = 64_000;

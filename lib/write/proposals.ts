@@ -9,7 +9,7 @@ import { createTwoFilesPatch } from "diff";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import type { FileChange } from "./commit";
-import { AGENT_DIFF_CHARS, MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS } from "./limits";
+import { AGENT_DIFF_CHARS, MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS, MAX_WITHDRAWN_KEPT } from "./limits";
 import type { Base, Plan, WriteOp } from "./plan";
 import { WRITE_OPS } from "./registry";
 import { writeService, type WriteOutcome } from "./service";
@@ -164,10 +164,24 @@ function decide(db: Database, id: number, status: ProposalStatus, reason: string
   );
 }
 
-/** The agent takes back its own pending proposal. */
+/**
+ * The agent takes back its own pending proposal. Nobody can approve it now, so its arguments go and its
+ * diff is cut to what the agent was shown; past MAX_WITHDRAWN_KEPT the token's oldest withdrawn go.
+ */
 export function withdrawProposal(db: Database, id: number, token: string): Proposal {
   requirePending(db, id, token);
-  decide(db, id, "withdrawn", null, null);
+  db.transaction(() => {
+    decide(db, id, "withdrawn", null, null);
+    db.query(
+      `UPDATE proposals SET args = '{}',
+         diff = CASE WHEN length(diff) > ?1 THEN substr(diff, 1, ?1) || ?2 ELSE diff END
+       WHERE id = ?3 AND status = 'withdrawn'`,
+    ).run(AGENT_DIFF_CHARS, "\n… diff cut when the proposal was withdrawn\n", id);
+    db.query(
+      `DELETE FROM proposals WHERE token = ?1 AND status = 'withdrawn'
+         AND id < (SELECT id FROM proposals WHERE token = ?1 AND status = 'withdrawn' ORDER BY id DESC LIMIT 1 OFFSET ?2)`,
+    ).run(token, MAX_WITHDRAWN_KEPT - 1);
+  })();
   return getProposal(db, id)!;
 }
 
