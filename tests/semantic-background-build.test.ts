@@ -6,11 +6,13 @@
 // Ollama that stops answering flips capabilities.embeddings to false with the
 // documented not-configured kind. The model is the in-test Ollama-wire server,
 // slowed with embedDelayMs so that a build takes a while without using CPU.
+import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readPool } from "../lib/offload/pool";
 import { plainStorageForced, VEC_CHUNK } from "../lib/store/vector-storage";
+import { EmbeddingCache } from "../lib/semantic/cache";
 import { SemanticService } from "../lib/semantic/service";
 import { startTestServer, tempDir, waitFor } from "./helpers/server";
 import { withEnv } from "./helpers/env";
@@ -305,3 +307,50 @@ test("sqlite-vec tables are made in chunks of 64 vectors: a build's write that s
     }
   });
 }, 120_000);
+
+// Only reindex_embeddings and `lettuce embed` pruned the embedding cache: under `serve` embeddings.db kept
+// every vector of every text ever written (the growth audit of 2026-12-05).
+test("a serving process forgets cached vectors nothing has used for 30 days, on the cache's writer thread", async () => {
+  const root = makeVault();
+  const m = startModelServer();
+  servers.push(m);
+  const model = "ollama:nomic-embed-text";
+  const old = Math.floor(Date.now() / 1000) - 40 * 86_400;
+  const vec = new Float32Array(768).fill(0.1);
+  // Vectors of texts no note holds any more: two unused for 40 days, one used an hour ago.
+  const seed = EmbeddingCache.open(root);
+  seed.put(model, [["gone-1", vec], ["gone-2", vec], ["recent", vec]]);
+  seed.db.query("UPDATE vectors SET used_at = ? WHERE hash LIKE 'gone-%'").run(old);
+  seed.close();
+  const hashes = () => {
+    const db = new Database(join(root, ".lettuce", "embeddings.db"), { readonly: true });
+    try {
+      return new Set((db.query("SELECT hash FROM vectors").all() as { hash: string }[]).map((r) => r.hash));
+    } finally {
+      db.close();
+    }
+  };
+  await withEnv(ollamaEnv(m), async () => {
+    const s = await startTestServer({ root, watch: true });
+    try {
+      expect(await SemanticService.for(s.vault).enableBackground()).toBe(model);
+      await waitFor(() => !hashes().has("gone-1"), { timeoutMs: 30_000, what: "the unused vectors to be forgotten" });
+      const left = hashes();
+      expect(left.has("gone-2")).toBe(false);
+      expect(left.has("recent")).toBe(true);
+      expect(left.size).toBe(NOTES + 1 + 1); // every note's passage, and the recent one
+      // A vector unused for 40 days whose text a note still holds stays.
+      const inUse = (s.vault.indexDb.query("SELECT hash FROM passages LIMIT 1").get() as { hash: string }).hash;
+      const cache = EmbeddingCache.open(root);
+      try {
+        cache.db.query("UPDATE vectors SET used_at = ? WHERE hash = ?").run(old, inUse);
+        expect(cache.pruneAgainstIndex(model, join(root, ".lettuce", "index.db"))).toBe(0);
+        expect(hashes().has(inUse)).toBe(true);
+      } finally {
+        cache.close();
+      }
+    } finally {
+      await s.close();
+    }
+  });
+}, 60_000);

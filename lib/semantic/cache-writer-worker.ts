@@ -12,6 +12,7 @@ lowerThreadPriority();
 export type CacheWriteRequest =
   | { id: number; file: string; model: string; hashes: string[]; vectors: Float32Array; dim: number }
   | { touch: string; model: string; hashes: string[] }
+  | { id: number; prune: string; model: string; indexFile: string }
   | { close: string };
 export type CacheWriteReply = { id: number; error?: string };
 
@@ -33,6 +34,15 @@ self.onmessage = (ev: MessageEvent<CacheWriteRequest>) => {
   if ("close" in m) {
     open.get(m.close)?.close();
     open.delete(m.close);
+    return;
+  }
+  if ("prune" in m) {
+    try {
+      cacheAt(m.prune).pruneAgainstIndex(m.model, m.indexFile);
+      self.postMessage({ id: m.id } satisfies CacheWriteReply);
+    } catch (e) {
+      self.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) } satisfies CacheWriteReply);
+    }
     return;
   }
   if ("touch" in m) {

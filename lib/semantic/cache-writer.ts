@@ -61,6 +61,17 @@ export function putOffThread(file: string, model: string, entries: [string, Floa
   return done;
 }
 
+/** Forget cached vectors no passage of `indexFile` uses and nothing used for long (EmbeddingCache.pruneAgainstIndex), on the writer thread. */
+export function pruneOffThread(file: string, model: string, indexFile: string): Promise<void> | null {
+  const w = ensureWorker();
+  if (!w) return null;
+  const id = nextId++;
+  const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
+  keepAlive(w, true);
+  w.postMessage({ id, prune: file, model, indexFile } satisfies CacheWriteRequest);
+  return done;
+}
+
 /** Mark vectors as used (no answer awaited). Returns false when the writer thread is not there. */
 export function touchOffThread(file: string, model: string, hashes: string[]): boolean {
   const w = ensureWorker();

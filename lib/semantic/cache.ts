@@ -5,7 +5,7 @@ import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate, newerSchema, NewerSchemaError, schemaVersion } from "../store/migrate";
 import { limitWal } from "../store/wal-limit";
-import { cacheWritesOffThread, closeOffThread, putOffThread, touchOffThread } from "./cache-writer";
+import { cacheWritesOffThread, closeOffThread, pruneOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
 // from index.db, so that deleting index.db (which may happen at any time) or
@@ -34,6 +34,7 @@ const DAY = 86_400;
 /** Unused vectors are kept this long, so that undoing an edit or switching a setting back is free. */
 export const KEEP_UNUSED_DAYS = 30;
 const now = () => Math.floor(Date.now() / 1000);
+const PRUNE_EVERY_MS = 86_400_000;
 // Vectors per transaction when a background pass writes on the request thread.
 const PUT_CHUNK = 32;
 
@@ -142,16 +143,64 @@ export class EmbeddingCache {
     })();
   }
 
+  private prunedAt = 0;
+
+  /**
+   * A serving process prunes (pruneAgainstIndex) on the writer thread, at most once every PRUNE_EVERY_MS:
+   * only reindex_embeddings and `lettuce embed` pruned, so under `serve` embeddings.db kept every vector of
+   * every text ever written (~4.7 KB a passage; the growth audit of 2026-12-05).
+   */
+  pruneNowAndThen(model: string, indexFile: string): void {
+    if (!cacheWritesOffThread() || Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = Date.now();
+    pruneOffThread(this.file, model, indexFile)?.catch(() => {
+      /* tried again after the next pass a day on */
+    });
+  }
+
   /** Forget this model's vectors that no current passage uses and nothing has used for KEEP_UNUSED_DAYS. */
   prune(model: string, keep: Set<string>, keepDays = KEEP_UNUSED_DAYS): number {
     const before = now() - keepDays * DAY;
-    const old = this.db.query("SELECT hash FROM vectors WHERE model = ? AND used_at < ?").all(model, before) as { hash: string }[];
-    const gone = old.map((r) => r.hash).filter((h) => !keep.has(h));
-    const del = this.db.query("DELETE FROM vectors WHERE model = ? AND hash = ?");
+    return this.forget(model, this.unusedSince(model, before).filter((h) => !keep.has(h)), before);
+  }
+
+  /**
+   * prune(), with the passages in use read from index.db on a connection of its own: the cache writer's
+   * thread does this for a serving process (the request thread would read every passage's hash).
+   */
+  pruneAgainstIndex(model: string, indexFile: string, keepDays = KEEP_UNUSED_DAYS): number {
+    const before = now() - keepDays * DAY;
+    const old = this.unusedSince(model, before);
+    if (!old.length) return 0;
+    // Read-only and never created: an index deleted meanwhile (it is derived) prunes nothing this time.
+    const idx = new Database(indexFile, { readonly: true });
+    let gone: string[];
+    try {
+      idx.exec("PRAGMA busy_timeout = 5000");
+      idx.exec("CREATE TEMP TABLE candidates (hash TEXT PRIMARY KEY)");
+      const ins = idx.query("INSERT OR IGNORE INTO temp.candidates(hash) VALUES (?)");
+      idx.transaction(() => {
+        for (const h of old) ins.run(h);
+      })();
+      gone = (idx.query("SELECT hash FROM temp.candidates WHERE hash NOT IN (SELECT hash FROM main.passages)").all() as { hash: string }[]).map((r) => r.hash);
+    } finally {
+      idx.close();
+    }
+    return this.forget(model, gone, before);
+  }
+
+  private unusedSince(model: string, before: number): string[] {
+    return (this.db.query("SELECT hash FROM vectors WHERE model = ? AND used_at < ?").all(model, before) as { hash: string }[]).map((r) => r.hash);
+  }
+
+  /** Delete these vectors unless used since `before` (a search may have touched one meanwhile). */
+  private forget(model: string, hashes: string[], before: number): number {
+    const del = this.db.query("DELETE FROM vectors WHERE model = ? AND hash = ? AND used_at < ?");
+    let n = 0;
     this.db.transaction(() => {
-      for (const h of gone) del.run(model, h);
+      for (const h of hashes) n += del.run(model, h, before).changes;
     })();
-    return gone.length;
+    return n;
   }
 
   /** Forget every vector of a model (its weights changed behind the same name). */
