@@ -62,6 +62,19 @@ export function contentHash(content: string | Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(content).digest("hex");
 }
 
+/**
+ * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their
+ * rows are written on the thread answering every caller: a 2 MiB note of 340,000 links held it 0.9 s a
+ * write, so a write token saving such notes in a loop stalled everyone. The largest real note here has
+ * 2,920 links (obsidian-hub); tools that read one note's text (outlines, move_note's rewrite) see it whole.
+ */
+export const MAX_INDEXED_ROWS = 20_000;
+
+function capIndexedRows(p: ParsedNote): ParsedNote {
+  for (const list of [p.links, p.tags, p.headings, p.mentions, p.directives] as unknown[][]) if (list.length > MAX_INDEXED_ROWS) list.length = MAX_INDEXED_ROWS;
+  return p;
+}
+
 /** Read, hash and parse one note. Runs in parse workers and, for small batches, inline. `keepBytes`: see ParseResult.bytes. */
 export function readAndParse(root: string, req: ParseRequest, resolver?: LinkResolver, keepBytes = false): ParseResult {
   let buf: Buffer;
@@ -80,7 +93,7 @@ export function readAndParse(root: string, req: ParseRequest, resolver?: LinkRes
   const entry = { ...req.entry, size: buf.length };
   if (hash === req.knownHash) return { entry, hash, parsed: null };
   const text = buf.toString("utf8");
-  const parsed = parseNote(req.entry.path, text);
+  const parsed = capIndexedRows(parseNote(req.entry.path, text));
   const resolved = resolver ? parsed.links.map((l) => resolver.resolve(l, req.entry.path)) : undefined;
   return keepBytes ? { entry, hash, parsed, resolved, bytes: buf, text } : { entry, hash, parsed, resolved };
 }
