@@ -21,7 +21,7 @@ const STATE = [
   "c7a8690b9fdf6c78", // proposals.claimed_by
   "386c5af6aab6477c", // change_journal.created_seen_at
   "cfce216722843d25", // approvals from before claims
-  "9866e6461f313b17", // edit_texts
+  "17a7fd42abbb159b", // edit_texts
 ];
 const CACHE = ["43f1a919badb96f8"];
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../lib/index/parse-job";
-import { getEdit, listEdits } from "../lib/write/edits";
+import { dropPending, getEdit, insertPending, listEdits } from "../lib/write/edits";
 import { loadText, storeText } from "../lib/write/edit-texts";
 import { runLettuce } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -80,6 +80,71 @@ describe("the timeline's texts", () => {
     // A rewrite that keeps nothing of the old text: stored whole, not as a delta.
     await s.call("write_note", { path: "Linkers/L1.md", content: prose(5_000, 999), overwrite: true });
     expectEveryTextWhole(s);
+  });
+
+  // insertPending reads (is this text stored yet?) before it writes: as a deferred transaction it failed at
+  // once with "database is locked", without waiting, whenever another process wrote state.db in between
+  // (a CLI approval or revert beside the server; the review found 466 of 1,113 such calls failing).
+  test("writes go through while another process writes state.db", async () => {
+    const noise = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `const { Database } = require("bun:sqlite");
+         const db = new Database(process.argv[1]);
+         db.exec("PRAGMA busy_timeout = 5000");
+         db.exec("CREATE TABLE IF NOT EXISTS zz_noise(x)");
+         const end = Date.now() + 20000;
+         for (let n = 0; Date.now() < end; n++) { db.query("INSERT INTO zz_noise VALUES (?)").run(n); Bun.sleepSync(1); }`,
+        join(s.root, ".lettuce", "state.db"),
+      ],
+      { stdout: "ignore", stderr: "inherit" },
+    );
+    try {
+      await Bun.sleep(300);
+      const failed: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const r = await s.callRaw("write_note", { path: `Race/n${i}.md`, content: `# n${i}\n\n${prose(60_000, 500 + i)}\n` });
+        if (r.isError) failed.push(r.content?.[0]?.text);
+      }
+      expect(failed).toEqual([]);
+    } finally {
+      noise.kill();
+    }
+  }, 60_000);
+
+  // A call that never landed (a person's save in between, or recovery after a crash) takes its rows back: its
+  // texts go with them unless another row names them, counted, not found by reading the whole timeline.
+  test("a call that never landed releases its texts; texts other rows name stay", async () => {
+    const db = s.vault.stateDb;
+    const enc = new TextEncoder();
+    const texts = () => (db.query("SELECT count(*) AS n FROM edit_texts").get() as { n: number }).n;
+    const applied = listEdits(db, { limit: 1 })[0]!;
+    const shared = getEdit(db, applied.id)!.after!;
+    const fresh = enc.encode(`never landed ${prose(2_000, 42)}`);
+    const row = (before: Uint8Array | null, after: Uint8Array) => ({
+      tool: "write_note", action: "write" as const, path: "Dropped.md", before, after,
+      beforeHash: before ? contentHash(before) : null, afterHash: contentHash(after), agent: "t", token: "default",
+    });
+    const n0 = texts();
+    const ids = insertPending(db, [row(shared, fresh), row(null, enc.encode(`${prose(3_000, 43)}`))]);
+    expect(texts()).toBe(n0 + 2);
+    dropPending(db, ids);
+    expect(texts()).toBe(n0);
+    expect(contentHash(getEdit(db, applied.id)!.after!)).toBe(applied.afterHash!);
+    expectEveryTextWhole(s);
+  });
+
+  test("a revert whose earlier text the timeline cannot give back refuses, and the note stays", async () => {
+    await s.call("write_note", { path: "Lost/Kept.md", content: "first text\n" });
+    const e = await s.call("write_note", { path: "Lost/Kept.md", content: "second text\n", overwrite: true });
+    const row = getEdit(s.vault.stateDb, e.editId)!;
+    // Simulated loss (no code path deletes a named text): the revert must not take the edit for a creation.
+    s.vault.stateDb.query("DELETE FROM edit_texts WHERE hash = ?").run(row.beforeHash);
+    const r = await runLettuce(["revert", s.root, String(e.editId)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("no longer holds its text");
+    expect(readFileSync(join(s.root, "Lost/Kept.md"), "utf8")).toBe("second text\n");
   });
 
   test("rows written before the texts had a table of their own are read as they are", async () => {

@@ -263,7 +263,7 @@ function bookkeep(db: Database, group: number, applied: number[], dropped: numbe
     db.transaction(() => {
       markApplied(db, applied);
       dropPending(db, dropped);
-    })();
+    }).immediate();
     inFlight.delete(group);
   } catch (e) {
     const message = (e as Error).message;

@@ -54,11 +54,16 @@ function rowOf(db: Database, hash: string): { id: number; depth: number } | null
 }
 
 /**
- * Keep `bytes` (whose hash is `hash`) unless the timeline has it already. `base`: a text it likely shares
- * most bytes with (its edit's before-text), stored first; the text then goes in as a delta when that is small.
+ * Keep `bytes` (whose hash is `hash`) for one more timeline row, unless the timeline has it already (then it
+ * counts one more reference). `base`: a text it likely shares most bytes with (its edit's before-text),
+ * stored first; the text then goes in as a delta when that is small. Inside the caller's write transaction.
  */
 export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
-  // OR IGNORE below: another process (a CLI revert beside the server) may store the same text in between.
+  insertText(db, bytes, hash, base);
+  db.query("UPDATE edit_texts SET refs = refs + 1 WHERE hash = ?").run(hash);
+}
+
+function insertText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
   if (rowOf(db, hash)) return;
   const from = base ? rowOf(db, base.hash) : null;
   if (base && from && from.depth < MAX_DEPTH) {
@@ -66,14 +71,14 @@ export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: 
     const middle = bytes.subarray(prefix, bytes.length - suffix);
     if (middle.length <= bytes.length * DELTA_SHARE) {
       const { codec, data } = pack(middle);
-      db.query("INSERT OR IGNORE INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+      db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)").run(
         hash, from.id, from.depth + 1, bytes.length, codec, prefix, suffix, data,
       );
       return;
     }
   }
   const { codec, data } = pack(bytes);
-  db.query("INSERT OR IGNORE INTO edit_texts(hash, base, depth, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
+  db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
 }
 
 /** The text with this hash, or null when the timeline does not hold it. */
@@ -85,7 +90,7 @@ export function loadText(db: Database, hash: string): Uint8Array | null {
   while (r) {
     chain.push(r);
     if (r.base === null) break;
-    // A base is never deleted while a delta names it (dropUnusedTexts), and has a smaller depth: the walk ends.
+    // A base is never deleted while a delta names it (releaseTexts), and has a smaller depth: the walk ends.
     r = byId.get(r.base) as TextRow | null;
     if (r && r.depth >= chain[chain.length - 1]!.depth) return null;
   }
@@ -103,15 +108,15 @@ export function loadText(db: Database, hash: string): Uint8Array | null {
 }
 
 /**
- * Texts no timeline row names and no delta is based on, among `hashes`: a call that never landed (a
- * conflict with a person's save) leaves its texts behind otherwise.
+ * One timeline row fewer names each of these texts (a call that never landed: a conflict with a person's
+ * save, or recovery after a crash); a text no row names and no delta is based on goes. By count, not by
+ * looking for rows: before_hash has no index, and rows from before edit_texts hold their texts inline,
+ * which a scan would read through.
  */
-export function dropUnusedTexts(db: Database, hashes: (string | null)[]): void {
-  const del = db.query(
-    `DELETE FROM edit_texts WHERE hash = ?1
-       AND NOT EXISTS (SELECT 1 FROM agent_edits WHERE before_hash = ?1 OR after_hash = ?1)
-       AND NOT EXISTS (SELECT 1 FROM edit_texts d WHERE d.base = edit_texts.id)`,
-  );
+export function releaseTexts(db: Database, hashes: string[]): void {
+  const dec = db.query("UPDATE edit_texts SET refs = refs - 1 WHERE hash = ? AND refs > 0");
+  for (const h of hashes) dec.run(h);
+  const del = db.query("DELETE FROM edit_texts WHERE hash = ? AND refs = 0 AND NOT EXISTS (SELECT 1 FROM edit_texts d WHERE d.base = edit_texts.id)");
   // Twice: a delta among them goes first, then the text it was based on.
-  for (let pass = 0; pass < 2; pass++) for (const h of new Set(hashes)) if (h) del.run(h);
+  for (let pass = 0; pass < 2; pass++) for (const h of new Set(hashes)) del.run(h);
 }

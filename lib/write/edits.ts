@@ -5,7 +5,7 @@
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
 import { pidAlive } from "../platform/pid";
-import { dropUnusedTexts, loadText, storeText } from "./edit-texts";
+import { loadText, releaseTexts, storeText } from "./edit-texts";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -93,8 +93,8 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
   const ids: number[] = [];
   db.transaction(() => {
     for (const e of edits) {
-      // The texts first, in the same transaction: another process dropping unused texts sees this row or
-      // none of them (dropUnusedTexts).
+      // The texts first, in the same transaction: another process releasing texts sees this row's
+      // references or none of them (releaseTexts).
       if (e.before && e.beforeHash) storeText(db, e.before, e.beforeHash);
       if (e.after && e.afterHash) storeText(db, e.after, e.afterHash, e.before && e.beforeHash ? { bytes: e.before, hash: e.beforeHash } : undefined);
       const res = ins.run(
@@ -103,7 +103,9 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
       );
       ids.push(Number(res.lastInsertRowid));
     }
-  })();
+    // Immediate: its first statements read (is the text there yet?), and a deferred transaction that reads
+    // before it writes fails at once, without waiting, when another process wrote meanwhile (the review).
+  }).immediate();
   if (ids.length) inFlight.add(ids[0]!);
   return ids;
 }
@@ -118,17 +120,22 @@ export function markApplied(db: Database, ids: number[]): void {
 
 export function dropPending(db: Database, ids: number[]): void {
   if (!ids.length) return;
-  const hashes = db.query("SELECT after_hash, before_hash FROM agent_edits WHERE id = ? AND state = 'pending'");
+  // Only rows that name their texts in edit_texts count there (older rows hold their bytes themselves).
+  const hashes = db.query(
+    `SELECT CASE WHEN before IS NULL THEN before_hash END AS b, CASE WHEN after IS NULL THEN after_hash END AS a
+     FROM agent_edits WHERE id = ? AND state = 'pending'`,
+  );
   const q = db.query("DELETE FROM agent_edits WHERE id = ? AND state = 'pending'");
   db.transaction(() => {
-    const texts: (string | null)[] = [];
+    const texts: string[] = [];
     for (const id of ids) {
-      const h = hashes.get(id) as { after_hash: string | null; before_hash: string | null } | null;
-      if (h) texts.push(h.after_hash, h.before_hash);
+      const h = hashes.get(id) as { b: string | null; a: string | null } | null;
+      if (h?.a) texts.push(h.a);
+      if (h?.b) texts.push(h.b);
       q.run(id);
     }
-    dropUnusedTexts(db, texts);
-  })();
+    releaseTexts(db, texts);
+  }).immediate();
 }
 
 /**

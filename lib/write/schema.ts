@@ -54,6 +54,7 @@ export const EDIT_TEXTS_SQL = `
     hash TEXT NOT NULL UNIQUE,
     base INTEGER,                -- the text this one is a delta of; NULL: stored whole
     depth INTEGER NOT NULL,      -- deltas from here to a whole text
+    refs INTEGER NOT NULL,       -- timeline rows naming it as before or after (rows with bytes of their own not counted)
     size INTEGER NOT NULL,       -- bytes of the text
     codec INTEGER NOT NULL,      -- 0 raw, 1 zstd
     prefix INTEGER NOT NULL,     -- a delta: bytes kept from the start of its base
