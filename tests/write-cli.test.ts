@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { nameTwinsOnDisk } from "../lib/write/notes";
 import { runLettuce } from "./helpers/cli";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
 
@@ -167,6 +168,15 @@ describe("lettuce edits and revert", () => {
     expect((await runLettuce(["revert", s.root, String(c.editId)])).code).toBe(0);
     expect(file("Inbox/Elsewhere.md")).toBe("moved away\n");
     expect(existsSync(join(s.root, "Inbox/elsewhere.md"))).toBe(false);
+    // A case-only move, and then a third spelling beside the note: every twin counts, not the first found.
+    const c2 = await s.call("move_note", { from: "Inbox/Elsewhere.md", to: "Inbox/elsewhere.md" });
+    writeFileSync(join(s.root, "Inbox/ELSEWHERE.md"), "a third spelling\n");
+    const r3 = await runLettuce(["revert", s.root, String(c2.editId)]);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toContain("Inbox/ELSEWHERE.md");
+    expect(existsSync(join(s.root, "Inbox/Elsewhere.md"))).toBe(false);
+    // Whichever the folder lists first (the note itself, here elsewhere.md, came first on some disks).
+    expect(nameTwinsOnDisk(s.root, "Inbox/Elsewhere.md").sort()).toEqual(["Inbox/ELSEWHERE.md", "Inbox/elsewhere.md"]);
   });
 
   test("an unknown id and a bad id are clear errors", async () => {

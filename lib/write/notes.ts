@@ -62,17 +62,22 @@ export function resolveExisting(vault: VaultContext, input: string): NoteState {
   return st;
 }
 
-/** A file in the folder of `rel` whose name is `rel`'s up to case and Unicode normalisation, as spelled on disk. */
-export function nameTwinOnDisk(root: string, rel: string): string | null {
+/** The files in the folder of `rel` whose names are `rel`'s up to case and Unicode normalisation, as spelled on disk. */
+export function nameTwinsOnDisk(root: string, rel: string): string[] {
   const slash = rel.lastIndexOf("/");
   const folder = slash === -1 ? "" : rel.slice(0, slash);
   const key = foldName(rel.slice(slash + 1));
   try {
-    const hit = readdirSync(dirname(absOf(root, rel)), { withFileTypes: true }).find((d) => d.isFile() && foldName(d.name) === key);
-    return hit ? (folder ? `${folder}/${hit.name}` : hit.name) : null;
+    return readdirSync(dirname(absOf(root, rel)), { withFileTypes: true })
+      .filter((d) => d.isFile() && foldName(d.name) === key)
+      .map((d) => (folder ? `${folder}/${d.name}` : d.name));
   } catch {
-    return null;
+    return [];
   }
+}
+
+function nameTwinOnDisk(root: string, rel: string): string | null {
+  return nameTwinsOnDisk(root, rel)[0] ?? null;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { VaultContext } from "../vault-context";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { commitChanges, StaleError, type FileChange } from "./commit";
 import { editGroup, standingRevertOf, type EditRow } from "./edits";
-import { nameTwinOnDisk } from "./notes";
+import { nameTwinsOnDisk } from "./notes";
 import { trashPathFor } from "./ops-move";
 import { writeService } from "./service";
 
@@ -43,12 +43,15 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
   // case would be a second note of that name (write_note and move_note refuse to make one). `self`: the file
   // being moved back, the twin a case-only move leaves.
   const refuseTwin = (path: string, self: string | null) => {
-    const twin = nameTwinOnDisk(root, path);
-    if (twin !== null && twin !== path && twin !== self) refuse(twin, "now holds that name in another letter case; move or delete it first");
+    const twin = nameTwinsOnDisk(root, path).find((t) => t !== path && t !== self);
+    if (twin !== undefined) refuse(twin, "now holds that name in another letter case; move or delete it first");
   };
   if (row.action === "write") {
     const cur = disk.get(row.path);
     if (hashOf(cur) !== row.afterHash && !force) refuse(row.path, "changed since (pass --force to revert anyway; the current text is kept in the timeline)");
+    // A text the timeline names but cannot give back: never taken for "the edit created the note" (that
+    // revert sends the note to the trash).
+    if (row.before === null && row.beforeHash !== null) refuse(row.path, "cannot be put back: the timeline no longer holds its text from before the edit");
     if (row.before === null) {
       if (cur === null) return [];
       const trash = trashPathFor(root, row.path);
