@@ -184,6 +184,9 @@ describe("the substring fallback matches bodies folded, in linear time", () => {
     const notes: Record<string, string> = {
       "Trip.md": "# Trip\n\nWe met at the Café Zürich on İstiklal street.\n",
       "Far.md": `# Far\n\n${accents}\n\nThe marker fragment sits here.\n`,
+      // Past the first chunks the offset is found in (2,048 characters each), and after a character that folds to three.
+      "Cyrillic.md": `# Cyrillic\n\n${"Привет мир ".repeat(600)}\n\nЗдесь ИСКОМЫЙ фрагмент.\n`,
+      "Hangul.md": "# Hangul\n\n한I zqx marker\n",
     };
     // SQLite's LIKE tried the query at every place of a body: 400 "a"s and a "b" over 4 MB of "a"s took 2.2 s.
     for (let i = 0; i < 40; i++) notes[`Flat/Flat ${i}.md`] = `# Flat ${i}\n\n${"a".repeat(100_000)}\n`;
@@ -209,6 +212,12 @@ describe("the substring fallback matches bodies folded, in linear time", () => {
     const r = await v.call("search_workspace", { query: "ARKER FRAG" });
     expect(r.results.map((x: any) => x.id)).toEqual(["Far.md"]);
     expect(r.results[0].snippet).toContain("The marker fragment sits here.");
+    const cyr = await v.call("search_workspace", { query: "комый фраг" });
+    expect(cyr.results.map((x: any) => x.id)).toEqual(["Cyrillic.md"]);
+    expect(cyr.results[0].snippet).toContain("Здесь ИСКОМЫЙ фрагмент.");
+    const han = await v.call("search_workspace", { query: "i zqx" });
+    expect(han.results.map((x: any) => x.id)).toEqual(["Hangul.md"]);
+    expect(han.results[0].snippet).toContain("한I zqx marker");
   });
 
   test("a query that nearly matches everywhere costs the bodies' length, not that times the query", async () => {
