@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_INDEXED_ROWS } from "../lib/index/parse-job";
+import { MAX_INDEXED_ROWS } from "../lib/store/index-db";
 import { SemanticService } from "../lib/semantic/service";
 import { parseSearchQuery } from "../lib/retrieval/fts-query";
 import { buildSnippet } from "../lib/retrieval/snippet";
@@ -127,6 +127,16 @@ describe("hostile text through the tools", () => {
     for (const name of Object.keys(shapes)) rmSync(join(s.root, `Rows/${name}.md`));
     await s.vault.indexer.update(Object.keys(shapes).map((n) => `Rows/${n}.md`));
   }, 60_000);
+
+  // A link past the index's cap is no backlink row: move_note reads the notes at the cap whole as well.
+  test("move_note rewrites a link that comes after a note's first 20,000", async () => {
+    await put({ "Late.md": "# Late\n", "Capped.md": `${"[[Elsewhere]] ".repeat(MAX_INDEXED_ROWS)}\nand [[Late]]\n`, "Small.md": "[[Late]]\n" });
+    const res = await s.call("move_note", { from: "Late.md", to: "Later.md" });
+    expect(res.notesUpdated.sort()).toEqual(["Capped.md", "Small.md"]);
+    expect(readFileSync(join(s.root, "Capped.md"), "utf8").endsWith("and [[Later]]\n")).toBe(true);
+    for (const path of ["Capped.md", "Small.md", "Later.md"]) rmSync(join(s.root, path));
+    await s.vault.indexer.update(["Capped.md", "Small.md", "Later.md"]);
+  });
 
   // The snippet's markup test scanned to the line's end from every "![" or "<a": ~1 s per hit.
   test("search_workspace over ten notes of 64 KB lines of '![' and '<a'", async () => {

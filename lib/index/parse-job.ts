@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { parseNote, type ParsedNote } from "../vault/parse";
 import type { FileEntry } from "../vault/scan";
 import type { LinkResolver } from "./resolver";
+import { MAX_INDEXED_ROWS } from "../store/index-db";
 import { openRegular } from "../vault/read-file";
 
 export interface ParseRequest {
@@ -62,14 +63,7 @@ export function contentHash(content: string | Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(content).digest("hex");
 }
 
-/**
- * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their
- * rows are written on the thread answering every caller: a 2 MiB note of 340,000 links held it 0.9 s a
- * write, so a write token saving such notes in a loop stalled everyone. The largest real note here has
- * 2,920 links (obsidian-hub); tools that read one note's text (outlines, move_note's rewrite) see it whole.
- */
-export const MAX_INDEXED_ROWS = 20_000;
-
+/** The rows a note makes, each kind cut at MAX_INDEXED_ROWS (lib/store/index-db.ts says why). */
 function capIndexedRows(p: ParsedNote): ParsedNote {
   for (const list of [p.links, p.tags, p.headings, p.mentions, p.directives] as unknown[][]) if (list.length > MAX_INDEXED_ROWS) list.length = MAX_INDEXED_ROWS;
   return p;

@@ -14,6 +14,19 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
+/**
+ * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their
+ * rows are written on the thread answering every caller: a 2 MiB note of 340,000 links held it 0.9 s a
+ * write, so a write token saving such notes in a loop stalled everyone. The largest real note here has
+ * 2,920 links (obsidian-hub). Notes at the cap: notesAtLinkCap().
+ */
+export const MAX_INDEXED_ROWS = 20_000;
+
+/** Notes whose links the index holds only up to MAX_INDEXED_ROWS (or that have exactly that many). */
+export function notesAtLinkCap(db: Database): string[] {
+  return (db.query(`SELECT n.path AS path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.ord = ${MAX_INDEXED_ROWS - 1} ORDER BY n.path`).all() as { path: string }[]).map((r) => r.path);
+}
+
 export const INDEX_FORMAT = "8"; // 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
 
 const MIGRATIONS = [
@@ -99,6 +112,12 @@ const MIGRATIONS = [
   `
   ALTER TABLE notes ADD COLUMN chg REAL;
   ALTER TABLE files ADD COLUMN chg REAL;
+  `,
+  // The notes the index keeps only their first MAX_INDEXED_ROWS links of (the row at ord 19,999 marks them; the
+  // literal must match the query's for SQLite to use a partial index): move_note reads them whole as well,
+  // since a later link of theirs to the moved note is not a backlink row. A new cap needs a new migration.
+  `
+  CREATE INDEX links_at_cap ON links(note_id) WHERE ord = 19999;
   `,
 ];
 

@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { BIG_NOTE_BYTES } from "../index/parse-pool";
+import { notesAtLinkCap } from "../store/index-db";
 import { linkLinesOf, noteName } from "../vault/parse";
 import { MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
@@ -19,6 +20,13 @@ export function backlinkSources(vault: VaultContext, path: string): string[] {
     .query("SELECT DISTINCT n.path AS path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND n.path != ? ORDER BY n.path")
     .all(path, path) as { path: string }[];
   return rows.map((r) => r.path);
+}
+
+/** The notes a move reads for links to `path`: its backlinks, and the notes whose links the index holds only in part. */
+function moveSources(vault: VaultContext, path: string): string[] {
+  const backlinks = backlinkSources(vault, path);
+  const capped = notesAtLinkCap(vault.indexDb).filter((p) => p !== path && !backlinks.includes(p));
+  return capped.length ? [...backlinks, ...capped].sort() : backlinks;
 }
 
 export interface MoveNoteArgs {
@@ -54,7 +62,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   name: "move_note",
   lockPaths(vault, a) {
     const src = existingPath(vault, a.from);
-    const links = src && a.updateLinks !== false ? backlinkSources(vault, src) : [];
+    const links = src && a.updateLinks !== false ? moveSources(vault, src) : [];
     return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(a.to), ...links];
   },
   pinned: (a) => a.expectedHash !== undefined,
@@ -100,7 +108,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
         if (!(e instanceof ToolError)) throw e;
       }
       let readSinceTurn = 0;
-      for (const path of backlinkSources(vault, src.path)) {
+      for (const path of moveSources(vault, src.path)) {
         // Other callers get a turn between notes, not only after all of them (the small ones are parsed here).
         if (readSinceTurn >= TURN_BYTES) {
           await nextTurn();
