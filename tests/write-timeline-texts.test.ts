@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../lib/index/parse-job";
-import { dropPending, getEdit, insertPending, listEdits } from "../lib/write/edits";
+import { dropPending, getEdit, insertPending, listEdits, markApplied } from "../lib/write/edits";
 import { loadText, storeText } from "../lib/write/edit-texts";
 import { runLettuce } from "./helpers/cli";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -132,7 +132,45 @@ describe("the timeline's texts", () => {
     dropPending(db, ids);
     expect(texts()).toBe(n0);
     expect(contentHash(getEdit(db, applied.id)!.after!)).toBe(applied.afterHash!);
+    // Two calls in a chain (x -> y, then y -> z as a delta of y), taken back one after the other: the texts
+    // of the first stay while the second's delta is based on them, and go with it.
+    const x = enc.encode(`x ${prose(3_000, 44)}`);
+    const y = enc.encode(`x ${prose(3_000, 44)} and y`);
+    const z = enc.encode(`x ${prose(3_000, 44)} and y and z`);
+    const first = insertPending(db, [row(x, y)]);
+    const second = insertPending(db, [row(y, z)]);
+    expect(texts()).toBe(n0 + 3);
+    dropPending(db, first);
+    expect(contentHash(loadText(db, contentHash(z))!)).toBe(contentHash(z));
+    dropPending(db, second);
+    expect(texts()).toBe(n0);
     expectEveryTextWhole(s);
+  });
+
+  // Two commits of this change (f354548, 8bae6f9) made edit_texts without its reference counts.
+  test("a state.db whose edit_texts has no refs column gets one, counted, when opened", async () => {
+    const root = join(s.root, "..", `refs-${Date.now()}`);
+    const { openStateDb } = await import("../lib/store/state-db");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(root, { recursive: true });
+    const enc = new TextEncoder();
+    const a = enc.encode("a text\n");
+    const b = enc.encode("a text, edited\n");
+    let db = openStateDb(root);
+    const ids = insertPending(db, [{ tool: "t", action: "write", path: "N.md", before: a, after: b, beforeHash: contentHash(a), afterHash: contentHash(b), agent: "t", token: "default" }]);
+    markApplied(db, ids);
+    db.exec("ALTER TABLE edit_texts DROP COLUMN refs");
+    db.close();
+    db = openStateDb(root);
+    try {
+      expect(db.query("SELECT hash, refs FROM edit_texts ORDER BY id").all()).toEqual([
+        { hash: contentHash(a), refs: 1 },
+        { hash: contentHash(b), refs: 1 },
+      ]);
+      expect(contentHash(getEdit(db, ids[0]!)!.after!)).toBe(contentHash(b));
+    } finally {
+      db.close();
+    }
   });
 
   test("a revert whose earlier text the timeline cannot give back refuses, and the note stays", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { limitWal } from "./wal-limit";
 import { lettuceDir } from "./index-db";
-import { EDIT_TEXTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
+import { addTextRefsIfMissing, EDIT_TEXTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
 import { AUDIT_TABLES_SQL } from "../audit/schema";
 import { REVIEWS_TABLE_SQL } from "./reviews";
@@ -59,6 +59,7 @@ export function openStateDb(root: string): Database {
   mkdirSync(lettuceDir(root), { recursive: true });
   const db = connect(root, "FULL");
   migrate(db, STATE_MIGRATIONS, "state.db");
+  addTextRefsIfMissing(db);
   return db;
 }
 

@@ -116,7 +116,19 @@ export function loadText(db: Database, hash: string): Uint8Array | null {
 export function releaseTexts(db: Database, hashes: string[]): void {
   const dec = db.query("UPDATE edit_texts SET refs = refs - 1 WHERE hash = ? AND refs > 0");
   for (const h of hashes) dec.run(h);
-  const del = db.query("DELETE FROM edit_texts WHERE hash = ? AND refs = 0 AND NOT EXISTS (SELECT 1 FROM edit_texts d WHERE d.base = edit_texts.id)");
-  // Twice: a delta among them goes first, then the text it was based on.
-  for (let pass = 0; pass < 2; pass++) for (const h of new Set(hashes)) del.run(h);
+  const byHash = db.query("SELECT id, base FROM edit_texts WHERE hash = ? AND refs = 0");
+  const byId = db.query("SELECT id, base FROM edit_texts WHERE id = ? AND refs = 0");
+  const based = db.query("SELECT 1 FROM edit_texts WHERE base = ? LIMIT 1");
+  const del = db.query("DELETE FROM edit_texts WHERE id = ?");
+  // A text gone, its base may be unused too (named by no row, no other delta on it): down the chain. Twice
+  // over the hashes: one of them may be the base of a delta among them that goes later in the first pass.
+  for (let pass = 0; pass < 2; pass++) {
+    for (const h of new Set(hashes)) {
+      let r = byHash.get(h) as { id: number; base: number | null } | null;
+      while (r && !based.get(r.id)) {
+        del.run(r.id);
+        r = r.base === null ? null : (byId.get(r.base) as { id: number; base: number | null } | null);
+      }
+    }
+  }
 }

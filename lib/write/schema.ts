@@ -1,5 +1,7 @@
 // state.db tables of the write path: the agent-edits timeline and proposals.
 // One entry of STATE_MIGRATIONS (lib/store/state-db.ts); never edit it once shipped.
+import type { Database } from "bun:sqlite";
+
 export const WRITE_TABLES_SQL = `
   CREATE TABLE agent_edits (
     id INTEGER PRIMARY KEY,
@@ -63,3 +65,18 @@ export const EDIT_TEXTS_SQL = `
   );
   CREATE INDEX edit_texts_base ON edit_texts(base) WHERE base IS NOT NULL;
 `;
+
+/**
+ * state.db files written by two commits of 2026-12-05 (f354548, 8bae6f9), before reference counts, have
+ * edit_texts without its refs column (their migration's text changed before any release): add it, counted.
+ */
+export function addTextRefsIfMissing(db: Database): void {
+  const cols = db.query("SELECT name FROM pragma_table_info('edit_texts')").all() as { name: string }[];
+  if (!cols.length || cols.some((c) => c.name === "refs")) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE edit_texts ADD COLUMN refs INTEGER NOT NULL DEFAULT 0");
+    db.exec(`UPDATE edit_texts SET refs =
+      (SELECT count(*) FROM agent_edits WHERE before IS NULL AND before_hash = edit_texts.hash) +
+      (SELECT count(*) FROM agent_edits WHERE after IS NULL AND after_hash = edit_texts.hash)`);
+  }).immediate();
+}
