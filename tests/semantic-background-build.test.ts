@@ -346,6 +346,12 @@ test("a serving process forgets cached vectors nothing has used for 30 days, on 
         cache.db.query("UPDATE vectors SET used_at = ? WHERE hash = ?").run(old, inUse);
         expect(cache.pruneAgainstIndex(model, join(root, ".lettuce", "index.db"))).toBe(0);
         expect(hashes().has(inUse)).toBe(true);
+        // Nothing against an index with notes not embedded yet (one being rebuilt holds part of the passages).
+        cache.put(model, [["gone-3", vec]]);
+        cache.db.query("UPDATE vectors SET used_at = ? WHERE hash = 'gone-3'").run(old);
+        s.vault.indexDb.query("DELETE FROM embed_notes WHERE note_id = (SELECT min(note_id) FROM embed_notes)").run();
+        expect(cache.pruneAgainstIndex(model, join(root, ".lettuce", "index.db"))).toBe(0);
+        expect(hashes().has("gone-3")).toBe(true);
       } finally {
         cache.close();
       }

@@ -177,6 +177,10 @@ export class EmbeddingCache {
     let gone: string[];
     try {
       idx.exec("PRAGMA busy_timeout = 5000");
+      // Only against an index whose every note is split and embedded: one being rebuilt (index.db may be
+      // deleted at any time) holds part of the passages, and the rest would be embedded again.
+      const stale = idx.query("SELECT 1 FROM notes n LEFT JOIN embed_notes e ON e.note_id = n.id WHERE e.hash IS NULL OR e.hash <> n.hash LIMIT 1").get();
+      if (stale) return 0;
       idx.exec("CREATE TEMP TABLE candidates (hash TEXT PRIMARY KEY)");
       const ins = idx.query("INSERT OR IGNORE INTO temp.candidates(hash) VALUES (?)");
       idx.transaction(() => {
