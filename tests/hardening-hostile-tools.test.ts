@@ -24,6 +24,21 @@ describe("hostile text through the tools", () => {
     await s.vault.indexer.update(Object.keys(files));
   }
 
+  /** The slowest ping another caller waited for while `work` ran, and how long the work took. */
+  async function worstPing<T>(work: () => Promise<T>): Promise<{ result: T; worst: number; took: number }> {
+    let worst = 0;
+    let busy = true;
+    const t0 = performance.now();
+    const running = work().finally(() => (busy = false));
+    while (busy) {
+      const t = performance.now();
+      await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" });
+      worst = Math.max(worst, performance.now() - t);
+    }
+    const result = await running;
+    return { result, worst, took: performance.now() - t0 };
+  }
+
   // The link rewriter's own Markdown-link and code-span patterns rescanned a line from every '[' or '`':
   // a 250 KB line took 36 s per backlinking note.
   test("move_note rewrites links in a note with a 250 KB line of '['", async () => {
@@ -51,17 +66,7 @@ describe("hostile text through the tools", () => {
     const filler = "- an item with `code`\n    - a nested item\n\n```\ncode\n```\n\nA paragraph of prose.\n".repeat(25_000);
     for (let i = 0; i < 8; i++) files[`Big backlink ${i}.md`] = `See [[Hub target]].\n\n${filler}`;
     await put(files);
-    let worst = 0;
-    let moving = true;
-    const t0 = performance.now();
-    const move = s.call("move_note", { from: "Hub target.md", to: "Moved/Hub renamed.md" }).finally(() => (moving = false));
-    while (moving) {
-      const t = performance.now();
-      await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" });
-      worst = Math.max(worst, performance.now() - t);
-    }
-    const res = await move;
-    const took = performance.now() - t0;
+    const { result: res, worst, took } = await worstPing(() => s.call("move_note", { from: "Hub target.md", to: "Moved/Hub renamed.md" }));
     expect(res.notesUpdated.length).toBe(8);
     // Out of the way of the later tests' whole-vault passes.
     for (const path of res.notesUpdated) rmSync(join(s.root, path));
@@ -74,17 +79,7 @@ describe("hostile text through the tools", () => {
   test("other callers are answered while move_note parses one huge backlinking note", async () => {
     const filler = "- an item with `code` and *emphasis*\n    - a nested item\n\n```\ncode\n```\n\nA paragraph of prose.\n".repeat(60_000);
     await put({ "Huge target.md": "# Huge target\n", "Huge backlink.md": `See [[Huge target]].\n\n${filler}\nAnd [[Huge target|again]].\n` });
-    let worst = 0;
-    let moving = true;
-    const t0 = performance.now();
-    const move = s.call("move_note", { from: "Huge target.md", to: "Moved/Huge renamed.md" }).finally(() => (moving = false));
-    while (moving) {
-      const t = performance.now();
-      await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" });
-      worst = Math.max(worst, performance.now() - t);
-    }
-    const res = await move;
-    const took = performance.now() - t0;
+    const { result: res, worst, took } = await worstPing(() => s.call("move_note", { from: "Huge target.md", to: "Moved/Huge renamed.md" }));
     expect(res.notesUpdated).toEqual(["Huge backlink.md"]);
     expect(res.linksUpdated).toBe(2);
     const text = readFileSync(join(s.root, "Huge backlink.md"), "utf8");
@@ -109,16 +104,9 @@ describe("hostile text through the tools", () => {
     let worst = 0;
     let took = 0;
     for (const [name, content] of Object.entries(shapes)) {
-      let writing = true;
-      const t0 = performance.now();
-      const w = s.call("write_note", { path: `Rows/${name}.md`, content }).finally(() => (writing = false));
-      while (writing) {
-        const t = performance.now();
-        await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" });
-        worst = Math.max(worst, performance.now() - t);
-      }
-      await w;
-      took = Math.max(took, performance.now() - t0);
+      const one = await worstPing(() => s.call("write_note", { path: `Rows/${name}.md`, content }));
+      worst = Math.max(worst, one.worst);
+      took = Math.max(took, one.took);
     }
     const rows = s.vault.indexDb.query("SELECT count(*) AS n FROM links l JOIN notes n ON n.id = l.note_id WHERE n.path = 'Rows/links.md'").get() as { n: number };
     expect(rows.n).toBe(MAX_INDEXED_ROWS);
