@@ -1,11 +1,10 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { join } from "node:path";
 import { Indexer } from "./index/indexer";
 import { VaultWatcher } from "./index/watcher";
 import { checkpointOffThread, unwatchWal, watchWal } from "./store/checkpointer";
 import { ftsPath } from "./store/fts-db";
-import { lettuceDir, openIndexDb } from "./store/index-db";
+import { indexDbPath, openIndexDb } from "./store/index-db";
 import { holdIndex } from "./store/index-users";
 import { getSetting, openStateDb, openStateDbNoSync, stateDbPath } from "./store/state-db";
 import { checkVaultDir } from "./vault-dir";
@@ -36,7 +35,7 @@ export class VaultContext {
     readonly stateDb: Database,
   ) {
     this.indexer = new Indexer(root, indexDb);
-    this.opened = { root: identity(root), state: identity(stateDbPath(root)), index: identity(join(lettuceDir(root), "index.db")), fts: identity(ftsPath(root)) };
+    this.opened = { root: identity(root), state: identity(stateDbPath(root)), index: identity(indexDbPath(root)), fts: identity(ftsPath(root)) };
     this.releaseIndex = holdIndex(root);
   }
 
@@ -51,7 +50,7 @@ export class VaultContext {
     if (identity(stateDbPath(this.root)) !== this.opened.state) return `${stateDbPath(this.root)} was removed or replaced (was the .lettuce folder deleted?)`;
     // The index files replaced under the server (deleted by hand, or by another process): its writes went to
     // unlinked files, whose WAL no checkpoint reached any more, and every other process saw an empty index.
-    for (const [file, was] of [[join(lettuceDir(this.root), "index.db"), this.opened.index], [ftsPath(this.root), this.opened.fts]] as const) {
+    for (const [file, was] of [[indexDbPath(this.root), this.opened.index], [ftsPath(this.root), this.opened.fts]] as const) {
       if (identity(file) !== was) return `${file} was removed or replaced; start the server again to rebuild the index`;
     }
     return null;
@@ -91,7 +90,7 @@ export class VaultContext {
     // A process that watches a vault serves it for long: the WALs its request thread writes are checkpointed off it.
     checkpointOffThread();
     this.watching = true;
-    watchWal(this.indexDb, join(lettuceDir(this.root), "index.db"));
+    watchWal(this.indexDb, indexDbPath(this.root));
     watchWal(this.indexDb, ftsPath(this.root));
     watchWal(this.stateDb, stateDbPath(this.root));
     if (this.noSyncState) watchWal(this.noSyncState, stateDbPath(this.root));

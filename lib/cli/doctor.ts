@@ -12,7 +12,7 @@ import { selectChat, selectEmbedder } from "../providers/select";
 import { inspectIndex } from "../store/inspect";
 import { liveServer } from "../store/presence";
 import { sqliteInfo } from "../store/sqlite-lib";
-import { lettuceDir } from "../store/index-db";
+import { indexDbPath, lettuceDir } from "../store/index-db";
 import { STATE_MIGRATIONS, stateDbPath } from "../store/state-db";
 import { schemaVersion } from "../store/migrate";
 import { CACHE_SCHEMA_VERSION } from "../semantic/cache";
@@ -68,7 +68,7 @@ function indexChecks(root: string, notesOnDisk: number, storageNow: string, out:
     return { model: null, dim: null };
   }
   if (ix.error) {
-    out.push({ check: "index", status: "fail", detail: `index.db cannot be read: ${ix.error}`, fix: `stop Lettuce and delete ${join(lettuceDir(root), "index.db")}; it is rebuilt from the notes (embeddings are kept in embeddings.db)` });
+    out.push({ check: "index", status: "fail", detail: `index.db cannot be read: ${ix.error}`, fix: `stop Lettuce and delete ${indexDbPath(root)}; it is rebuilt from the notes (embeddings are kept in embeddings.db)` });
     return { model: null, dim: null };
   }
   const behind = ix.notes !== notesOnDisk;

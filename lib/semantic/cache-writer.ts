@@ -47,29 +47,28 @@ function ensureWorker(): Worker | null {
   return worker;
 }
 
-/** Write vectors (all of one dimension) to the cache file in one transaction on the writer thread; resolves once committed, null without the thread. */
-export function putOffThread(file: string, model: string, entries: [string, Float32Array][]): Promise<void> | null {
+/** Send the writer thread a request it answers (by `id`): resolves once it is done, null without the thread. */
+function ask(request: (id: number) => CacheWriteRequest, transfer: ArrayBuffer[] = []): Promise<void> | null {
   const w = ensureWorker();
   if (!w) return null;
-  const dim = entries[0]![1].length;
-  const vectors = new Float32Array(entries.length * dim);
-  entries.forEach(([, v], i) => vectors.set(v, i * dim));
   const id = nextId++;
   const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
   keepAlive(w, true);
-  w.postMessage({ id, file, model, hashes: entries.map(([h]) => h), vectors, dim } satisfies CacheWriteRequest, [vectors.buffer]);
+  w.postMessage(request(id), transfer);
   return done;
+}
+
+/** Write vectors (all of one dimension) to the cache file in one transaction on the writer thread; resolves once committed, null without the thread. */
+export function putOffThread(file: string, model: string, entries: [string, Float32Array][]): Promise<void> | null {
+  const dim = entries[0]![1].length;
+  const vectors = new Float32Array(entries.length * dim);
+  entries.forEach(([, v], i) => vectors.set(v, i * dim));
+  return ask((id) => ({ id, file, model, hashes: entries.map(([h]) => h), vectors, dim }), [vectors.buffer]);
 }
 
 /** Forget cached vectors no passage of `indexFile` uses and nothing used for long (EmbeddingCache.pruneAgainstIndex), on the writer thread. */
 export function pruneOffThread(file: string, model: string, indexFile: string): Promise<void> | null {
-  const w = ensureWorker();
-  if (!w) return null;
-  const id = nextId++;
-  const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
-  keepAlive(w, true);
-  w.postMessage({ id, prune: file, model, indexFile } satisfies CacheWriteRequest);
-  return done;
+  return ask((id) => ({ id, prune: file, model, indexFile }));
 }
 
 /** Mark vectors as used (no answer awaited). Returns false when the writer thread is not there. */

@@ -2,13 +2,12 @@
 // in-memory search indexes, freshness (a changed note is embedded before the
 // next semantic call; `serve` embeds changes in the background), and the rate
 // limit of the model-spending tools. One per VaultContext, made on first use.
-import { join } from "node:path";
 import { ToolError } from "../errors";
 import { backgroundWaiting, holdForeground, whenQuiet } from "../offload/activity";
 import { asCaller } from "../offload/caller";
 import { offloaded, readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
-import { getMeta, lettuceDir } from "../store/index-db";
+import { getMeta, indexDbPath } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import type { ChatProvider, EmbeddingProvider } from "../providers/types";
 import type { VaultContext } from "../vault-context";
@@ -165,7 +164,7 @@ export class SemanticService {
           onWrite: (added, removed, notes, removedNotes) => this.loaded.apply(added, removed, notes, removedNotes),
         });
         this.lastError = null;
-        if (background) this.cache.pruneNowAndThen(provider.id, join(lettuceDir(this.vault.root), "index.db"));
+        if (background) this.cache.pruneNowAndThen(provider.id, indexDbPath(this.vault.root));
         return r;
       } catch (e) {
         throw toToolError(e);

@@ -14,6 +14,8 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
+export const INDEX_FORMAT = "8"; // 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
+
 /**
  * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their
  * rows are written on the thread answering every caller: a 2 MiB note of 340,000 links held it 0.9 s a
@@ -26,8 +28,6 @@ export const MAX_INDEXED_ROWS = 20_000;
 export function notesAtLinkCap(db: Database): string[] {
   return (db.query(`SELECT n.path AS path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.ord = ${MAX_INDEXED_ROWS - 1} ORDER BY n.path`).all() as { path: string }[]).map((r) => r.path);
 }
-
-export const INDEX_FORMAT = "8"; // 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
 
 const MIGRATIONS = [
   `
@@ -140,6 +140,10 @@ export function lettuceDir(root: string): string {
   return join(root, ".lettuce");
 }
 
+export function indexDbPath(root: string): string {
+  return join(lettuceDir(root), "index.db");
+}
+
 function applyPragmas(db: Database): void {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
@@ -194,7 +198,7 @@ function keepFirstSeenTimes(db: Database, rows: { path: string; ctime: number }[
 export function openIndexDb(root: string): Database {
   const dir = lettuceDir(root);
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, "index.db");
+  const file = indexDbPath(root);
   configureSqlite();
   let carried: { path: string; ctime: number }[] = [];
   for (let attempt = 0; ; attempt++) {
@@ -256,7 +260,7 @@ export function openIndexDb(root: string): Database {
  * files' commits, a bulk load's dropped indexes): the caller then uses openIndexDb.
  */
 export function openIndexIfCurrent(root: string): Database | null {
-  const file = join(lettuceDir(root), "index.db");
+  const file = indexDbPath(root);
   if (!existsSync(file) || !existsSync(ftsPath(root))) return null;
   configureSqlite();
   let db: Database | null = null;

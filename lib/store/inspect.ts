@@ -3,8 +3,7 @@
 // doctor must not change what it examines.
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { INDEX_FORMAT, lettuceDir } from "./index-db";
+import { INDEX_FORMAT, indexDbPath } from "./index-db";
 
 export interface IndexSummary {
   exists: boolean;
@@ -20,7 +19,7 @@ export interface IndexSummary {
 }
 
 export function inspectIndex(root: string): IndexSummary {
-  const file = join(lettuceDir(root), "index.db");
+  const file = indexDbPath(root);
   const out: IndexSummary = { exists: existsSync(file), error: null, format: null, currentFormat: INDEX_FORMAT, notes: 0, vectorStorage: null, embedModel: null, embedDim: null, embeddedNotes: 0 };
   if (!out.exists) return out;
   let db: Database | null = null;

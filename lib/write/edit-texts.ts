@@ -65,20 +65,18 @@ export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: 
 
 function insertText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
   if (rowOf(db, hash)) return;
+  // Whole, unless a delta of the base is small enough (and the base's chain short enough).
+  let row = { base: null as number | null, depth: 0, prefix: 0, suffix: 0, kept: bytes };
   const from = base ? rowOf(db, base.hash) : null;
   if (base && from && from.depth < MAX_DEPTH) {
     const { prefix, suffix } = sharedEnds(base.bytes, bytes);
     const middle = bytes.subarray(prefix, bytes.length - suffix);
-    if (middle.length <= bytes.length * DELTA_SHARE) {
-      const { codec, data } = pack(middle);
-      db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)").run(
-        hash, from.id, from.depth + 1, bytes.length, codec, prefix, suffix, data,
-      );
-      return;
-    }
+    if (middle.length <= bytes.length * DELTA_SHARE) row = { base: from.id, depth: from.depth + 1, prefix, suffix, kept: middle };
   }
-  const { codec, data } = pack(bytes);
-  db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, NULL, 0, 0, ?, ?, 0, 0, ?)").run(hash, bytes.length, codec, data);
+  const { codec, data } = pack(row.kept);
+  db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)").run(
+    hash, row.base, row.depth, bytes.length, codec, row.prefix, row.suffix, data,
+  );
 }
 
 /** The text with this hash, or null when the timeline does not hold it. */

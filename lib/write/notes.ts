@@ -76,10 +76,6 @@ export function nameTwinsOnDisk(root: string, rel: string): string[] {
   }
 }
 
-function nameTwinOnDisk(root: string, rel: string): string | null {
-  return nameTwinsOnDisk(root, rel)[0] ?? null;
-}
-
 /**
  * A path an agent wants to create (or replace). When the vault already has
  * the note under another letter case or Unicode normalisation (an NFD
@@ -116,7 +112,7 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
       if (t.bytes !== null) return t;
     }
   }
-  const onDisk = nameTwinOnDisk(vault.root, rel);
+  const onDisk = nameTwinsOnDisk(vault.root, rel)[0];
   if (onDisk && onDisk !== rel) {
     const t = readState(vault, onDisk);
     if (t.bytes !== null) return t;
