@@ -245,8 +245,8 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     });
   }
   bookkeep(stateDb, ids[0]!, ids, []);
-  // Off the event loop would be nicer, but the descriptors are here: the renames must survive a power cut.
-  for (const d of dirs.values()) d.sync();
+  // The renames must survive a power cut before the call answers; the callers still hold the notes' locks.
+  await Promise.all([...dirs.values()].map((d) => d.syncAsync()));
   closeAll();
   return { editId: ids[0]!, ids, afterHashes: rows.map((r) => r.afterHash), touched: [...new Set(touched)] };
 }

@@ -4,7 +4,7 @@
 // atomic exchange (swapInChecked) and a new name is taken only if free
 // (renameNoReplace), so that a person's save made after the last check is
 // never destroyed. See docs/security.md.
-import { closeSync, constants as FS, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants as FS, fsync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { ToolError } from "../errors";
@@ -142,6 +142,13 @@ export class VaultDir {
     } catch {
       /* the rename is still atomic */
     }
+  }
+
+  /** sync() on the file system's thread pool: a folder's fsync can wait for a journal commit (tens of ms under load), which should not hold other callers. */
+  syncAsync(): Promise<void> {
+    if (this.fd === null) return Promise.resolve(this.sync());
+    const fd = this.fd;
+    return new Promise((done) => fsync(fd, () => done()));
   }
 
   close(): void {

@@ -45,8 +45,9 @@ export interface LiveProcess {
   stop(): Promise<number>;
 }
 
-export function spawnLettuce(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): LiveProcess {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
+/** `prefix`: a command the process runs under (e.g. strace injecting faults). */
+export function spawnLettuce(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; prefix?: string[] } = {}): LiveProcess {
+  const proc = Bun.spawn([...(opts.prefix ?? []), BUN, MAIN, ...args], {
     cwd: opts.cwd ?? REPO,
     stdin: "ignore",
     stdout: "pipe",
