@@ -194,7 +194,7 @@ describe("validation, withdraw, reject, stale", () => {
 
   test("reject records the reason and applies nothing", async () => {
     const res = await propose("write_note", { path: "Inbox/rejected.md", content: "x\n" });
-    rejectProposal(s.vault.stateDb, res.proposalId, "not needed");
+    await rejectProposal(s.vault, res.proposalId, "not needed");
     const p = getProposal(s.vault.stateDb, res.proposalId)!;
     expect(p.status).toBe("rejected");
     expect(p.reason).toBe("not needed");

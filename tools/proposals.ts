@@ -57,8 +57,8 @@ export const withdrawProposalTool = defineTool({
   scopes: SCOPES,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   input: z.object({ proposalId: z.number().int().min(1) }),
-  handler({ proposalId }, { vault, token }) {
-    return summaryOf(withdrawProposal(vault.stateDb, proposalId, token.name), false);
+  async handler({ proposalId }, { vault, token }) {
+    return summaryOf(await withdrawProposal(vault, proposalId, token.name), false);
   },
 });
 

@@ -86,7 +86,7 @@ export const proposalsCommand: Command = {
         else console.log(`Approved proposal #${id}${res.editId === null ? " (it changed nothing)" : `: applied as edit #${res.editId}`}${res.path ? `; ${res.path} now has hash ${res.hash}` : ""}.`);
         return 0;
       }
-      const p = rejectProposal(vault.stateDb, id, values.reason ?? null);
+      const p = await rejectProposal(vault, id, values.reason ?? null);
       console.log(`Rejected proposal #${p.id}${p.reason ? ` (${p.reason})` : ""}.`);
       return 0;
     } finally {

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { migrate } from "./migrate";
 import { limitWal } from "./wal-limit";
@@ -73,6 +74,23 @@ export function openStateDb(root: string): Database {
  */
 export function openStateDbNoSync(root: string): Database {
   return connect(root, "NORMAL");
+}
+
+/**
+ * Make what the no-sync connection has committed durable: an fsync of state.db's WAL on the file system's
+ * thread pool. A call whose row must survive a power cut (a proposal) awaits this instead of committing
+ * through the fsyncing connection, whose fsync holds the thread answering every caller (on a slow disk,
+ * each proposal held every other caller for the whole flush).
+ */
+export async function syncStateWal(root: string): Promise<void> {
+  const wal = await open(`${stateDbPath(root)}-wal`, "r").catch(() => null);
+  // No WAL file: nothing is waiting in one (a checkpoint that emptied it fsynced the database first).
+  if (!wal) return;
+  try {
+    await wal.sync();
+  } finally {
+    await wal.close();
+  }
 }
 
 export function getSetting(db: Database, key: string): string | null {

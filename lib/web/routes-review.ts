@@ -85,7 +85,7 @@ export function reviewRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     const body = await jsonBody(c.req.raw, z.object({ reason: z.string().max(2000).optional() }));
     if ("error" in body) return badRequest(c, body.error);
     try {
-      const p = rejectProposal(db, id, body.reason?.trim() || null);
+      const p = await rejectProposal(vault, id, body.reason?.trim() || null);
       return c.json({ ok: true, id: p.id, status: p.status });
     } catch (e) {
       return errorResponse(c, e);

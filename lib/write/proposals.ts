@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { createTwoFilesPatch } from "diff";
 import { ToolError } from "../errors";
+import { syncStateWal } from "../store/state-db";
 import type { VaultContext } from "../vault-context";
 import type { FileChange } from "./commit";
 import { AGENT_DIFF_CHARS, MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS, MAX_WITHDRAWN_KEPT } from "./limits";
@@ -86,7 +87,7 @@ export interface ProposalReceipt {
 
 /** Validate and queue a write from a propose token; the vault is not touched. */
 export async function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { agent: string; token: string }): Promise<ProposalReceipt> {
-  const db = vault.stateDb;
+  const db = vault.stateDbNoSync;
   const pending = (db.query("SELECT count(*) AS n FROM proposals WHERE token = ? AND status = 'pending'").get(who.token) as { n: number }).n;
   if (pending >= MAX_PENDING_PROPOSALS) {
     throw new ToolError("too-many-proposals", `This token already has ${pending} pending proposals (the limit is ${MAX_PENDING_PROPOSALS}); wait for a review or withdraw some`, {
@@ -107,6 +108,7 @@ export async function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, w
     .get(new Date().toISOString(), who.token, who.agent, op.name, path, JSON.stringify(args), JSON.stringify(plan.base), plan.summary, diff) as {
     id: number;
   };
+  await syncStateWal(vault.root);
   return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff: diffForAgent(diff) };
 }
 
@@ -168,7 +170,8 @@ function decide(db: Database, id: number, status: ProposalStatus, reason: string
  * The agent takes back its own pending proposal. Nobody can approve it now, so its arguments go and its
  * diff is cut to what the agent was shown; past MAX_WITHDRAWN_KEPT the token's oldest withdrawn go.
  */
-export function withdrawProposal(db: Database, id: number, token: string): Proposal {
+export async function withdrawProposal(vault: VaultContext, id: number, token: string): Promise<Proposal> {
+  const db = vault.stateDbNoSync;
   requirePending(db, id, token);
   db.transaction(() => {
     decide(db, id, "withdrawn", null, null);
@@ -182,12 +185,15 @@ export function withdrawProposal(db: Database, id: number, token: string): Propo
          AND id < (SELECT id FROM proposals WHERE token = ?1 AND status = 'withdrawn' ORDER BY id DESC LIMIT 1 OFFSET ?2)`,
     ).run(token, MAX_WITHDRAWN_KEPT - 1);
   })();
+  await syncStateWal(vault.root);
   return getProposal(db, id)!;
 }
 
-export function rejectProposal(db: Database, id: number, reason: string | null): Proposal {
+export async function rejectProposal(vault: VaultContext, id: number, reason: string | null): Promise<Proposal> {
+  const db = vault.stateDbNoSync;
   requirePending(db, id);
   decide(db, id, "rejected", reason, null);
+  await syncStateWal(vault.root);
   return getProposal(db, id)!;
 }
 
