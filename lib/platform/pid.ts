@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 
 /** Whether a process with this pid exists (one we may not signal still counts: EPERM). */
 export function pidAlive(pid: number): boolean {
@@ -8,6 +8,39 @@ export function pidAlive(pid: number): boolean {
   } catch (e) {
     return (e as { code?: string }).code === "EPERM";
   }
+}
+
+let bootId: string | null | undefined;
+
+/**
+ * What tells this run of a process from a later one given the same pid (after a crash, or a reboot):
+ * the boot's id and the process's start time, from /proc (Linux). Null elsewhere, or when it cannot be
+ * read: then a pid is all there is to go by.
+ */
+export function processStamp(pid: number = process.pid): string | null {
+  if (process.platform !== "linux") return null;
+  try {
+    bootId ??= readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The name in parentheses may hold spaces and parentheses: the fields after its last ')' start at field 3.
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return start ? `${bootId}:${start}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the process that recorded `stamp` (processStamp) under `pid` still runs. A pid alone is not
+ * enough: a file a crashed process left names a pid that the system may since have given to an unrelated
+ * program, which would pass for it for as long as that runs. No stamp (recorded by an older version, or
+ * off Linux): the pid decides.
+ */
+export function recordedProcessAlive(pid: number, stamp: string | null | undefined): boolean {
+  if (!pidAlive(pid)) return false;
+  if (!stamp) return true;
+  const now = processStamp(pid);
+  return now === null || now === stamp;
 }
 
 /**
@@ -26,28 +59,34 @@ export function pidsHoldingFile(file: string): number[] {
   } catch {
     return [];
   }
-  const out: number[] = [];
-  for (const name of pids) {
-    const pid = Number(name);
-    if (pid === process.pid) continue;
-    let fds: string[];
+  return pids.map(Number).filter((pid) => pid !== process.pid && holds(pid, target) === true);
+}
+
+/** Whether process `pid` has `file` open; null when that cannot be told (off Linux, another user's process). */
+export function pidHoldsFile(pid: number, file: string): boolean | null {
+  if (process.platform !== "linux") return null;
+  let target: string;
+  try {
+    target = realpathSync(file);
+  } catch {
+    return false; // no such file: nobody holds it
+  }
+  return holds(pid, target);
+}
+
+function holds(pid: number, target: string): boolean | null {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch (e) {
+    return (e as { code?: string }).code === "ENOENT" ? false : null; // gone, or another user's
+  }
+  for (const fd of fds) {
     try {
-      fds = readdirSync(`/proc/${name}/fd`);
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return true;
     } catch {
-      continue; // gone, or another user's
-    }
-    for (const fd of fds) {
-      let link: string;
-      try {
-        link = readlinkSync(`/proc/${name}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (link === target) {
-        out.push(pid);
-        break;
-      }
+      /* closed meanwhile */
     }
   }
-  return out;
+  return false;
 }

@@ -5,9 +5,9 @@
 // `lettuce stdio` all day long under a desktop client): that one would write
 // on into unlinked files, and everyone else would see an empty index.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive } from "../platform/pid";
+import { pidAlive, pidHoldsFile, processStamp, recordedProcessAlive } from "../platform/pid";
 
 const held = new Map<string, number>(); // users folder -> how many opens in this process
 
@@ -24,7 +24,8 @@ export function holdIndex(root: string): () => void {
   if (n === 0) {
     try {
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, String(process.pid)), "");
+      // The file holds this run's stamp: after a crash its pid may go to another program (recordedProcessAlive).
+      writeFileSync(join(dir, String(process.pid)), processStamp() ?? "");
     } catch {
       /* a read-only .lettuce: nothing here can be deleted by anyone either */
     }
@@ -53,7 +54,15 @@ export function otherIndexUsers(root: string): number[] {
   for (const name of names) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-    if (pidAlive(pid)) out.push(pid);
+    let stamp = "";
+    try {
+      stamp = readFileSync(join(dir, name), "utf8").trim();
+    } catch {
+      continue; // withdrawn meanwhile
+    }
+    // A file with no stamp was left by a version before stamps: on Linux, its pid counts only while it has the index open.
+    const alive = stamp ? recordedProcessAlive(pid, stamp) : pidAlive(pid) && pidHoldsFile(pid, join(root, ".lettuce", "index.db")) !== false;
+    if (alive) out.push(pid);
     else rmSync(join(dir, name), { force: true });
   }
   return out;

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive } from "../platform/pid";
+import { processStamp, recordedProcessAlive } from "../platform/pid";
 import { lettuceDir } from "./index-db";
 
 // A running `serve` owns the vault's index: its watcher keeps it current and
@@ -9,6 +9,8 @@ import { lettuceDir } from "./index-db";
 
 export interface ServerPresence {
   pid: number;
+  /** processStamp() of the server: a pid a crashed server left may since belong to another program. */
+  stamp?: string | null;
   url: string;
   startedAt: string;
   /** The embedding model the server keeps the vectors current with in the background (absent: none, or not chosen yet). */
@@ -24,7 +26,7 @@ function presenceFile(root: string): string {
 export function liveServer(root: string): ServerPresence | null {
   try {
     const p = JSON.parse(readFileSync(presenceFile(root), "utf8")) as ServerPresence;
-    return typeof p.pid === "number" && p.pid !== process.pid && pidAlive(p.pid) ? p : null;
+    return typeof p.pid === "number" && p.pid !== process.pid && recordedProcessAlive(p.pid, p.stamp) ? p : null;
   } catch {
     return null;
   }
@@ -33,7 +35,7 @@ export function liveServer(root: string): ServerPresence | null {
 /** Announce this process as the vault's server; returns the function that withdraws it. */
 export function announceServer(root: string, url: string): () => void {
   const file = presenceFile(root);
-  writeFileSync(file, JSON.stringify({ pid: process.pid, url, startedAt: new Date().toISOString() }));
+  writeFileSync(file, JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() }));
   return () => {
     try {
       const p = JSON.parse(readFileSync(file, "utf8")) as ServerPresence;
