@@ -2,7 +2,7 @@
 // timeline rows, temp files) is settled when the next server starts, before
 // any write — not at the first write, as it used to be.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
@@ -160,6 +160,29 @@ test("a vault folder or .lettuce removed while serving stops the server, rather 
     }
   }
 }, 90_000);
+
+// The same for `lettuce stdio`, which a desktop client keeps running for days (the sync audit of 2026-12-05):
+// with the vault re-cloned under it, reads failed `internal` and writes went to the new folder with their
+// timeline in the old one.
+test("a vault folder replaced under `lettuce stdio` stops it", async () => {
+  const root = copyVault();
+  try {
+    const proc = Bun.spawn([BUN, MAIN, "stdio", root, "--scope", "write"], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, LETTUCE_EMBED_PROVIDER: "none" } });
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
+    proc.stdin.flush();
+    await proc.stdout.getReader().read(); // answered: the vault is open and scanned
+    renameSync(root, `${root}.old`);
+    cpSync(`${root}.old`, root, { recursive: true, filter: (p) => !p.includes(".lettuce") });
+    const deadline = Date.now() + 20_000;
+    while (proc.exitCode === null && Date.now() < deadline) await Bun.sleep(100);
+    expect(proc.exitCode).toBe(1);
+    expect(await new Response(proc.stderr).text()).toContain("was removed or replaced while serving; stopping");
+    proc.kill();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(`${root}.old`, { recursive: true, force: true });
+  }
+}, 60_000);
 
 // A `lettuce proposals approve` killed between its claim and recording the edit (the crash audit of
 // 2026-12-05) left the proposal "approved" with nothing applied, and approving it again said "already

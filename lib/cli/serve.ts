@@ -99,15 +99,7 @@ export const serveCommand: Command = {
       const stop = () => resolve(0);
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
-      // Every 2 s: the vault folder and state.db still the ones opened (VaultContext.gone).
-      const guard = setInterval(() => {
-        const why = vault.gone();
-        if (!why) return;
-        clearInterval(guard);
-        console.error(`lettuce: ${why} while serving; stopping, so that nothing more is written to deleted files. Start \`lettuce serve\` again.`);
-        resolve(1);
-      }, 2000);
-      guard.unref();
+      whileVaultStays(vault, "serve", () => resolve(1));
     });
     withdraw();
     await running.stop();
@@ -136,8 +128,22 @@ export const stdioCommand: Command = {
       vault.startWatching();
       await vault.indexer.fullScan();
     }
+    // Its client may keep it for days: a vault replaced meanwhile (a re-clone) got writes whose timeline went to the old one.
+    whileVaultStays(vault, "stdio", () => process.exit(1));
     await serveStdio(vault, scope);
     vault.close();
     return 0;
   },
 };
+
+/** Every 2 s: the vault folder and its stores still the ones opened (VaultContext.gone); when not, say so and call `stop`. */
+function whileVaultStays(vault: VaultContext, command: string, stop: () => void): void {
+  const guard = setInterval(() => {
+    const why = vault.gone();
+    if (!why) return;
+    clearInterval(guard);
+    console.error(`lettuce: ${why} while serving; stopping, so that nothing more is written to deleted files. Start \`lettuce ${command}\` again.`);
+    stop();
+  }, 2000);
+  guard.unref();
+}
