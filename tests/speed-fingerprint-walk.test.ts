@@ -54,8 +54,9 @@ beforeAll(() => {
   const r = spawnSync("sh", ["-c", touches.join(" && ")], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(r.stderr);
   // What the scan never lists.
-  for (const d of [".obsidian", ".hidden", "node_modules", "a/.trash", ".git/objects"]) mkdirSync(join(root, d), { recursive: true });
-  for (const f of [".obsidian/app.json", ".hidden/x.md", "node_modules/y.md", "a/.trash/z.md", ".dotfile.md", ".git/objects/o", "a/node_modules"]) writeFileSync(join(root, f), "hidden");
+  // Node_Modules: scan.ts ignores the name in any case; the walk compared it exactly (the sync audit of 2026-12-05).
+  for (const d of [".obsidian", ".hidden", "node_modules", "a/.trash", ".git/objects", "b/Node_Modules"]) mkdirSync(join(root, d), { recursive: true });
+  for (const f of [".obsidian/app.json", ".hidden/x.md", "node_modules/y.md", "a/.trash/z.md", ".dotfile.md", ".git/objects/o", "a/node_modules", "b/Node_Modules/w.md"]) writeFileSync(join(root, f), "hidden");
   symlinkSync(join(outside, "secret.md"), join(root, "link.md"));
   symlinkSync(outside, join(root, "linked-folder"));
   symlinkSync(join(root, "a"), join(root, "loop"));

@@ -225,7 +225,9 @@ static void list(struct walk *w, struct sums *now, int fd, int rellen) {
     int skip = 0;
     for (const char *p = w->ignored; *p && !skip; ) {
       const char *q = name;
-      while (*p && *p == *q) p++, q++;
+      /* ASCII letters in any case, as lib/vault/paths.ts (the names given are lower-case): NODE_MODULES on a
+         disk that ignores case is the same folder, and a mismatch here made every CLI search take the slow path. */
+      while (*p && *p == ((*q >= 'A' && *q <= 'Z') ? *q + 32 : *q)) p++, q++;
       skip = !*p && !*q;
       while (*p) p++;
       p++;
