@@ -3,7 +3,7 @@
 // get_page, get_related_pages, get_changes_since), with its databaseId, the
 // database as its parent and the other rows as its siblings.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -50,4 +50,27 @@ test("get_page and get_related_pages: the database is the row's parent, the othe
 test("query_database returns the same rows the workspace tools call database_row", async () => {
   const q = await s.call("query_database", { databaseId: "Tasks.base", limit: 100 });
   expect(q.rows.map((r: any) => r.id).sort()).toEqual(garden);
+});
+
+// A sync client, `git checkout` or `cp -p` can put a same-sized .base in place with its old mtime: the
+// compiled base was cached by size and mtime, and answered with the old definition until a restart.
+test("query_database sees a .base replaced by one of the same size and mtime", async () => {
+  const abs = join(s.root, "Swapped.base");
+  // The same size: the shorter folder's name padded with a comment.
+  const def = (folder: string) => `filters:\n  and:\n    - file.inFolder("${folder}")\n#${"-".repeat(10 - folder.length)}\n`;
+  expect(def("Garden").length).toBe(def("Recipes").length);
+  writeFileSync(abs, def("Garden"));
+  utimesSync(abs, 1_700_000_000, 1_700_000_000);
+  await s.vault.indexer.update(["Swapped.base"]);
+  const before = statSync(abs);
+  expect((await s.call("query_database", { databaseId: "Swapped.base", limit: 100 })).rows.map((r: any) => r.id).sort()).toEqual(garden);
+  writeFileSync(`${abs}.tmp`, def("Recipes"));
+  utimesSync(`${abs}.tmp`, 1_700_000_000, 1_700_000_000);
+  renameSync(`${abs}.tmp`, abs);
+  await s.vault.indexer.update(["Swapped.base"]);
+  expect(statSync(abs).size).toBe(before.size);
+  expect(statSync(abs).mtimeMs).toBe(before.mtimeMs);
+  const rows = (await s.call("query_database", { databaseId: "Swapped.base", limit: 100 })).rows.map((r: any) => r.id);
+  expect(rows.length).toBeGreaterThan(0);
+  for (const id of rows) expect(id.startsWith("Recipes/")).toBe(true);
 });

@@ -127,7 +127,9 @@ export function loadBase(root: string, id: string): LoadedBase {
     throw new ToolError("database-not-found", `Database not found: ${id}`, { databaseId: id });
   }
   if (!st.isFile()) throw new ToolError("database-not-found", `Database not found: ${id}`, { databaseId: id });
-  const stamp = `${st.size}:${st.mtimeMs}`;
+  // The status change time and inode too: a sync client or `cp -p` puts back the mtime, and a same-sized
+  // replacement then kept the old compiled base until a restart (the sync audit of 2026-12-05).
+  const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
   const key = `${root}\0${id}`;
   const hit = cache.get(key);
   if (hit && hit.stamp === stamp) return hit;
