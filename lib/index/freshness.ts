@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getMeta, lettuceDir } from "../store/index-db";
+import { fmix } from "../platform/change-stamp";
 import { startFingerprintWalk } from "../platform/fingerprint-walk";
 import { IGNORED_DIRS } from "../vault/paths";
 import { visitVaultFiles } from "../vault/scan";
@@ -38,15 +39,6 @@ export interface Fingerprint {
   count: number;
   a: number;
   b: number;
-}
-
-// murmur3's 32-bit finaliser: every input bit reaches every output bit.
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
 }
 
 const f64 = new Float64Array(1);
@@ -87,7 +79,7 @@ function indexFingerprint(db: Database): { gen: string | null; fp: Fingerprint }
 }
 
 // Bumped when the fingerprint's computation changes: a cache of another version is not used.
-const CACHE_VERSION = 2; // 2: st_ctime joined the terms
+const CACHE_VERSION = 3; // 2: st_ctime joined the terms; 3: the inode joined st_ctime (change-stamp.ts)
 
 function sameFingerprint(x: Fingerprint, y: Fingerprint): boolean {
   return x.count === y.count && x.a === y.a && x.b === y.b;

@@ -22,7 +22,7 @@
 // A file's term is lib/index/freshness.ts's Summer.add, bit for bit: the
 // path's xxHash32 (seed 0) with the size's and the mtime's and ctime's bits
 // mixed in by murmur3's finaliser, each time being the double Bun computes for
-// mtimeMs and ctimeMs.
+// mtimeMs and ctimeMs, the ctime with the inode folded in (change-stamp.ts).
 // tests/speed-fingerprint-walk.test.ts checks both give the same fingerprint.
 
 typedef unsigned long size_t;
@@ -58,7 +58,7 @@ int pthread_join(pthread_t thread, void **ret);
 #define AT_FDCWD (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_NO_AUTOMOUNT 0x800
-#define STATX_WANTED 0x2c1 /* type, ctime, mtime, size */
+#define STATX_WANTED 0x3c1 /* type, ctime, mtime, ino, size */
 #define ENOENT 2
 #define EACCES 13
 #define ENOTDIR 20
@@ -140,10 +140,14 @@ static u32 fmix(u32 h) {
   return h ^ (h >> 16);
 }
 
-static void add_term(struct sums *s, const unsigned char *path, long len, unsigned long size, long sec, u32 nsec, long csec, u32 cnsec) {
+static void add_term(struct sums *s, const unsigned char *path, long len, unsigned long size, long sec, u32 nsec, long csec, u32 cnsec, unsigned long ino) {
   union { double d; unsigned long u; } mtime, change;
   mtime.d = (double)sec * 1e3 + (double)nsec / 1e6;
   change.d = (double)csec * 1e3 + (double)cnsec / 1e6;
+  /* lib/platform/change-stamp.ts: the inode (rounded to a double, as Bun's Stats give it) mixed into the
+     time's lowest 16 mantissa bits. */
+  unsigned long r = (unsigned long)(double)ino;
+  change.u = (change.u & ~0xfffful) | (fmix((u32)r ^ fmix((u32)(r >> 32) ^ 0x165667b1u)) & 0xffffu);
   u32 c = fmix((u32)change.u ^ fmix((u32)(change.u >> 32) ^ 0x27d4eb2fu));
   u32 p = xxh32(path, len);
   u32 lo = (u32)mtime.u, hi = (u32)(mtime.u >> 32);
@@ -160,7 +164,7 @@ static void stat_record(struct sums *s, unsigned char *r) {
   const char *name = (const char *)(r + HEAD + len - *(u32 *)(r + 4));
   if (statx(*(int *)(r + 8), name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_WANTED, st) != 0) return;
   if ((*(u32 *)st & STATX_WANTED) != STATX_WANTED || ((*(unsigned short *)(st + 28)) & 0170000) != 0100000) return;
-  add_term(s, r + HEAD, len, *(unsigned long *)(st + 40), *(long *)(st + 112), *(u32 *)(st + 120), *(long *)(st + 96), *(u32 *)(st + 104));
+  add_term(s, r + HEAD, len, *(unsigned long *)(st + 40), *(long *)(st + 112), *(u32 *)(st + 120), *(long *)(st + 96), *(u32 *)(st + 104), *(unsigned long *)(st + 32));
 }
 
 // Whether a name is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).

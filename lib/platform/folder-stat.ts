@@ -13,6 +13,7 @@
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { closeSync, constants, lstatSync, openSync } from "node:fs";
 import { sep } from "node:path";
+import { changeStamp } from "./change-stamp";
 
 export const ENTRY_FILE = 1;
 export const ENTRY_DIR = 2;
@@ -42,9 +43,10 @@ const AT_NO_AUTOMOUNT = 0x800;
 const STATX_TYPE = 0x1;
 const STATX_MTIME = 0x40;
 const STATX_CTIME = 0x80;
+const STATX_INO = 0x100;
 const STATX_SIZE = 0x200;
 const STATX_BTIME = 0x800;
-const WANTED = STATX_TYPE | STATX_MTIME | STATX_CTIME | STATX_SIZE;
+const WANTED = STATX_TYPE | STATX_MTIME | STATX_CTIME | STATX_INO | STATX_SIZE;
 const S_IFMT = 0o170000;
 
 type StatAt = (dirfd: number, name: string) => EntryStat | null;
@@ -86,7 +88,7 @@ function lstatFolder(dirAbs: string): StatFolder {
       out.size = st.size;
       out.mtimeMs = st.mtimeMs;
       out.ctimeMs = st.birthtimeMs || st.ctimeMs;
-      out.changeMs = st.ctimeMs;
+      out.changeMs = changeStamp(st.ctimeMs, st.ino);
       return out;
     },
     close() {},
@@ -125,8 +127,8 @@ function load(): StatAt | null {
     out.size = view.getUint32(40, true) + view.getUint32(44, true) * 4294967296;
     out.mtimeMs = ms(112);
     const birth = mask & STATX_BTIME ? ms(80) : 0;
-    out.changeMs = ms(96);
-    out.ctimeMs = birth || out.changeMs;
+    out.ctimeMs = birth || ms(96);
+    out.changeMs = changeStamp(ms(96), view.getUint32(32, true) + view.getUint32(36, true) * 4294967296);
     return out;
   };
   // A seccomp filter or an old kernel refuses statx: find out once.

@@ -1,5 +1,6 @@
 import { readdirSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
+import { changeStamp } from "../platform/change-stamp";
 import { ENTRY_FILE, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
 import { isUnaddressableName, tellUnaddressable } from "./unaddressable";
@@ -9,7 +10,7 @@ export interface FileEntry {
   size: number;
   mtimeMs: number;
   ctimeMs: number;
-  /** st_ctime: with size and mtime, what tells the scan a file changed (a tool can put an mtime back, not this). */
+  /** st_ctime with the inode folded in (lib/platform/change-stamp.ts): with size and mtime, what tells the scan a file changed (a tool can put an mtime back, not this). */
   changeMs: number;
 }
 
@@ -36,7 +37,7 @@ export function isNoteEntry(rel: string, size: number): boolean {
 }
 
 function entryOf(rel: string, st: Stats): FileEntry {
-  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs, changeMs: st.ctimeMs };
+  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs, changeMs: changeStamp(st.ctimeMs, st.ino) };
 }
 
 /**
