@@ -69,6 +69,17 @@ describe("watcher", () => {
     expect((await s.call("get_vault_info")).noteCount).toBe(21);
   });
 
+  // Editors' and sync clients' probes (vim's "4913", "~syncthing~x.tmp") come and go within a debounce: each
+  // cost an index write, a new generation and a change-feed entry for a file never indexed (the sync audit).
+  test("a file that came and went unindexed changes nothing in the index", async () => {
+    const gen = () => (s.vault.indexDb.query("SELECT value FROM meta WHERE key = 'gen'").get() as { value: string }).value;
+    const before = gen();
+    for (const name of ["4913", "~syncthing~x.tmp", "Garden/Note.md~"]) {
+      expect(await s.vault.indexer.update([name])).toEqual({ changed: [], deleted: [], attachments: [] });
+    }
+    expect(gen()).toBe(before);
+  });
+
   test("a new sub-folder with a note inside (and a later note in it)", async () => {
     mkdirSync(join(s.root, "Fresh/Deeper"), { recursive: true });
     writeFileSync(join(s.root, "Fresh/Deeper/Inner.md"), "# Inner\n\nA platypus lives here.\n");

@@ -67,7 +67,6 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
       goneFiles.push(rel);
       return;
     }
-    if (!isNotePath(rel)) goneFiles.push(rel);
     // Perhaps a folder: everything indexed under it is gone too (each checked: a case-only rename on a
     // disk that ignores case leaves the rows' own spelling reachable).
     if (!rel) return;
