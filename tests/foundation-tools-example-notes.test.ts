@@ -128,6 +128,20 @@ describe("read_note", () => {
     expect(Number.isNaN(Date.parse(n.stat.created))).toBe(false);
   });
 
+  // A save the watcher has not indexed yet (the test server here has no watcher at all): the content came from
+  // the disk and the title, tags and links from the index, so one answer described two texts (the sync audit).
+  test("title, tags, frontmatter and links describe the content returned, even before the save is indexed", async () => {
+    const p = "Inbox/read-probe.md";
+    await s.call("write_note", { path: p, content: "---\ntags: [draft]\n---\n# Old title\n\nSee [[Lettuce]].\n" });
+    writeFileSync(join(s.root, p), "---\ntags: [final]\n---\n# New title\n\nSee [[Compost]].\n");
+    const n = await s.call("read_note", { path: p });
+    expect(n.content).toContain("# New title");
+    expect(n.title).toBe("New title");
+    expect(n.tags).toEqual(["final"]);
+    expect(n.frontmatter).toEqual({ tags: ["final"] });
+    expect(n.outgoingLinks.map((l: any) => l.resolvedPath)).toEqual(["Garden/Compost.md"]);
+  });
+
   test("stat.created stays when the note is saved again by rename (an agent's write, most editors)", async () => {
     await s.call("write_note", { path: "Inbox/created-probe.md", content: "# Probe\n" });
     const first = (await s.call("read_note", { path: "Inbox/created-probe.md" })).stat.created;

@@ -31,9 +31,15 @@ export const readNote = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),
-  handler({ path }, { vault, signal }) {
+  async handler({ path }, { vault, signal }) {
     // Found here; the file is read and the answer made in a read worker (lib/offload), off the event loop.
-    return offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, path), signal);
+    const plan = planNoteRead(vault.indexDb, vault.root, path);
+    const answer = await offloaded.readNote(vault, plan, true, signal);
+    if (answer) return answer;
+    // Saved since it was indexed (the watcher has not got to it yet): indexed now, so that the title, tags
+    // and links describe the content returned beside them. Once: a note saved again meanwhile is read as it is.
+    await vault.indexer.update([plan.path]);
+    return (await offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, path), false, signal))!;
   },
 });
 

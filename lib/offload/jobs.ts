@@ -35,7 +35,7 @@ export type ReadJob =
   | { kind: "splitNotes"; job: SplitJob }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
   | { kind: "topicGroups"; vectors: PackedVectors; cut: number }
-  | { kind: "readNote"; root: string; plan: NoteReadPlan }
+  | { kind: "readNote"; root: string; plan: NoteReadPlan; indexedOnly: boolean }
   | { kind: "page"; root: string; plan: PagePlan; mode: PageMode }
   | { kind: "pages"; root: string; planned: PlannedPage[]; mode: PageMode };
 
@@ -73,8 +73,10 @@ export function runJob(db: Database, job: ReadJob): unknown {
     }
     // The reads that hand back a whole file (read_note, get_page, get_pages): reading, decoding and
     // escaping big texts here keeps a flood of them off the event loop (docs/security.md).
-    case "readNote":
-      return renderForWire(readNoteAnswer(job.root, job.plan));
+    case "readNote": {
+      const answer = readNoteAnswer(job.root, job.plan, job.indexedOnly);
+      return answer && renderForWire(answer);
+    }
     case "page":
       return renderForWire(buildPage(job.root, db, job.plan, job.mode));
     case "pages":

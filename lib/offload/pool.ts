@@ -309,9 +309,11 @@ export const offloaded = {
   lintPage: (vault: VaultContext, filter: LintFilter, offset: number, limit: number) => readPool(vault).run<[string, string]>({ kind: "lint", filter, offset, limit }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "queryDatabase", root: vault.root, input }, signal))),
-  /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts). */
-  readNote: async (vault: VaultContext, plan: NoteReadPlan, signal?: AbortSignal) =>
-    new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "readNote", root: vault.root, plan }, signal))),
+  /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
+  readNote: async (vault: VaultContext, plan: NoteReadPlan, indexedOnly: boolean, signal?: AbortSignal) => {
+    const wire = await readPool(vault).run<[string, string] | null>({ kind: "readNote", root: vault.root, plan, indexedOnly }, signal);
+    return wire && new JsonText(...wire);
+  },
   /** get_page's and get_pages' answers from what the event loop resolved (lib/workspace/page.ts). */
   page: async (vault: VaultContext, plan: PagePlan, mode: PageMode, signal?: AbortSignal) =>
     new JsonText(...(await readPool(vault).run<[string, string]>({ kind: "page", root: vault.root, plan, mode }, signal))),

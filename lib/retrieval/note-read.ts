@@ -26,6 +26,8 @@ export interface NoteReadPlan {
   outgoingLinksTotal?: number;
   /** When the index first saw the note (ms), 0 when unknown. */
   ctime: number;
+  /** The hash of the bytes the index read: the title, tags and links above are that text's. */
+  indexedHash: string;
 }
 
 export function planNoteRead(db: Database, root: string, input: string): NoteReadPlan {
@@ -41,11 +43,15 @@ export function planNoteRead(db: Database, root: string, input: string): NoteRea
     outgoingLinks: links.map((l) => ({ target: l.target, kind: l.kind, resolvedPath: l.resolvedPath })),
     ...(total > links.length ? { outgoingLinksTotal: total } : {}),
     ctime: row.ctime || 0,
+    indexedHash: row.hash,
   };
 }
 
-/** The read_note answer: the file read now (no symlink on the way, a regular file), with its hash and stat. */
-export function readNoteAnswer(root: string, plan: NoteReadPlan) {
+/**
+ * The read_note answer: the file read now (no symlink on the way, a regular file), with its hash and stat.
+ * `indexedOnly`: null instead when the file is not the text the index read (the metadata would be another's).
+ */
+export function readNoteAnswer(root: string, plan: NoteReadPlan, indexedOnly = false) {
   let bytes: Buffer;
   let st;
   try {
@@ -59,6 +65,8 @@ export function readNoteAnswer(root: string, plan: NoteReadPlan) {
   } catch {
     throw new ToolError("note-not-found", `Note not found: ${plan.path}`);
   }
+  const hash = contentHash(bytes);
+  if (indexedOnly && hash !== plan.indexedHash) return null;
   return {
     path: plan.path,
     name: plan.name,
@@ -67,7 +75,7 @@ export function readNoteAnswer(root: string, plan: NoteReadPlan) {
     frontmatter: JSON.parse(plan.frontmatter),
     content: bytes.toString("utf8"),
     // Of the bytes, as the write tools check expectedHash (a decoded string differs for non-UTF-8 files).
-    hash: contentHash(bytes),
+    hash,
     outgoingLinks: plan.outgoingLinks,
     ...(plan.outgoingLinksTotal !== undefined ? { outgoingLinksTotal: plan.outgoingLinksTotal } : {}),
     // Created as the index first saw the note: a save by rename (editors, agents) gives the file a new birth time.
