@@ -12,13 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { diskFingerprintJs } from "../lib/index/freshness";
 import { fingerprintWalkKind, startFingerprintWalk } from "../lib/platform/fingerprint-walk";
-import { IGNORED_DIRS } from "../lib/vault/paths";
+import { NEVER_INDEXED_NAMES } from "../lib/vault/paths";
 
 let root: string;
 let outside: string;
 
 const native = () => {
-  const finish = startFingerprintWalk(root, IGNORED_DIRS);
+  const finish = startFingerprintWalk(root, NEVER_INDEXED_NAMES);
   const fp = finish?.();
   if (!fp) throw new Error("no native walk here, or no answer");
   return fp;
@@ -55,8 +55,9 @@ beforeAll(() => {
   if (r.status !== 0) throw new Error(r.stderr);
   // What the scan never lists.
   // Node_Modules: scan.ts ignores the name in any case; the walk compared it exactly (the sync audit of 2026-12-05).
-  for (const d of [".obsidian", ".hidden", "node_modules", "a/.trash", ".git/objects", "b/Node_Modules"]) mkdirSync(join(root, d), { recursive: true });
-  for (const f of [".obsidian/app.json", ".hidden/x.md", "node_modules/y.md", "a/.trash/z.md", ".dotfile.md", ".git/objects/o", "a/node_modules", "b/Node_Modules/w.md"]) writeFileSync(join(root, f), "hidden");
+  // Recycle bins and NAS thumbnails (@eaDir, #recycle, $RECYCLE.BIN) too.
+  for (const d of [".obsidian", ".hidden", "node_modules", "a/.trash", ".git/objects", "b/Node_Modules", "c/@eaDir", "#recycle", "$RECYCLE.BIN"]) mkdirSync(join(root, d), { recursive: true });
+  for (const f of [".obsidian/app.json", ".hidden/x.md", "node_modules/y.md", "a/.trash/z.md", ".dotfile.md", ".git/objects/o", "a/node_modules", "b/Node_Modules/w.md", "c/@eaDir/t.md", "#recycle/old.md", "$RECYCLE.BIN/r.md"]) writeFileSync(join(root, f), "hidden");
   symlinkSync(join(outside, "secret.md"), join(root, "link.md"));
   symlinkSync(outside, join(root, "linked-folder"));
   symlinkSync(join(root, "a"), join(root, "loop"));
@@ -82,7 +83,7 @@ afterAll(() => {
 
 describe("the native freshness walk", () => {
   test("runs here (Linux), so the rest of this file tests it and not the fallback", () => {
-    expect(startFingerprintWalk(root, IGNORED_DIRS) !== null).toBe(process.platform === "linux");
+    expect(startFingerprintWalk(root, NEVER_INDEXED_NAMES) !== null).toBe(process.platform === "linux");
     expect(fingerprintWalkKind()).toBe(process.platform === "linux" ? "tinycc" : "javascript");
   });
 
@@ -116,13 +117,13 @@ describe("the native freshness walk", () => {
   });
 
   test("a vault folder that is not there is no answer (the caller walks, and fails, its own way)", () => {
-    expect(startFingerprintWalk(join(root, "nope"), IGNORED_DIRS)!()).toBeNull();
+    expect(startFingerprintWalk(join(root, "nope"), NEVER_INDEXED_NAMES)!()).toBeNull();
   });
 
   test("two walks at once, and one whose result is asked for twice, are both right", () => {
     const want = diskFingerprintJs(root);
-    const a = startFingerprintWalk(root, IGNORED_DIRS)!;
-    const b = startFingerprintWalk(root, IGNORED_DIRS)!;
+    const a = startFingerprintWalk(root, NEVER_INDEXED_NAMES)!;
+    const b = startFingerprintWalk(root, NEVER_INDEXED_NAMES)!;
     expect(b()).toEqual(want);
     expect(a()).toEqual(want);
     expect(a()).toEqual(want);

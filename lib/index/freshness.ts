@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { getMeta, lettuceDir } from "../store/index-db";
 import { fmix } from "../platform/change-stamp";
 import { startFingerprintWalk } from "../platform/fingerprint-walk";
-import { IGNORED_DIRS } from "../vault/paths";
+import { NEVER_INDEXED_NAMES } from "../vault/paths";
 import { visitVaultFiles } from "../vault/scan";
 
 // Is the index exactly the disk? The question a CLI search asks before it reads
@@ -119,7 +119,8 @@ export interface PendingFingerprint {
 
 /** The same, started now: on Linux the walk runs on native threads meanwhile (the CLI searches while it runs). */
 export function startDiskFingerprint(root: string): PendingFingerprint {
-  const native = startFingerprintWalk(root, IGNORED_DIRS);
+  // Dot-names it skips on its own.
+  const native = startFingerprintWalk(root, NEVER_INDEXED_NAMES);
   let fp: Fingerprint | undefined;
   return {
     get: () => (fp ??= native?.() ?? diskFingerprintJs(root)),

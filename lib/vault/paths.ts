@@ -8,6 +8,14 @@ import { isUnaddressableName } from "./unaddressable";
 // own databases; the others belong to editors, sync tools and package managers.
 export const IGNORED_DIRS = new Set([".lettuce", ".obsidian", ".trash", ".git", "node_modules"]);
 
+/**
+ * Folders never indexed whatever their letter case (on a disk that ignores case, `NODE_MODULES` is that
+ * folder): a package manager's, and what NAS and OS recycle bins put into synced folders (Synology's
+ * `@eaDir` thumbnails and `#recycle`, Windows' `$RECYCLE.BIN`), whose deleted notes were searchable.
+ * Lower-case; the freshness walk in C gets this list and compares the same way.
+ */
+export const NEVER_INDEXED_NAMES = new Set(["node_modules", "@eadir", "#recycle", "$recycle.bin"]);
+
 /** Longest file or folder name most filesystems take (bytes of UTF-8), and longest path. */
 export const MAX_NAME_BYTES = 255;
 export const MAX_PATH_BYTES = 4096;
@@ -15,7 +23,7 @@ export const MAX_PATH_BYTES = 4096;
 /**
  * True when a vault-relative path is hidden from agents: a dot-file or
  * dot-folder anywhere in it (`.git`, `.obsidian`, `.trash`, `.env`,
- * `.lettuce`), a folder we never index (node_modules), or a name no tool
+ * `.lettuce`), a folder we never index (NEVER_INDEXED_NAMES), or a name no tool
  * path can spell (./unaddressable.ts: a backslash, a control character).
  */
 export function isIgnoredPath(rel: string): boolean {
@@ -28,13 +36,16 @@ export function isIgnoredPath(rel: string): boolean {
 }
 
 /**
- * One name of a path. node_modules in any letter case: on a case-insensitive
+ * One name of a path. NEVER_INDEXED_NAMES in any letter case: on a case-insensitive
  * disk `NODE_MODULES/x.md` is that folder, and a write respells an existing
  * folder's case (existingFolderSpelling), so a case-sensitive test let agents in.
  */
 function isIgnoredName(part: string): boolean {
-  if (part.length > 1 && part.charCodeAt(0) === 46) return true; // "."
-  return IGNORED_DIRS.has(part) || (part.length === 12 && part.toLowerCase() === "node_modules") || isUnaddressableName(part);
+  const c = part.charCodeAt(0);
+  if (part.length > 1 && c === 46) return true; // "."
+  // Only names that can be one of them are lower-cased (the walk asks for every entry).
+  const candidate = part.length >= 6 && part.length <= 12 && (c === 110 || c === 78 || c === 64 || c === 35 || c === 36); // n N @ # $
+  return IGNORED_DIRS.has(part) || (candidate && NEVER_INDEXED_NAMES.has(part.toLowerCase())) || isUnaddressableName(part);
 }
 
 function invalid(input: string, why: string, kind = "path-invalid"): never {
