@@ -100,6 +100,11 @@ export class VaultContext {
     }
   }
 
+  /** Why the file watch may miss changes (the system refused a watch; a periodic scan stands in), or null. */
+  get watchProblem(): string | null {
+    return this.watcher?.problem ?? null;
+  }
+
   /** Paths for the watcher's next pass (when serving): a write's own re-index failed. */
   indexLater(paths: string[]): void {
     this.watcher?.later(paths);

@@ -27,7 +27,8 @@ export interface VaultInfo {
   /** readOnly: this token may not write at all (a read token); proposeOnly: its writes queue as proposals. */
   capabilities: { embeddings: boolean; llm: boolean; hasIndexCatalog: boolean; proposeOnly: boolean; readOnly: boolean };
   liveness: { pendingDirectives: number; lastLogDate: string | null; embeddingIndexStale: boolean };
-  indexing: { state: string; done: number; total: number };
+  /** watchProblem: the system refused part of the file watch, and a periodic full scan finds changes instead (what to raise). */
+  indexing: { state: string; done: number; total: number; watchProblem?: string };
   /** The semantic index's progress, when embeddings work (filled by tools/semantic.ts). */
   embedding?: { state: string; notesEmbedded: number; notesTotal: number; passagesLeft: number | null; passagesPerSecond: number | null; etaSeconds: number | null; paused?: boolean };
   /** How vectors are stored (sqlite-vec, or plain tables where it cannot load) and which SQLite runs. */
@@ -60,7 +61,7 @@ function storageInfo(db: Parameters<typeof vectorStorage>[0]): VaultInfo["storag
 export const getVaultInfo = defineTool({
   name: "get_vault_info",
   description: "Call first: vault root, note count, index state, the AGENTS.md brief, immutable paths, capabilities (which tools work) and liveness (pending directives).",
-  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress), the AGENTS.md brief (its first 64 KB; agentsFileTruncated when there is more), immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly; readOnly for a token that cannot write) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
+  details: "Call this first. The vault root, note count, index time (indexedAt is null while the first scan runs; `indexing` shows progress, and watchProblem when the system limits file watching), the AGENTS.md brief (its first 64 KB; agentsFileTruncated when there is more), immutable path prefixes, capabilities (which tools work: embeddings, llm, proposeOnly; readOnly for a token that cannot write) and liveness (pending directives, last log date, embedding staleness), embedding (while the semantic index is built: notes embedded, passages left, measured rate, etaSeconds), and storage (sqlite-vec or plain tables; SQLite version).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
@@ -83,7 +84,7 @@ export const getVaultInfo = defineTool({
         readOnly: token.scope === "read",
       },
       liveness: { pendingDirectives: 0, lastLogDate: null, embeddingIndexStale: false },
-      indexing: { state: s.state, done: s.done, total: s.total },
+      indexing: { state: s.state, done: s.done, total: s.total, ...(vault.watchProblem ? { watchProblem: vault.watchProblem } : {}) },
       storage: storageInfo(vault.indexDb),
     };
 

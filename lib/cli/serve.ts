@@ -84,7 +84,7 @@ export const serveCommand: Command = {
       })
       .then((c) => {
         const n = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
-        console.log(`Index current: ${n} notes (${c.changed.length} new or changed) in ${Math.round(performance.now() - t0)} ms; watching for changes.`);
+        console.log(`Index current: ${n} notes (${c.changed.length} new or changed) in ${Math.round(performance.now() - t0)} ms; ${vault.watchProblem ? `the file watch is incomplete: ${vault.watchProblem}` : "watching for changes"}.`);
         // The scan's listing and the journal's reconcile leave ~80 MB of garbage at 100k notes; collected now, a lint
         // right after start-up (its plan is built in a worker) does not stack on top of it (peak 351 → ~290 MB).
         Bun.gc(true);

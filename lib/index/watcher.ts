@@ -10,6 +10,12 @@ const DEBOUNCE_MS = 60;
 // every 60 ms (an app's log, a download, an autosave loop) re-armed the wait for as long as it went on,
 // and no edit anywhere in the vault reached the index meanwhile.
 const MAX_WAIT_MS = 1000;
+// When the system refuses part of the watch (inotify's limit on watches or instances reached: a vault with
+// many folders, .git's included, on a machine whose other programs watch too), edits in unwatched folders
+// reached the index never. A full reconcile then runs every so often: at least this long apart, and at
+// least POLL_COST_FACTOR times as long as the last one took, so that a big vault's scan stays a small share.
+const POLL_MIN_MS = Number(process.env.LETTUCE_WATCH_POLL_MS) || 15_000;
+const POLL_COST_FACTOR = 20;
 
 /**
  * Keep the index current while the server runs, using Bun's recursive
@@ -29,6 +35,10 @@ export class VaultWatcher {
   private rescan = false;
   /** When the first event not yet flushed arrived (null: none is pending). */
   private firstAt: number | null = null;
+  private started = false;
+  private pollTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Why the watch may miss changes (the system refused a watch), while a periodic full scan stands in; null when whole. */
+  problem: string | null = null;
 
   constructor(
     private root: string,
@@ -37,8 +47,19 @@ export class VaultWatcher {
   ) {}
 
   start(): void {
-    if (this.watcher) return;
-    this.watcher = watch(this.root, { recursive: true }, (_event, filename) => {
+    if (this.started) return;
+    this.started = true;
+    try {
+      this.watcher = this.watch();
+    } catch (e) {
+      this.degrade(e); // not even the vault folder: every change is found by the scan
+      return;
+    }
+    this.watcher.on("error", (e) => this.degrade(e));
+  }
+
+  private watch(): FSWatcher {
+    return watch(this.root, { recursive: true }, (_event, filename) => {
       if (!filename) {
         // The platform dropped the name (overflow): fall back to a full reconcile.
         this.rescan = true;
@@ -52,13 +73,38 @@ export class VaultWatcher {
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(() => this.flush(), Math.max(0, Math.min(DEBOUNCE_MS, this.firstAt + MAX_WAIT_MS - now)));
     });
-    this.watcher.on("error", this.onError);
+  }
+
+  /** The system refused (part of) the watch: say so once, and reconcile the whole vault now and then. */
+  private degrade(e: unknown): void {
+    if (this.problem || !this.started) return;
+    const code = (e as { code?: string }).code;
+    const why =
+      code === "ENOSPC" || code === "EMFILE"
+        ? `the system's limit on file watches was reached (${code}; on Linux raise fs.inotify.max_user_watches and max_user_instances)`
+        : `the file watch failed (${(e as Error).message})`;
+    this.problem = `${why}: changes in some folders are found by a full scan every ${Math.round(POLL_MIN_MS / 1000)} s or more`;
+    this.onError(new Error(this.problem));
+    const poll = () => {
+      this.pollTimer = null;
+      if (this.timer) clearTimeout(this.timer);
+      const t0 = performance.now();
+      this.rescan = true;
+      this.flush();
+      void this.running.then(() => {
+        if (!this.started) return;
+        this.pollTimer = setTimeout(poll, Math.max(POLL_MIN_MS, (performance.now() - t0) * POLL_COST_FACTOR));
+        this.pollTimer.unref?.();
+      });
+    };
+    this.pollTimer = setTimeout(poll, POLL_MIN_MS);
+    this.pollTimer.unref?.();
   }
 
   /** Index these paths with the next pass (a write whose own re-index failed hands them here). */
   later(paths: string[]): void {
     for (const p of paths) this.pending.add(p);
-    if (!this.timer && this.watcher) this.timer = setTimeout(() => this.flush(), Math.max(this.retryMs, DEBOUNCE_MS));
+    if (!this.timer && this.started) this.timer = setTimeout(() => this.flush(), Math.max(this.retryMs, DEBOUNCE_MS));
   }
 
   private flush(): void {
@@ -79,7 +125,7 @@ export class VaultWatcher {
           if (rescan) this.rescan = true;
           for (const p of paths) this.pending.add(p);
           this.retryMs = Math.min(Math.max(this.retryMs * 2, 500), 30_000);
-          if (this.watcher && !this.timer) this.timer = setTimeout(() => this.flush(), this.retryMs);
+          if (this.started && !this.timer) this.timer = setTimeout(() => this.flush(), this.retryMs);
         },
       );
   }
@@ -94,8 +140,11 @@ export class VaultWatcher {
   }
 
   stop(): void {
+    this.started = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
     this.timer = null;
+    this.pollTimer = null;
     this.watcher?.close();
     this.watcher = null;
   }
