@@ -223,6 +223,21 @@ describe("lettuce proposals", () => {
     expect(again.stderr).toContain("already rejected");
   });
 
+  // Two people (or a person in two terminals) deciding one proposal at once: a reject that lost the race to an
+  // approve said "Rejected proposal #N" while the proposal was approved and applied (6 of 40 rounds; the
+  // multi-process audit of 2026-12-05). Exactly one decision is reported as made.
+  test("a reject racing an approve in another process never reports a decision it did not make", async () => {
+    // Each round loses the race without the fix about one time in seven: 24 rounds catch it ~98 % of runs.
+    for (let i = 0; i < 24; i++) {
+      const { proposalId } = await s.call("append_log", { op: "query", title: `race ${i}` }, "propose");
+      const [reject, approve] = await Promise.all([runLettuce(["proposals", s.root, "reject", String(proposalId)]), runLettuce(["proposals", s.root, "approve", String(proposalId)])]);
+      const status = JSON.parse((await runLettuce(["proposals", s.root, "list", "--status", "all", "--json"])).stdout).find((x: any) => x.id === proposalId).status;
+      expect([reject.code, approve.code].sort()).toEqual([0, 1]);
+      expect(status).toBe(reject.code === 0 ? "rejected" : "approved");
+      expect((reject.code === 0 ? approve : reject).stderr).toMatch(/already (approved|rejected)/);
+    }
+  }, 60_000);
+
   test("a stale proposal: show warns, approve refuses as a conflict", async () => {
     const p = await s.call("apply_edits", { path: "Recipes/Caesar Salad.md", edits: [{ find: "# Caesar Salad", replace: "# Caesar" }] }, "propose");
     writeFileSync(join(s.root, "Recipes/Caesar Salad.md"), file("Recipes/Caesar Salad.md") + "\nEdited by hand.\n");

@@ -156,14 +156,14 @@ function requirePending(db: Database, id: number, token?: string): Proposal {
   return p;
 }
 
+/** Decide a pending proposal; proposal-not-pending when another process or caller decided it meanwhile. */
 function decide(db: Database, id: number, status: ProposalStatus, reason: string | null, editId: number | null): void {
-  db.query("UPDATE proposals SET status = ?, decided_at = ?, reason = ?, edit_id = ? WHERE id = ? AND status = 'pending'").run(
-    status,
-    new Date().toISOString(),
-    reason,
-    editId,
-    id,
-  );
+  const { changes } = db
+    .query("UPDATE proposals SET status = ?, decided_at = ?, reason = ?, edit_id = ? WHERE id = ? AND status = 'pending'")
+    .run(status, new Date().toISOString(), reason, editId, id);
+  // Between requirePending's read and this write (a reviewer in the web UI, `lettuce proposals approve` in a
+  // terminal): saying "rejected" of a proposal that was approved and applied would be false.
+  if (changes === 0) requirePending(db, id);
 }
 
 /**
