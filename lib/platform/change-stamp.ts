@@ -6,8 +6,10 @@
 //
 // Folded into the double rather than kept beside it, so that every place that carries, stores and compares
 // st_ctime (scan, parse workers, the notes and files rows, the freshness fingerprint, and its walk in C,
-// lib/platform/fingerprint-walk.c, which computes the same bits) needs no new column. It replaces the lowest
-// 16 bits of the time's mantissa (under a millisecond): it is compared for equality only, never read as a time.
+// lib/platform/fingerprint-walk.c, which computes the same bits) needs no new column. A 16-bit mix of the
+// inode is XORed into the lowest bits of the time's mantissa (~16 ms at today's times): for one inode that is
+// a one-to-one map, so two status change times stay as distinct as they were (replacing the bits instead
+// merged writes under 16 ms apart); the stamp is compared for equality only, never read as a time.
 
 /** murmur3's 32-bit finaliser: every input bit reaches every output bit. */
 export function fmix(h: number): number {
@@ -21,12 +23,12 @@ export function fmix(h: number): number {
 const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
 
-/** st_ctime in ms (as Bun computes ctimeMs) with the inode's 16-bit mix in its lowest mantissa bits. */
+/** st_ctime in ms (as Bun computes ctimeMs) with the inode's 16-bit mix XORed into its lowest mantissa bits. */
 export function changeStamp(ctimeMs: number, ino: number): number {
   // An inode past 2^53 arrives rounded, as Bun's Stats give it; the C walk rounds the same way.
   const lo = ino >>> 0;
   const hi = Math.floor(ino / 4294967296) >>> 0;
   f64[0] = ctimeMs;
-  u32[0] = ((u32[0]! & 0xffff0000) | (fmix(lo ^ fmix(hi ^ 0x165667b1)) & 0xffff)) >>> 0;
+  u32[0] = (u32[0]! ^ (fmix(lo ^ fmix(hi ^ 0x165667b1)) & 0xffff)) >>> 0;
   return f64[0]!;
 }

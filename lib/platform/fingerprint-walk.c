@@ -144,10 +144,10 @@ static void add_term(struct sums *s, const unsigned char *path, long len, unsign
   union { double d; unsigned long u; } mtime, change;
   mtime.d = (double)sec * 1e3 + (double)nsec / 1e6;
   change.d = (double)csec * 1e3 + (double)cnsec / 1e6;
-  /* lib/platform/change-stamp.ts: the inode (rounded to a double, as Bun's Stats give it) mixed into the
-     time's lowest 16 mantissa bits. */
+  /* lib/platform/change-stamp.ts: the inode (rounded to a double, as Bun's Stats give it) mixed and XORed
+     into the time's lowest 16 mantissa bits. */
   unsigned long r = (unsigned long)(double)ino;
-  change.u = (change.u & ~0xfffful) | (fmix((u32)r ^ fmix((u32)(r >> 32) ^ 0x165667b1u)) & 0xffffu);
+  change.u ^= fmix((u32)r ^ fmix((u32)(r >> 32) ^ 0x165667b1u)) & 0xffffu;
   u32 c = fmix((u32)change.u ^ fmix((u32)(change.u >> 32) ^ 0x27d4eb2fu));
   u32 p = xxh32(path, len);
   u32 lo = (u32)mtime.u, hi = (u32)(mtime.u >> 32);
