@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { lettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate, newerSchema, NewerSchemaError, schemaVersion } from "../store/migrate";
-import { limitWal } from "../store/wal-limit";
+import { limitWal, useWal } from "../store/wal-limit";
 import { cacheWritesOffThread, closeOffThread, pruneOffThread, putOffThread, touchOffThread } from "./cache-writer";
 
 // Vectors by (model, passage hash), in .lettuce/embeddings.db: a store apart
@@ -43,15 +43,16 @@ export class EmbeddingCache {
 
   constructor(readonly file: string) {
     this.db = new Database(file, { create: true, strict: true });
+    // Before the first statement (a connection setting, not a write): another process may hold the file's lock.
+    this.db.exec("PRAGMA busy_timeout = 5000");
     // A newer Lettuce's cache is refused before anything here writes to it (journal mode included).
     const found = schemaVersion(this.db);
     if (found > CACHE_MIGRATIONS.length) {
       this.db.close();
       throw newerSchema("embeddings.db", found, CACHE_MIGRATIONS.length);
     }
-    this.db.exec("PRAGMA journal_mode = WAL");
+    useWal(this.db);
     this.db.exec("PRAGMA synchronous = NORMAL");
-    this.db.exec("PRAGMA busy_timeout = 5000");
     limitWal(this.db);
     migrate(this.db, CACHE_MIGRATIONS, "embeddings.db");
     // A serving process checkpoints it off the request thread (a no-op otherwise).

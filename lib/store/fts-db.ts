@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { limitWal } from "./wal-limit";
+import { limitWal, useWal } from "./wal-limit";
 
 // The full-text index lives in its own file, .lettuce/fts.db, attached to the
 // index connection as `ftsdb`: queries name `fts` unqualified as before. Its
@@ -29,12 +29,18 @@ export const FTS_RANK = "INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 
 /** Attach fts.db (creating it) to an open index connection. */
 export function attachFts(db: Database, root: string): void {
   db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(root));
-  db.exec("PRAGMA ftsdb.journal_mode = WAL");
+  useWal(db, "ftsdb");
   db.exec("PRAGMA ftsdb.synchronous = NORMAL");
   limitWal(db, "ftsdb");
-  const fresh = db.query("SELECT 1 FROM ftsdb.sqlite_master WHERE name = 'fts'").get() === null;
-  db.exec(ftsSchemaSql("ftsdb"));
-  if (fresh) db.exec(FTS_RANK);
+  const missing = () => db.query("SELECT 1 FROM ftsdb.sqlite_master WHERE name = 'fts'").get() === null;
+  if (!missing()) return;
+  // Created under the write lock, looked for again once it is held: two processes opening a new vault both
+  // found it missing, and the second's read-then-write failed "database is locked" at once (no busy wait).
+  db.transaction(() => {
+    if (!missing()) return;
+    db.exec(ftsSchemaSql("ftsdb"));
+    db.exec(FTS_RANK);
+  }).immediate();
 }
 
 export function ftsGeneration(db: Database, schema = "ftsdb"): string | null {

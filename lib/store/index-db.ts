@@ -7,7 +7,7 @@ import { otherIndexUsers } from "./index-users";
 import { liveServer } from "./presence";
 import { pidsHoldingFile } from "../platform/pid";
 import { configureSqlite } from "./sqlite-lib";
-import { limitWal } from "./wal-limit";
+import { limitWal, useWal } from "./wal-limit";
 import { loadSqliteVec } from "./sqlite-vec";
 import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorage } from "./vector-storage";
 
@@ -145,9 +145,10 @@ export function indexDbPath(root: string): string {
 }
 
 function applyPragmas(db: Database): void {
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
+  // The busy timeout first: switching a new file to WAL takes a lock another process opening it may hold.
   db.exec("PRAGMA busy_timeout = 5000");
+  useWal(db);
+  db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA cache_size = -32000");
   db.exec("PRAGMA temp_store = MEMORY");
   limitWal(db);
@@ -243,7 +244,9 @@ export function openIndexDb(root: string): Database {
       removeIndexFiles(dir);
       continue;
     }
-    db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
+    // Only when it is not already so: a write on every open waited for the lock a serve holds through a long
+    // pass, and a `lettuce stdio` or CLI command started then failed "database is locked" (multi-process audit).
+    if (getMeta(db, "format") !== INDEX_FORMAT) db.query("INSERT OR REPLACE INTO meta(key, value) VALUES ('format', ?)").run(INDEX_FORMAT);
     if (carried.length) keepFirstSeenTimes(db, carried);
     // A bulk load interrupted by a crash leaves its indexes dropped; put them back.
     for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);

@@ -19,10 +19,21 @@ export function newerSchema(label: string, found: number, known: number): NewerS
 export function migrate(db: Database, migrations: readonly string[], label: string): void {
   const current = schemaVersion(db);
   if (current > migrations.length) throw newerSchema(label, current, migrations.length);
-  for (let v = current; v < migrations.length; v++) {
-    db.transaction(() => {
-      db.exec(migrations[v]!);
-      db.exec(`PRAGMA user_version = ${v + 1}`);
-    })();
+  if (current === migrations.length) return;
+  // Each step under the write lock, the version read again once it is held: two processes opening a new
+  // vault (or one just upgraded) both read the old version, and the second ran a step the first had done
+  // ("table audit_log already exists"; 14 of 20 rounds in the multi-process audit).
+  for (;;) {
+    const done = db
+      .transaction(() => {
+        const v = schemaVersion(db);
+        if (v > migrations.length) throw newerSchema(label, v, migrations.length);
+        if (v === migrations.length) return true;
+        db.exec(migrations[v]!);
+        db.exec(`PRAGMA user_version = ${v + 1}`);
+        return false;
+      })
+      .immediate();
+    if (done) return;
   }
 }

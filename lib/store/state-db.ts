@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { migrate } from "./migrate";
-import { limitWal } from "./wal-limit";
+import { limitWal, useWal } from "./wal-limit";
 import { lettuceDir } from "./index-db";
 import { addTextRefsIfMissing, EDIT_TEXTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
@@ -49,9 +49,10 @@ export function stateDbPath(root: string): string {
 
 function connect(root: string, synchronous: "FULL" | "NORMAL"): Database {
   const db = new Database(stateDbPath(root), { create: true, strict: true });
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec(`PRAGMA synchronous = ${synchronous}`);
+  // The busy timeout first: switching a new file to WAL takes a lock another process opening it may hold.
   db.exec("PRAGMA busy_timeout = 5000");
+  useWal(db);
+  db.exec(`PRAGMA synchronous = ${synchronous}`);
   limitWal(db);
   return db;
 }

@@ -73,9 +73,13 @@ const META = "vector_storage";
  * made sure the old tables can be dropped (see hasVecTables).
  */
 export function adoptVectorStorage(db: Database, kind: VectorStorageKind): void {
-  const recorded = (db.query("SELECT value FROM meta WHERE key = ?").get(META) as { value: string } | null)?.value;
-  if (recorded === kind) return;
+  const recordedNow = () => (db.query("SELECT value FROM meta WHERE key = ?").get(META) as { value: string } | null)?.value;
+  if (recordedNow() === kind) return;
+  // Under the write lock, read again: two processes opening a new vault at once both found nothing recorded,
+  // and the second's read-then-write failed "database is locked" at once (the multi-process audit).
   db.transaction(() => {
+    const recorded = recordedNow();
+    if (recorded === kind) return;
     const old: VectorStorageKind = kind === "plain" ? "sqlite-vec" : "plain";
     if (recorded !== undefined || hasTable(db, VECTOR_TABLES[old].passages)) {
       dropVectorTables(db, old);
@@ -85,5 +89,5 @@ export function adoptVectorStorage(db: Database, kind: VectorStorageKind): void 
       db.exec("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embed_generation'");
     }
     db.query("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").run(META, kind);
-  })();
+  }).immediate();
 }
