@@ -10,6 +10,7 @@ import { FtsSink } from "./fts-sink";
 import { NoteRows, type LinkRow } from "./note-rows";
 import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
+import { beginWriting, OtherWriters } from "./other-writers";
 import { diffPaths } from "./path-diff";
 import type { LinkResolver } from "./resolver";
 
@@ -41,6 +42,9 @@ interface EarlyStart {
   discard(): void;
 }
 
+/** apply()'s answer when another process committed while this pass was planned: plan it again. */
+const STALE = Symbol("stale plan");
+
 // index.db meta: "1" while a pass that committed partway has links still to re-resolve.
 const RERESOLVE_PENDING = "reresolve_pending";
 
@@ -53,13 +57,22 @@ export class Indexer {
   private rows: NoteRows;
   private ftsSink: FtsSink | null = null;
   private generations = 0;
+  private others: OtherWriters;
 
   constructor(
     readonly root: string,
     readonly db: Database,
   ) {
     this.rows = new NoteRows(db);
+    this.others = new OtherWriters(db);
     this.status.indexedAt = getMeta(db, "indexedAt");
+  }
+
+  /** At the start of a pass: what another process committed since the last one makes the name list stale. */
+  private catchUpWithOthers(): boolean {
+    if (!this.others.wroteSince()) return false;
+    this.resetResolver();
+    return true;
   }
 
   /**
@@ -102,17 +115,23 @@ export class Indexer {
       // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
       const listing = await scanVaultYielding(this.root);
       coldTrace("scan done");
-      const known = knownNotes(this.db);
-      const early = this.startEarly(known, listing.notes.length);
-      const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
-      this.status.total = todo.length;
-      onProgress?.(this.status);
-      // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
-      const unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
-      if (unchanged) early?.discard();
-      // A pass that died after an intermediate commit (see apply): its links are retried even if nothing changed since.
-      if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => this.settleInterruptedResolution())();
-      const change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, onProgress, early);
+      let change: IndexChange | typeof STALE;
+      let unchanged: boolean;
+      for (let attempt = 0; ; attempt++) {
+        const foreign = this.catchUpWithOthers();
+        const known = knownNotes(this.db);
+        const early = this.startEarly(known, listing.notes.length);
+        const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
+        this.status.total = todo.length;
+        onProgress?.(this.status);
+        // Nothing to change (a restart on an unchanged vault, a CLI search): no write transaction at all.
+        unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
+        if (unchanged) early?.discard();
+        // A pass that died after an intermediate commit (see apply): its links are retried even if nothing changed since.
+        if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => this.settleInterruptedResolution())();
+        change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, { onProgress, early, foreign, last: attempt >= 2 });
+        if (change !== STALE) break;
+      }
       this.restoreFirstSeenTimes();
       // An unchanged vault whose index was complete before: current in memory, and the file is not
       // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
@@ -137,14 +156,18 @@ export class Indexer {
       // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
       if (!lstatInVault(this.root, "")?.isDirectory()) throw new Error(`cannot list the vault folder ${this.root}`);
-      const known = knownUnder(this.db, paths);
-      const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
-      if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
-        return { changed: [], deleted: [], attachments: [] };
+      for (let attempt = 0; ; attempt++) {
+        const foreign = this.catchUpWithOthers();
+        const known = knownUnder(this.db, paths);
+        const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
+        if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
+          return { changed: [], deleted: [], attachments: [] };
+        }
+        const change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2 });
+        if (change === STALE) continue;
+        if (this.status.state === "ready") this.markCurrent();
+        return change;
       }
-      const change = await this.apply(todo, deleted, attachments, goneFiles, known);
-      if (this.status.state === "ready") this.markCurrent();
-      return change;
     });
   }
 
@@ -193,10 +216,19 @@ export class Indexer {
     attachments: FileEntry[],
     goneFiles: string[],
     known: Map<string, KnownNote>,
-    onProgress?: (s: IndexStatus) => void,
-    early?: EarlyStart,
-  ): Promise<IndexChange> {
+    opts: { onProgress?: (s: IndexStatus) => void; early?: EarlyStart; foreign?: boolean; last?: boolean } = {},
+  ): Promise<IndexChange | typeof STALE> {
+    const { onProgress, early, foreign } = opts;
     const db = this.db;
+    beginWriting(db);
+    // Another process committed between the read of `known` and the lock (it indexed the same saves): the
+    // plan may insert a note it added (a UNIQUE failure) or miss its changes. Planned again, a few times.
+    if (this.others.wroteSince() && !opts.last) {
+      db.exec("ROLLBACK");
+      early?.discard();
+      this.resetResolver();
+      return STALE;
+    }
     // Load the resolver now, from the index as it is before this pass writes anything.
     void this.resolver;
     // update() passes only the rows it needs, so an empty map alone does not mean an empty index.
@@ -216,7 +248,6 @@ export class Indexer {
     let ftsDone: Promise<void> | undefined;
     const interrupted = getMeta(db, RERESOLVE_PENDING) === "1";
     let sinceStart = 0;
-    db.exec("BEGIN");
     try {
       if (bulk) for (const name of Object.keys(BULK_LOAD_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const path of deleted) {
@@ -261,7 +292,9 @@ export class Indexer {
       await parseAll(this.root, requests, this.resolver, (results) => {
         let direct = 0;
         for (const r of results) {
-          if (this.writeResult(r, known, affectedKeys, bulk ? requestIds.get(r.entry.path) : undefined)) changed.push(r.entry.path);
+          // After another process's commits, a note that comes out unchanged may be one it indexed first:
+          // a change all the same to this process's listeners (await_directives, the web UI's events).
+          if (this.writeResult(r, known, affectedKeys, bulk ? requestIds.get(r.entry.path) : undefined) || (foreign && !r.missing)) changed.push(r.entry.path);
           if (r.ftsSent) direct++;
           if (this.status.state === "scanning") this.status.done++; // a scan's progress; a later update() is not part of it
         }
