@@ -106,3 +106,31 @@ test("two processes opening a new vault at once both succeed", async () => {
     rmSync(base, { recursive: true, force: true });
   }
 }, 120_000);
+
+// Two `lettuce serve` started at once (two terminals, a login item and a person): both passed the "already
+// served" check before either announced itself, and both served, each watching and indexing; on a vault with
+// no token both made "default" and the second died on the name (the multi-process audit).
+test("of two servers started at once on one vault, one serves and the other says so", async () => {
+  const { copyVault } = await import("./helpers/server");
+  const { freePort, spawnLettuce } = await import("./helpers/cli");
+  for (let round = 0; round < 4; round++) {
+    const root = copyVault();
+    try {
+      const servers = [0, 1].map(() => spawnLettuce(["serve", root, "--port", String(freePort())], { env: { LETTUCE_EMBED_PROVIDER: "none" } }));
+      // One reaches "Index current"; the other exits (1) or is still starting: give both their time.
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && !servers.some((p) => /Index current/.test(p.stdout())) ) await Bun.sleep(50);
+      await Bun.sleep(1500);
+      const serving = servers.filter((p) => p.proc.exitCode === null);
+      const refused = servers.filter((p) => p.proc.exitCode !== null);
+      expect(serving.length).toBe(1);
+      expect(refused.length).toBe(1);
+      expect(refused[0]!.proc.exitCode).toBe(1);
+      expect(refused[0]!.stderr()).toContain("already served");
+      expect(servers.map((p) => p.stderr()).join("")).not.toContain("UNIQUE");
+      for (const p of servers) await p.stop();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+}, 120_000);

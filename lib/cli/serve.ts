@@ -1,7 +1,7 @@
 import { PortInUseError, startHttpServer } from "../server/serve";
 import { serveStdio } from "../server/stdio";
 import { announceEmbedder, announceServer, liveServer } from "../store/presence";
-import { countActiveTokens, createToken, SCOPES, type Scope } from "../store/tokens";
+import { countActiveTokens, createFirstToken, SCOPES, type Scope } from "../store/tokens";
 import { markServing } from "../offload/activity";
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
@@ -54,18 +54,27 @@ export const serveCommand: Command = {
       throw e;
     }
     const withdraw = announceServer(vault.root, running.url);
+    if (!withdraw) {
+      // Another serve started at the same moment and announced itself first.
+      const other = liveServer(vault.root);
+      await running.stop();
+      vault.close();
+      console.error(`lettuce: this vault is already served${other ? ` by pid ${other.pid} at ${other.url}` : ""}`);
+      return 1;
+    }
     console.log(`Lettuce is serving ${vault.root}`);
     console.log(`MCP endpoint: ${running.url}`);
     const cli = `${lettuceCommand()} token create ${shellQuote(vault.root)} --scope read|propose|write --name NAME`;
-    const tokens = countActiveTokens(vault.stateDb);
-    if (tokens === 0) {
-      const { token } = createToken(vault.stateDb, "default", "write");
+    const first = createFirstToken(vault.stateDb, "default", "write");
+    if (first) {
+      const { token } = first;
       console.log("\nFirst run: created a write token named \"default\". It is shown only this once:\n");
       console.log(`  ${token}\n`);
       console.log(clientConfig(running.url, token));
       console.log(`\nMore tokens: ${cli}\n`);
     } else {
       // Tokens are shown once, at creation; a person who lost theirs needs the way to a new one.
+      const tokens = countActiveTokens(vault.stateDb);
       console.log(`${tokens} active token${tokens === 1 ? "" : "s"} (a token is printed once, when it is made). A new one: ${cli}`);
     }
     console.log(`Web UI (this link logs you in once, within 10 minutes; \`lettuce login <vault>\` prints a fresh one):\n  ${loginUrl(running.url, createLoginCode(vault.stateDb).code)}`);

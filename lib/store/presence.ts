@@ -22,6 +22,14 @@ function presenceFile(root: string): string {
 }
 
 
+function presenceReadable(file: string): boolean {
+  try {
+    return typeof JSON.parse(readFileSync(file, "utf8")).pid === "number";
+  } catch {
+    return false;
+  }
+}
+
 /** The live server of this vault, if any (a stale file from a crashed server is ignored). */
 export function liveServer(root: string): ServerPresence | null {
   try {
@@ -32,10 +40,30 @@ export function liveServer(root: string): ServerPresence | null {
   }
 }
 
-/** Announce this process as the vault's server; returns the function that withdraws it. */
-export function announceServer(root: string, url: string): () => void {
+/**
+ * Announce this process as the vault's server; returns the function that withdraws it, or null when another
+ * live server announced itself first. The file is created exclusively: two servers started at once both
+ * found none by liveServer() and both served, each watching and indexing (the multi-process audit).
+ */
+export function announceServer(root: string, url: string): (() => void) | null {
   const file = presenceFile(root);
-  writeFileSync(file, JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() }));
+  const body = JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, body, { flag: "wx" });
+      break;
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EEXIST" || attempt >= 20) throw e;
+      if (liveServer(root)) return null;
+      // Empty or cut short: perhaps another server's, created this instant and not yet written. Read again.
+      if (attempt < 5 && !presenceReadable(file)) {
+        Bun.sleepSync(20);
+        continue;
+      }
+      // A dead server's: removed, then created again, exclusively.
+      rmSync(file, { force: true });
+    }
+  }
   return () => {
     try {
       const p = JSON.parse(readFileSync(file, "utf8")) as ServerPresence;

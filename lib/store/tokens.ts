@@ -31,6 +31,15 @@ export function createToken(db: Database, name: string, scope: Scope): { token: 
   return { token, info: { id: row.id, name, scope, createdAt, lastUsedAt: null, revokedAt: null } };
 }
 
+/**
+ * A vault's first token, made only when it has no active one, decided under the write lock: two servers
+ * started at once both counted none, and the second died on the name (the multi-process audit). Null when
+ * there is one already.
+ */
+export function createFirstToken(db: Database, name: string, scope: Scope): { token: string; info: TokenInfo } | null {
+  return db.transaction(() => (countActiveTokens(db) === 0 ? createToken(db, name, scope) : null)).immediate();
+}
+
 function toInfo(r: Record<string, unknown>): TokenInfo {
   return {
     id: r.id as number,
