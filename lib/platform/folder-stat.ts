@@ -58,15 +58,29 @@ export function statxAvailable(): boolean {
   return loaded !== null;
 }
 
-/** Open a folder to stat its entries by name; null when the folder cannot be opened (vanished, or now a symlink). */
+const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM", "ENAMETOOLONG"]);
+
+/**
+ * Whether an error listing or opening a folder means the folder is not there for us (vanished, now a file or
+ * a symlink, not readable by this user, a path too long to open): its files are not in the vault as we see it.
+ * Anything else (no file descriptors left, no memory, an I/O error) is a fault of the moment, and a scan that
+ * went on past it took every note under the folder for deleted: one `touch` of the vault at the descriptor
+ * limit emptied an index of 6,572 notes (the limits audit of 2026-12-05).
+ */
+export function folderIsGone(e: unknown): boolean {
+  return GONE.has((e as { code?: string } | null)?.code ?? "");
+}
+
+/** Open a folder to stat its entries by name; null when the folder is gone (folderIsGone); throws on a fault of the moment. */
 export function openStatFolder(dirAbs: string): StatFolder | null {
   if (!statxAvailable()) return lstatFolder(dirAbs);
   let fd: number;
   try {
     // O_NOFOLLOW: a folder swapped for a symlink since it was listed is not entered.
     fd = openSync(dirAbs, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  } catch {
-    return null;
+  } catch (e) {
+    if (folderIsGone(e)) return null;
+    throw e;
   }
   const statAt = loaded!;
   return { stat: (name) => statAt(fd, name), close: () => closeSync(fd) };

@@ -1,7 +1,7 @@
 import { readdirSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
 import { changeStamp } from "../platform/change-stamp";
-import { ENTRY_FILE, openStatFolder } from "../platform/folder-stat";
+import { ENTRY_FILE, folderIsGone, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
 import { isUnaddressableName, tellUnaddressable } from "./unaddressable";
 
@@ -104,7 +104,9 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
     entries = readdirSync(dirAbs, { withFileTypes: true });
   } catch (e) {
     if (!dirRel) throw rootUnreadable(root, e);
-    return; // vanished or unreadable while we walked: the watcher will catch up
+    // Vanished or unreadable while we walked: the watcher will catch up. Any other error fails the pass (it is tried again).
+    if (folderIsGone(e)) return;
+    throw e;
   }
   const folder = visit.file ? openStatFolder(dirAbs) : null;
   if (visit.file && !folder) {

@@ -1,0 +1,60 @@
+// A server short of file descriptors for a moment (a burst of connections, another program's leak in the
+// same session): the limits audit of 2026-12-05 found that a full scan then skipped every folder it could not
+// open and took their notes for deleted, so one `touch` of the vault emptied the index (6,572 notes → 6) for
+// good. Here the running server's limit is lowered with prlimit(1) to leave it about one free descriptor.
+import { afterAll, expect, test } from "bun:test";
+import { readdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { openStateDb } from "../lib/store/state-db";
+import { createToken } from "../lib/store/tokens";
+import { freePort, spawnLettuce } from "./helpers/cli";
+import { copyVault, waitFor } from "./helpers/server";
+
+const prlimit = process.platform === "linux" ? Bun.which("prlimit") : null;
+if (!prlimit) console.log("hardening-fd-limit: skipped: prlimit(1) is not here (util-linux) to lower a running server's descriptor limit");
+
+const root = copyVault();
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the index, and is tried again", async () => {
+  const db = openStateDb(root);
+  const token = createToken(db, "fd", "read").token;
+  db.close();
+  const port = freePort();
+  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  try {
+    await server.waitForStdout(/Index current/, 30_000);
+    const info = async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_vault_info", arguments: {} } }),
+      });
+      return JSON.parse(((await r.json()) as any).result.content[0].text);
+    };
+    const before = (await info()).noteCount;
+    expect(before).toBeGreaterThan(15);
+    const pid = server.proc.pid;
+    // The soft limit only (raising the hard one needs a capability a container may not have).
+    const soft = readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1];
+    const limit = (to: number | "restore") => Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${to === "restore" ? soft : to}:`]);
+    // Settled (workers started, connections closed): then one descriptor over what it has open.
+    await Bun.sleep(500);
+    // The limit bounds descriptor numbers, and a new descriptor takes the lowest free one: limited to one past
+    // the lowest free number, the server can open exactly one more.
+    const used = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+    let lowestFree = 0;
+    while (used.has(lowestFree)) lowestFree++;
+    expect(limit(lowestFree + 1).exitCode).toBe(0);
+    // A touch of the vault folder gives an event with no name: the watcher answers with a full scan.
+    const now = new Date();
+    utimesSync(root, now, now);
+    await Bun.sleep(1500);
+    expect(limit("restore").exitCode).toBe(0);
+    // The failed pass is tried again (0.5 s, doubling); the index never lost its notes.
+    await waitFor(async () => (await info()).noteCount === before, { what: "the notes still indexed", timeoutMs: 10_000 });
+    await Bun.sleep(2000);
+    expect((await info()).noteCount).toBe(before);
+  } finally {
+    await server.stop();
+  }
+}, 60_000);
