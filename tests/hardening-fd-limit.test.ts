@@ -58,3 +58,42 @@ test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the i
     await server.stop();
   }
 }, 60_000);
+
+// Bun ends the whole process when a worker cannot get its descriptors (ProcessFdQuotaExceeded): at the limit,
+// the first read_note (which starts the read workers) took the server down.
+test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is refused, and the server lives on", async () => {
+  const db = openStateDb(root);
+  const token = createToken(db, "fd-worker", "read").token;
+  db.close();
+  const port = freePort();
+  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  try {
+    await server.waitForStdout(/Index current/, 30_000);
+    const call = async (name: string, args: unknown) => {
+      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      });
+      return ((await r.json()) as any).result;
+    };
+    expect((await call("get_vault_info", {})).isError).toBeUndefined(); // answered on the request thread: no worker yet
+    const pid = server.proc.pid;
+    const soft = readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1];
+    await Bun.sleep(300);
+    const used = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+    let lowestFree = 0;
+    while (used.has(lowestFree)) lowestFree++;
+    // Room for the connection and little else.
+    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${lowestFree + 4}:`]).exitCode).toBe(0);
+    const refused = await call("read_note", { path: "Garden/Compost.md" });
+    expect(refused.isError).toBe(true);
+    expect(JSON.parse(refused.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
+    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${soft}:`]).exitCode).toBe(0);
+    expect(server.proc.exitCode).toBeNull();
+    const read = await call("read_note", { path: "Garden/Compost.md" });
+    expect(JSON.parse(read.content[0].text).path).toBe("Garden/Compost.md");
+  } finally {
+    await server.stop();
+  }
+}, 60_000);

@@ -1,5 +1,6 @@
 import { workerEntry } from "../platform/embedded";
 import { ftsPath } from "../store/fts-db";
+import { startWorker } from "../platform/descriptors";
 
 // Rows sent per message: large enough that messaging costs nothing, small
 // enough that the writer thread never waits long for work.
@@ -7,7 +8,7 @@ const ROWS_PER_MESSAGE = 64;
 
 function spawn(): Worker {
   // See parse-pool.ts: in a compiled binary embedded entry points live under the binary's virtual root at their source path.
-  return new Worker(workerEntry("lib/index/fts-writer.ts", import.meta.url, "./fts-writer.ts"));
+  return startWorker(workerEntry("lib/index/fts-writer.ts", import.meta.url, "./fts-writer.ts"));
 }
 
 /**

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { workerEntry } from "../platform/embedded";
 import { readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
+import { startWorker } from "../platform/descriptors";
 
 // Below this many files a worker's start-up costs more than it saves...
 const INLINE_LIMIT = 256;
@@ -15,7 +16,7 @@ const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own
   // (/$bunfs/root/lettuce, B:/~BUN/root/lettuce.exe on Windows), and compile.sh embeds the worker under its source path.
-  return new Worker(workerEntry("lib/index/parse-worker.ts", import.meta.url, "./parse-worker.ts"));
+  return startWorker(workerEntry("lib/index/parse-worker.ts", import.meta.url, "./parse-worker.ts"));
 }
 
 /** How many parse workers a batch of `count` files gets (0: parsed inline). */

@@ -22,6 +22,7 @@ import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
+import { startWorker } from "../platform/descriptors";
 
 export interface HygieneReport {
   health: WikiHealth;
@@ -58,7 +59,7 @@ interface Slot {
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own; compile.sh embeds the worker under its source path.
-  return new Worker(workerEntry("lib/offload/worker.ts", import.meta.url, "./worker.ts"));
+  return startWorker(workerEntry("lib/offload/worker.ts", import.meta.url, "./worker.ts"));
 }
 
 function cancelled(): ToolError {
@@ -207,7 +208,16 @@ export class ReadPool {
       let slot: Slot | null;
       try {
         slot = this.slotFor(p.job);
-      } catch {
+      } catch (e) {
+        if (e instanceof ToolError) {
+          // No descriptors for another worker just now (startWorker): wait for one there is, or refuse this
+          // call to be retried; running inline from now on would put every read on the request thread.
+          if (this.slots.length) continue;
+          this.queue.splice(this.queue.indexOf(p), 1);
+          this.settle(p);
+          p.reject(e);
+          continue;
+        }
         // No worker threads here: run everything inline from now on.
         this.inline = true;
         for (const q of this.queue.splice(0)) {

@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { isCompiled, keepAlive, workerEntry } from "../platform/embedded";
 import type { HostStarted, WorkerReply, WorkerRequest } from "./builtin-worker";
+import { startWorker } from "../platform/descriptors";
 
 export type ModelRole = "bulk" | "query";
 
@@ -54,7 +55,7 @@ function threadHost(role: ModelRole, on: HostEvents): ModelHost {
   // In a compiled binary every module's import.meta.url is the binary's own; compile.sh embeds the
   // worker under its source path. The environment as it is now (a worker otherwise sees the
   // process's environment at start-up).
-  const worker = new Worker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env, LETTUCE_EMBED_ROLE: role } } as WorkerOptions);
+  const worker = startWorker(workerEntry("lib/providers/builtin-worker.ts", import.meta.url, "./builtin-worker.ts"), { env: { ...process.env, LETTUCE_EMBED_ROLE: role } } as WorkerOptions);
   let stopped = false;
   worker.onmessage = (ev: MessageEvent<WorkerReply>) => on.message(ev.data);
   worker.onerror = (e) => {

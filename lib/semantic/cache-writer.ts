@@ -8,6 +8,7 @@
 import { keepAlive, workerEntry } from "../platform/embedded";
 import { servesForLong } from "../store/checkpointer";
 import type { CacheWriteReply, CacheWriteRequest } from "./cache-writer-worker";
+import { startWorker } from "../platform/descriptors";
 
 // Cleared for good if the writer thread cannot start or stops.
 let available = true;
@@ -23,7 +24,7 @@ export function cacheWritesOffThread(): boolean {
 function ensureWorker(): Worker | null {
   if (worker) return worker;
   try {
-    worker = new Worker(workerEntry("lib/semantic/cache-writer-worker.ts", import.meta.url, "./cache-writer-worker.ts"));
+    worker = startWorker(workerEntry("lib/semantic/cache-writer-worker.ts", import.meta.url, "./cache-writer-worker.ts"));
   } catch {
     available = false;
     return null;

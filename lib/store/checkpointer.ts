@@ -10,6 +10,7 @@
 import type { Database } from "bun:sqlite";
 import { workerEntry } from "../platform/embedded";
 import type { CheckpointRequest } from "./checkpoint-worker";
+import { startWorker } from "../platform/descriptors";
 
 let worker: Worker | null = null;
 let active = false;
@@ -32,7 +33,7 @@ export function servesForLong(): boolean {
 function post(m: CheckpointRequest): boolean {
   if (!worker) {
     try {
-      worker = new Worker(workerEntry("lib/store/checkpoint-worker.ts", import.meta.url, "./checkpoint-worker.ts"));
+      worker = startWorker(workerEntry("lib/store/checkpoint-worker.ts", import.meta.url, "./checkpoint-worker.ts"));
       (worker as unknown as { unref?: () => void }).unref?.();
       // No thread after all (a binary built without it): every connection checkpoints by itself again.
       worker.onerror = () => giveBack();
