@@ -51,5 +51,21 @@ export function machineFault(e: unknown): ToolError | null {
   if (code === "EACCES" || code === "EPERM") {
     return new ToolError("permission-denied", "The server's user may not read or change this file or folder (permission denied): nothing was changed.");
   }
+  // A moment's shortage, not the call's fault: answered "internal" (with a stack in the log per call) before.
+  if (code === "EMFILE" || code === "ENFILE") {
+    return new ToolError("rate-limited", "The server has all the files and connections open that its limit allows (ulimit -n): nothing was changed; try again in a moment.", { retry_after_ms: 1000 });
+  }
   return null;
+}
+
+/**
+ * A note that could not be read: not found only when it is not there (or not a regular file). Anything else
+ * (permission denied, no descriptors left) says what it is: "not found" of a note that exists told an agent
+ * it was gone, and it may create it again (the limits audit of 2026-12-05).
+ */
+export function noteReadError(e: unknown, path: string): ToolError {
+  const code = (e as { code?: unknown } | null)?.code;
+  // A ToolError here says the path leads to no regular file (a folder, a FIFO, a symlink on the way).
+  if (e instanceof ToolError || code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") return new ToolError("note-not-found", `Note not found: ${path}`);
+  return machineFault(e) ?? new ToolError("note-not-found", `Note not found: ${path}`);
 }

@@ -93,6 +93,16 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
     expect(server.proc.exitCode).toBeNull();
     const read = await call("read_note", { path: "Garden/Compost.md" });
     expect(JSON.parse(read.content[0].text).path).toBe("Garden/Compost.md");
+
+    // With the workers running and not one descriptor free (the client's connection kept alive), the note's
+    // own open fails: that is no "note-not-found" (an agent may create the note again), it is a moment's shortage.
+    const usedNow = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+    let free = 0;
+    while (usedNow.has(free)) free++;
+    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${free}:`]).exitCode).toBe(0);
+    const short = await call("read_note", { path: "Garden/Compost.md" });
+    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${soft}:`]).exitCode).toBe(0);
+    expect(JSON.parse(short.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
   } finally {
     await server.stop();
   }

@@ -3,7 +3,7 @@
 // fallback (pool.ts) both run them through runJob, so they answer the same.
 import type { Database } from "bun:sqlite";
 import { queryDatabase, type QueryInput } from "../bases/query";
-import { ToolError } from "../errors";
+import { noteReadError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
 import { healthFrom, wikiHealth } from "../hygiene/health";
 import { lintPage, lintSummary, SEVERITY, type LintFilter } from "../hygiene/lint";
@@ -97,8 +97,8 @@ export function runJob(db: Database, job: ReadJob): unknown {
       let content: string;
       try {
         content = readVaultText(job.root, job.path);
-      } catch {
-        throw new ToolError("note-not-found", `Note not found: ${job.path}`);
+      } catch (e) {
+        throw noteReadError(e, job.path);
       }
       return suggestLinks(db, job.path, content);
     }

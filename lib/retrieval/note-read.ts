@@ -5,7 +5,7 @@
 // event loop held every other caller for the whole of it.
 import type { Database } from "bun:sqlite";
 import { closeSync, fstatSync, readFileSync } from "node:fs";
-import { ToolError } from "../errors";
+import { noteReadError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { openRegular } from "../vault/read-file";
 import { safeAbsPath } from "../vault/paths";
@@ -62,8 +62,8 @@ export function readNoteAnswer(root: string, plan: NoteReadPlan, indexedOnly = f
     } finally {
       closeSync(fd);
     }
-  } catch {
-    throw new ToolError("note-not-found", `Note not found: ${plan.path}`);
+  } catch (e) {
+    throw noteReadError(e, plan.path);
   }
   const hash = contentHash(bytes);
   if (indexedOnly && hash !== plan.indexedHash) return null;
