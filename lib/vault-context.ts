@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { Indexer } from "./index/indexer";
 import { VaultWatcher } from "./index/watcher";
 import { checkpointOffThread, unwatchWal, watchWal } from "./store/checkpointer";
@@ -141,9 +141,13 @@ export class VaultContext {
   }
 }
 
+// lstat: the vault folder moved away and a symlink to it put in its place (`mv v v.real; ln -s v.real v`)
+// has the same identity through the link, and was taken for the same folder: every index pass then failed on
+// the link, writes went on, and the state said "scanning" for good (the limits audit of 2026-12-05). The root
+// is the real path (checkVaultDir), so a vault opened through a link is not affected.
 function identity(path: string): string | null {
   try {
-    const st = statSync(path, { bigint: true });
+    const st = lstatSync(path, { bigint: true });
     return `${st.dev}:${st.ino}`;
   } catch {
     return null;

@@ -2,7 +2,7 @@
 // timeline rows, temp files) is settled when the next server starts, before
 // any write — not at the first write, as it used to be.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
@@ -144,12 +144,16 @@ test("an index another process holds locked: the write is reported as done, and 
 
 test("a vault folder or .lettuce removed while serving stops the server, rather than writing on into deleted files", async () => {
   const { freePort, spawnLettuce } = await import("./helpers/cli");
-  for (const remove of [".lettuce", "", ".lettuce/index.db"]) {
+  // "link": the folder moved away and a symlink to it put in its place, which statSync took for the same folder.
+  for (const remove of [".lettuce", "", ".lettuce/index.db", "link"]) {
     const root = copyVault();
     try {
       const srv = spawnLettuce(["serve", root, "--port", String(freePort())], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
       await srv.waitForStdout(/Index current/, 30_000);
-      rmSync(join(root, remove), { recursive: true, force: true });
+      if (remove === "link") {
+        renameSync(root, `${root}.real`);
+        symlinkSync(`${root}.real`, root);
+      } else rmSync(join(root, remove), { recursive: true, force: true });
       const deadline = Date.now() + 20_000;
       while (srv.proc.exitCode === null && Date.now() < deadline) await Bun.sleep(100);
       expect(srv.proc.exitCode, remove || "the vault").toBe(1);
@@ -157,6 +161,7 @@ test("a vault folder or .lettuce removed while serving stops the server, rather 
       await srv.stop();
     } finally {
       rmSync(root, { recursive: true, force: true });
+      rmSync(`${root}.real`, { recursive: true, force: true });
     }
   }
 }, 90_000);

@@ -110,10 +110,15 @@ export class Indexer {
   /** Bring the whole index in line with the disk; only new or changed files are read. */
   fullScan(onProgress?: (s: IndexStatus) => void): Promise<IndexChange> {
     return this.serial(async () => {
+      const was = this.status.state;
       this.status = { ...this.status, state: "scanning", total: 0, done: 0 };
       coldTrace("scan start");
       // Yielding now and then: requests that arrive meanwhile (the server starts with this scan) are answered.
-      const listing = await scanVaultYielding(this.root);
+      // A listing that fails (the folder unreadable for a moment) leaves the state as it was, not "scanning" for good.
+      const listing = await scanVaultYielding(this.root).catch((e) => {
+        this.status.state = was;
+        throw e;
+      });
       coldTrace("scan done");
       let change: IndexChange | typeof STALE;
       let unchanged: boolean;
