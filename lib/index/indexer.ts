@@ -7,7 +7,8 @@ import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
-import { NoteRows, type LinkRow } from "./note-rows";
+import { NoteRows } from "./note-rows";
+import { reresolveKeys, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
 import { beginWriting, OtherWriters } from "./other-writers";
@@ -44,9 +45,6 @@ interface EarlyStart {
 
 /** apply()'s answer when another process committed while this pass was planned: plan it again. */
 const STALE = Symbol("stale plan");
-
-// index.db meta: "1" while a pass that committed partway has links still to re-resolve.
-const RERESOLVE_PENDING = "reresolve_pending";
 
 export class Indexer {
   private _resolver: LinkResolver | null = null;
@@ -133,7 +131,7 @@ export class Indexer {
         unchanged = !todo.length && !deleted.length && !attachments.length && !goneFiles.length;
         if (unchanged) early?.discard();
         // A pass that died after an intermediate commit (see apply): its links are retried even if nothing changed since.
-        if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => this.settleInterruptedResolution())();
+        if (unchanged && getMeta(this.db, RERESOLVE_PENDING) === "1") this.db.transaction(() => settleInterruptedResolution(this.db, this.rows, this.resolver))();
         change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, { onProgress, early, foreign, last: attempt >= 2 });
         if (change !== STALE) break;
       }
@@ -327,9 +325,9 @@ export class Indexer {
       ftsDone?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
-      this.reresolve(affectedKeys, coldStart);
+      reresolveKeys(this.rows, this.resolver, affectedKeys, coldStart);
       // This pass's own partial commits are covered by the re-resolution just done; a dead pass's are not.
-      if (interrupted) this.settleInterruptedResolution();
+      if (interrupted) settleInterruptedResolution(db, this.rows, this.resolver);
       else if (sinceStart > sinceCommit) setMeta(db, RERESOLVE_PENDING, "0");
       coldTrace("reresolved");
       db.exec("COMMIT");
@@ -397,42 +395,5 @@ export class Indexer {
     const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink, newId, r.ftsSent);
     known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, chg: entry.changeMs, hash: r.hash });
     return true;
-  }
-
-  /**
-   * Re-resolve links whose target could now point elsewhere (a name or alias
-   * appeared or vanished). On a cold start every link was resolved with every
-   * note's name known (only aliases came later), so only the still-unresolved
-   * ones are retried: found in one pass over them rather than one query per
-   * alias (obsidian-hub: 5,723 aliases, ~80 ms; 67 unresolved links).
-   */
-  /** After a pass that committed partway and then died: every unresolved link is tried again, once. */
-  private settleInterruptedResolution(): void {
-    if (getMeta(this.db, RERESOLVE_PENDING) !== "1") return;
-    const touched = new Set<number>();
-    for (const row of this.rows.unresolvedLinks()) {
-      const r = this.resolver.resolve(row, row.source);
-      if (r !== row.resolved) {
-        this.rows.setResolved(row, r);
-        touched.add(row.noteId);
-      }
-    }
-    for (const id of touched) this.rows.recount(id);
-    setMeta(this.db, RERESOLVE_PENDING, "0");
-  }
-
-  private reresolve(keys: Set<string>, coldStart: boolean): void {
-    const touched = new Set<number>();
-    const retry = (row: LinkRow) => {
-      const r = this.resolver.resolve(row, row.source);
-      if (r !== row.resolved) {
-        this.rows.setResolved(row, r);
-        touched.add(row.noteId);
-      }
-    };
-    if (coldStart) {
-      if (keys.size) for (const row of this.rows.unresolvedLinks()) if (keys.has(row.key)) retry(row);
-    } else for (const key of keys) for (const row of this.rows.linksWithKey(key)) retry(row);
-    for (const id of touched) this.rows.recount(id);
   }
 }
