@@ -23,14 +23,17 @@ describe.skipIf(!strace)("a slow disk", () => {
     db.close();
     // fdatasync too: the temp files' own sync may be either, depending on the runtime.
     server = spawnLettuce(["serve", root, "--port", String(port)], {
+      // No background embedding: creating its cache at start fsyncs too, and is not what is measured here.
+      env: { LETTUCE_EMBED_PROVIDER: "none" },
       prefix: [strace!, "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fsync,fdatasync", "-e", `inject=fsync,fdatasync:delay_enter=${DELAY_MS * 1000}`],
     });
     await server.waitForStdout(/Index current/, 60_000);
     // A first start creates its stores (each creation fsyncs, on the slow disk 400 ms each): wait for that to end.
-    for (let t0 = performance.now(); performance.now() - t0 < 30_000; ) {
+    for (let t0 = performance.now(), fast = 0; fast < 5 && performance.now() - t0 < 30_000; ) {
       const t = performance.now();
       await post(tokens.read!, { jsonrpc: "2.0", id: 1, method: "ping" });
-      if (performance.now() - t < 50) break;
+      fast = performance.now() - t < 50 ? fast + 1 : 0;
+      await Bun.sleep(100);
     }
   }, 90_000);
 

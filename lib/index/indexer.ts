@@ -121,7 +121,8 @@ export class Indexer {
       let change: IndexChange | typeof STALE;
       let unchanged: boolean;
       for (let attempt = 0; ; attempt++) {
-        const foreign = this.catchUpWithOthers();
+        // A plan made again (STALE) is so because another process committed: its changes count as foreign.
+        const foreign = this.catchUpWithOthers() || attempt > 0;
         const known = knownNotes(this.db);
         const early = this.startEarly(known, listing.notes.length);
         const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
@@ -160,7 +161,8 @@ export class Indexer {
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
       if (!lstatInVault(this.root, "")?.isDirectory()) throw new Error(`cannot list the vault folder ${this.root}`);
       for (let attempt = 0; ; attempt++) {
-        const foreign = this.catchUpWithOthers();
+        // A plan made again (STALE) is so because another process committed: its changes count as foreign.
+        const foreign = this.catchUpWithOthers() || attempt > 0;
         const known = knownUnder(this.db, paths);
         const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
         if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
