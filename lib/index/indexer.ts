@@ -164,7 +164,7 @@ export class Indexer {
         // A plan made again (STALE) is so because another process committed: its changes count as foreign.
         const foreign = this.catchUpWithOthers() || attempt > 0;
         const known = knownUnder(this.db, paths);
-        const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known);
+        const { todo, deleted, attachments, goneFiles } = diffPaths(this.root, this.db, paths, known, foreign);
         if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
           return { changed: [], deleted: [], attachments: [] };
         }

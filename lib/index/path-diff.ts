@@ -14,7 +14,7 @@ import { changedSince, filesUnder, hasFileRow, notesUnder, type KnownNote, type 
  * timestamp's granularity, a sync client putting the time back). Its hash then decides whether
  * it is parsed. Notes found by listing a named folder keep the cheaper size + mtime test.
  */
-export function diffPaths(root: string, db: Database, paths: string[], known: Map<string, KnownNote>): ListingDiff {
+export function diffPaths(root: string, db: Database, paths: string[], known: Map<string, KnownNote>, foreign = false): ListingDiff {
   const todo: FileEntry[] = [];
   const deleted: string[] = [];
   const attachments: FileEntry[] = [];
@@ -33,7 +33,9 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
         return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
       }
       const under = rel ? `${rel}/` : "";
-      for (const n of sub.notes) consider(under + n.path, false);
+      // After another process's commits (`foreign`), a note in a new folder may already be indexed with its
+      // stamps by that process: read it all the same, so that the pass can tell its listeners.
+      for (const n of sub.notes) consider(under + n.path, foreign);
       for (const a of sub.attachments) consider(under + a.path, false);
       // What the index holds there and the folder no longer does: a folder put in the place of another
       // (mv Docs Docs.old; mv Docs.new Docs), two folders' names swapped, a note replaced by a folder of its
