@@ -53,7 +53,7 @@ export const serveCommand: Command = {
       }
       throw e;
     }
-    const withdraw = announceServer(vault.root, running.url);
+    const withdraw = announceServer(vault.root, running.url, vault.stateDb);
     if (!withdraw) {
       // Another serve started at the same moment and announced itself first.
       const other = liveServer(vault.root);

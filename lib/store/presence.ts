@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processStamp, recordedProcessAlive } from "../platform/pid";
@@ -22,14 +23,6 @@ function presenceFile(root: string): string {
 }
 
 
-function presenceReadable(file: string): boolean {
-  try {
-    return typeof JSON.parse(readFileSync(file, "utf8")).pid === "number";
-  } catch {
-    return false;
-  }
-}
-
 /** The live server of this vault, if any (a stale file from a crashed server is ignored). */
 export function liveServer(root: string): ServerPresence | null {
   try {
@@ -42,28 +35,29 @@ export function liveServer(root: string): ServerPresence | null {
 
 /**
  * Announce this process as the vault's server; returns the function that withdraws it, or null when another
- * live server announced itself first. The file is created exclusively: two servers started at once both
- * found none by liveServer() and both served, each watching and indexing (the multi-process audit).
+ * live server announced itself first. Decided under state.db's write lock (`lock`): two servers started at
+ * once both found none by liveServer() and both served, each watching and indexing; and over a file a crashed
+ * server left, each took the other's fresh file for that one and replaced it (19 of 40; the multi-process
+ * audit and its review).
  */
-export function announceServer(root: string, url: string): (() => void) | null {
+export function announceServer(root: string, url: string, lock: Database): (() => void) | null {
   const file = presenceFile(root);
   const body = JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      writeFileSync(file, body, { flag: "wx" });
-      break;
-    } catch (e) {
-      if ((e as { code?: string }).code !== "EEXIST" || attempt >= 20) throw e;
-      if (liveServer(root)) return null;
-      // Empty or cut short: perhaps another server's, created this instant and not yet written. Read again.
-      if (attempt < 5 && !presenceReadable(file)) {
-        Bun.sleepSync(20);
-        continue;
+  const announced = lock
+    .transaction(() => {
+      try {
+        writeFileSync(file, body, { flag: "wx" });
+        return true;
+      } catch (e) {
+        if ((e as { code?: string }).code !== "EEXIST") throw e;
       }
-      // A dead server's: removed, then created again, exclusively.
-      rmSync(file, { force: true });
-    }
-  }
+      if (liveServer(root)) return false;
+      // A dead server's: replaced (no other server of this version can be between the check and the write).
+      writeFileSync(file, body);
+      return true;
+    })
+    .immediate();
+  if (!announced) return null;
   return () => {
     try {
       const p = JSON.parse(readFileSync(file, "utf8")) as ServerPresence;
