@@ -38,7 +38,9 @@ export const readNote = defineTool({
     if (answer) return answer;
     // Saved since it was indexed (the watcher has not got to it yet): indexed now, so that the title, tags
     // and links describe the content returned beside them. Once: a note saved again meanwhile is read as it is.
-    await vault.indexer.update([plan.path]);
+    // Never by waiting: not behind a pass already under way, nor for another process's write lock (a serve's
+    // long pass held a stdio's read 5 s, then failed it); the watcher's own pass will bring the index along.
+    if (vault.indexer.idle) await vault.indexer.update([plan.path], { noWait: true }).catch(() => undefined);
     return (await offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, path), false, signal))!;
   },
 });

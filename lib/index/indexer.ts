@@ -98,9 +98,18 @@ export class Indexer {
     return () => this.scanListeners.delete(fn);
   }
 
+  /** Passes queued or running (serial). */
+  private queued = 0;
+
+  /** Whether no pass is queued or running: a caller that must not wait behind one (read_note) asks first. */
+  get idle(): boolean {
+    return this.queued === 0;
+  }
+
   /** Run index mutations one at a time: the watcher, write tools and scans all come through here. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
+    this.queued++;
+    const run = this.queue.then(fn, fn).finally(() => this.queued--);
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -155,7 +164,7 @@ export class Indexer {
    * Re-index specific vault-relative paths (files or folders, existing or gone).
    * The watcher and the write tools call this; it resolves once the index reflects the disk.
    */
-  update(paths: string[]): Promise<IndexChange> {
+  update(paths: string[], opts: { noWait?: boolean } = {}): Promise<IndexChange> {
     return this.serial(async () => {
       // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
@@ -168,7 +177,7 @@ export class Indexer {
         if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
           return { changed: [], deleted: [], attachments: [] };
         }
-        const change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2 });
+        const change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2, noWait: opts.noWait });
         if (change === STALE) continue;
         if (this.status.state === "ready") this.markCurrent();
         return change;
@@ -221,11 +230,11 @@ export class Indexer {
     attachments: FileEntry[],
     goneFiles: string[],
     known: Map<string, KnownNote>,
-    opts: { onProgress?: (s: IndexStatus) => void; early?: EarlyStart; foreign?: boolean; last?: boolean } = {},
+    opts: { onProgress?: (s: IndexStatus) => void; early?: EarlyStart; foreign?: boolean; last?: boolean; noWait?: boolean } = {},
   ): Promise<IndexChange | typeof STALE> {
     const { onProgress, early, foreign } = opts;
     const db = this.db;
-    beginWriting(db);
+    beginWriting(db, opts.noWait);
     // Another process committed between the read of `known` and the lock (it indexed the same saves): the
     // plan may insert a note it added (a UNIQUE failure) or miss its changes. Planned again, a few times.
     if (this.others.wroteSince() && !opts.last) {
