@@ -107,3 +107,26 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
     await server.stop();
   }
 }, 60_000);
+
+// The read pool, refused a new worker, waited for "a worker there is": with the one worker idle, nothing
+// ever dispatched again and the call hung until its budget ran out, for good without one (review of the fix).
+test.skipIf(!prlimit)("a read pool refused a new worker uses the idle one it has", async () => {
+  const { VaultContext } = await import("../lib/vault-context");
+  const { offloaded } = await import("../lib/offload/pool");
+  const { planNoteRead } = await import("../lib/retrieval/note-read");
+  const vault = VaultContext.open(copyVault());
+  const soft = readFileSync("/proc/self/limits", "utf8").match(/Max open files\s+(\d+)/)![1];
+  try {
+    await vault.indexer.fullScan();
+    await offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, "Garden/Compost.md"), false); // one light worker, idle now
+    const open = readdirSync("/proc/self/fd").length;
+    expect(Bun.spawnSync([prlimit!, "--pid", String(process.pid), `--nofile=${open + 8}:`]).exitCode).toBe(0);
+    // suggest_links is heavy: it wants a worker of its own, which cannot be started now.
+    const answer = await Promise.race([offloaded.suggestLinks(vault, "Garden/Compost.md").then(() => "answered", (e) => `refused ${e.kind}`), Bun.sleep(5000).then(() => "hung")]);
+    expect(answer).toBe("answered");
+  } finally {
+    Bun.spawnSync([prlimit!, "--pid", String(process.pid), `--nofile=${soft}:`]);
+    vault.close();
+    rmSync(vault.root, { recursive: true, force: true });
+  }
+}, 30_000);

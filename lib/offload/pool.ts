@@ -160,15 +160,31 @@ export class ReadPool {
       const plan = this.planSlot && this.slots.includes(this.planSlot) ? this.planSlot : null;
       let slot: Slot | null;
       if (PLANNED.has(job.kind) && plan) slot = plan;
-      else slot = this.slots.find((s) => s.niced) ?? (this.slots.length < this.size ? this.addSlot() : (this.slots.find(idle) ?? null));
+      else slot = this.slots.find((s) => s.niced) ?? (this.slots.length < this.size ? this.grow() : null) ?? this.slots.find(idle) ?? null;
       if (!slot || !idle(slot)) return null;
       slot.niced = true;
       if (PLANNED.has(job.kind)) this.planSlot = slot;
       return slot;
     }
     return (
-      this.slots.find((s) => idle(s) && !s.niced) ?? (this.slots.length < this.size ? this.addSlot() : null) ?? this.slots.find(idle) ?? null
+      this.slots.find((s) => idle(s) && !s.niced) ?? (this.slots.length < this.size ? this.grow() : null) ?? this.slots.find(idle) ?? null
     );
+  }
+
+  /** Why the last worker could not be started (no descriptors to spare: startWorker), until one is. */
+  private refused: ToolError | null = null;
+
+  /** A new worker, or null when the system has no descriptors to spare for one (the job uses another, or waits). */
+  private grow(): Slot | null {
+    try {
+      const slot = this.addSlot();
+      this.refused = null;
+      return slot;
+    } catch (e) {
+      if (!(e instanceof ToolError)) throw e;
+      this.refused = e;
+      return null;
+    }
   }
 
   /**
@@ -208,16 +224,7 @@ export class ReadPool {
       let slot: Slot | null;
       try {
         slot = this.slotFor(p.job);
-      } catch (e) {
-        if (e instanceof ToolError) {
-          // No descriptors for another worker just now (startWorker): wait for one there is, or refuse this
-          // call to be retried; running inline from now on would put every read on the request thread.
-          if (this.slots.length) continue;
-          this.queue.splice(this.queue.indexOf(p), 1);
-          this.settle(p);
-          p.reject(e);
-          continue;
-        }
+      } catch {
         // No worker threads here: run everything inline from now on.
         this.inline = true;
         for (const q of this.queue.splice(0)) {
@@ -230,7 +237,17 @@ export class ReadPool {
         }
         return;
       }
-      if (!slot) continue;
+      if (!slot) {
+        // No worker could be started (no descriptors to spare) and none is at work to free one: nothing would
+        // call dispatch again, so the call is refused, to be retried (running inline would put every read on
+        // the request thread for good).
+        if (this.refused && !this.slots.some((s) => s.current)) {
+          this.queue.splice(this.queue.indexOf(p), 1);
+          this.settle(p);
+          p.reject(this.refused);
+        }
+        continue;
+      }
       this.queue.splice(this.queue.indexOf(p), 1);
       this.busy.set(p.key, (this.busy.get(p.key) ?? 0) + 1);
       slot.current = p;
