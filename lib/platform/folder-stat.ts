@@ -58,6 +58,19 @@ export function statxAvailable(): boolean {
   return loaded !== null;
 }
 
+/**
+ * A file's change stamp (change-stamp.ts) by path, the way the scan's statx and the C walk compute it. Bun's
+ * Stats cap an inode at 2^63 - 1 (some network file systems' ids are larger): stamped from lstatSync, such
+ * files never matched the scan's stamp and were read again on every pass (review of 2026-12-05).
+ */
+export function changeStampOf(abs: string, ctimeMs: number, ino: number): number {
+  if (statxAvailable()) {
+    const st = loaded!(AT_FDCWD, abs);
+    if (st) return st.changeMs;
+  }
+  return changeStamp(ctimeMs, ino);
+}
+
 const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM", "ENAMETOOLONG"]);
 
 /**

@@ -1,7 +1,6 @@
 import { readdirSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
-import { changeStamp } from "../platform/change-stamp";
-import { ENTRY_FILE, folderIsGone, openStatFolder } from "../platform/folder-stat";
+import { changeStampOf, ENTRY_FILE, folderIsGone, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
 import { isUnaddressableName, tellUnaddressable } from "./unaddressable";
 
@@ -36,8 +35,8 @@ export function isNoteEntry(rel: string, size: number): boolean {
   return size <= MAX_NOTE_FILE_BYTES && isNotePath(rel);
 }
 
-function entryOf(rel: string, st: Stats): FileEntry {
-  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs, changeMs: changeStamp(st.ctimeMs, st.ino) };
+function entryOf(root: string, rel: string, st: Stats): FileEntry {
+  return { path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.birthtimeMs || st.ctimeMs, changeMs: changeStampOf(join(root, rel), st.ctimeMs, st.ino) };
 }
 
 /**
@@ -157,5 +156,5 @@ function rootUnreadable(root: string, cause: unknown): Error {
 /** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */
 export function statEntry(root: string, rel: string): FileEntry | null {
   const st = lstatInVault(root, rel);
-  return st?.isFile() ? entryOf(rel, st) : null;
+  return st?.isFile() ? entryOf(root, rel, st) : null;
 }
