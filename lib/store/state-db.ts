@@ -89,6 +89,9 @@ export async function syncStateWal(root: string): Promise<void> {
   if (!wal) return;
   try {
     await wal.sync();
+  } catch (e) {
+    // The row is committed (in the OS's cache): a failure said now would have the agent propose it again.
+    console.error(`lettuce: could not flush state.db to the disk (${(e as Error).message}); the last proposals may not survive a power cut`);
   } finally {
     await wal.close();
   }
