@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
-import { BUN, freePort, MAIN, spawnLettuce } from "./helpers/cli";
+import { BUN, freePort, httpMcp, MAIN, spawnLettuce } from "./helpers/cli";
 import { tempDir, waitFor } from "./helpers/server";
 
 const canLimit = process.platform === "linux" && Bun.spawnSync(["unshare", "-U", "-r", "sh", "-c", "echo 250 > /proc/sys/user/max_inotify_watches"]).exitCode === 0;
@@ -34,14 +34,7 @@ test.skipIf(!canLimit)("past the system's watch limit, the server says so and a 
   });
   try {
     await server.waitForStdout(/Index current/, 30_000);
-    const call = async (name: string, args: unknown) => {
-      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-      });
-      return JSON.parse(((await r.json()) as any).result.content[0].text);
-    };
+    const { call } = httpMcp(port, token);
     await waitFor(async () => /limit on file watches was reached/.test(server.stderr()), { what: "the watch limit reported in the log", timeoutMs: 10_000 });
     expect((await call("get_vault_info", {})).indexing.watchProblem).toMatch(/limit on file watches was reached \(ENOSPC.*full scan every 1 s/);
     for (let i = 0; i < 20; i++) writeFileSync(join(root, `Z${i}/n${i}.md`), `# N${i}\n\nchangedsub\n`);

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
-import { freePort, spawnLettuce } from "./helpers/cli";
+import { freePort, httpMcp, spawnLettuce } from "./helpers/cli";
 import { copyVault, waitFor } from "./helpers/server";
 
 const prlimit = process.platform === "linux" ? Bun.which("prlimit") : null;
@@ -23,14 +23,8 @@ test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the i
   const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
   try {
     await server.waitForStdout(/Index current/, 30_000);
-    const info = async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_vault_info", arguments: {} } }),
-      });
-      return JSON.parse(((await r.json()) as any).result.content[0].text);
-    };
+    const client = httpMcp(port, token);
+    const info = () => client.call("get_vault_info");
     const before = (await info()).noteCount;
     expect(before).toBeGreaterThan(15);
     const pid = server.proc.pid;
@@ -69,14 +63,7 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
   const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
   try {
     await server.waitForStdout(/Index current/, 30_000);
-    const call = async (name: string, args: unknown) => {
-      const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-      });
-      return ((await r.json()) as any).result;
-    };
+    const call = httpMcp(port, token).result;
     expect((await call("get_vault_info", {})).isError).toBeUndefined(); // answered on the request thread: no worker yet
     const pid = server.proc.pid;
     const soft = readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1];

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
-import { freePort, spawnLettuce, type LiveProcess } from "./helpers/cli";
+import { freePort, httpMcp, spawnLettuce, type LiveProcess } from "./helpers/cli";
 import { copyVault } from "./helpers/server";
 
 const strace = Bun.which("strace");
@@ -47,12 +47,7 @@ describe.skipIf(!strace)("a slow disk", () => {
     rmSync(root, { recursive: true, force: true });
   }, 30_000);
 
-  const post = (token: string, body: unknown) =>
-    fetch(`http://127.0.0.1:${port}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    }).then((r) => r.json() as Promise<any>);
+  const post = (token: string, body: unknown) => httpMcp(port, token).post(body);
   const call = (token: string, name: string, args: unknown) => post(token, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } });
 
   /** Run `work` while a reader pings; the call's answer, its time and the slowest ping. */

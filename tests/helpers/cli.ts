@@ -100,3 +100,22 @@ export function freePort(): number {
   s.stop(true);
   return port;
 }
+
+/** A client of a `serve` on 127.0.0.1:`port` by plain HTTP POSTs with a token: a server in another process. */
+export function httpMcp(port: number, token: string) {
+  const post = (body: unknown): Promise<any> =>
+    fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
+  /** tools/call's result: {content, isError?}. */
+  const result = async (name: string, args: unknown = {}): Promise<any> => (await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } })).result;
+  return {
+    post,
+    ping: () => post({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    result,
+    /** The tool's answer, parsed from its text (an error's too: {error, kind, …}). */
+    call: async (name: string, args: unknown = {}): Promise<any> => JSON.parse((await result(name, args)).content[0].text),
+  };
+}
