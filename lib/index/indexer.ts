@@ -1,15 +1,16 @@
 import type { Database } from "bun:sqlite";
 import { setFtsGeneration } from "../store/fts-db";
-import { BULK_LOAD_INDEXES, CARRIED_CTIMES, getMeta, setMeta } from "../store/index-db";
+import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
 import { lstatInVault } from "../vault/paths";
 import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
+import { bulkThreshold, isColdStart, restoreFirstSeenTimes, startEarly, type EarlyStart } from "./cold-start";
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { reresolveKeys, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
-import { BIG_NOTE_BYTES, parseAll, parseWorkerCount, spawnParseWorkers } from "./parse-pool";
+import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
 import { beginWriting, OtherWriters } from "./other-writers";
 import { diffPaths } from "./path-diff";
@@ -29,19 +30,8 @@ export interface IndexChange {
   attachments: string[]; // attachments added, changed or removed
 }
 
-// A cold scan of at least this many notes is a bulk load: secondary indexes
-// are dropped and rebuilt at the end, and the full-text rows go to a writer
-// thread. (An environment override lets the tests take this path on small vaults.)
-const bulkThreshold = () => Number(process.env.LETTUCE_BULK_THRESHOLD) || 2000;
 // Commit at least this often during a long scan so that a crash keeps most of the work.
 const COMMIT_EVERY = 2000;
-
-/** A cold scan's full-text writer and parse workers, started before the work is ready for them. */
-interface EarlyStart {
-  sink: FtsSink;
-  workers: Worker[];
-  discard(): void;
-}
 
 /** apply()'s answer when another process committed while this pass was planned: plan it again. */
 const STALE = Symbol("stale plan");
@@ -133,7 +123,7 @@ export class Indexer {
         // A plan made again (STALE) is so because another process committed: its changes count as foreign.
         const foreign = this.catchUpWithOthers() || attempt > 0;
         const known = knownNotes(this.db);
-        const early = this.startEarly(known, listing.notes.length);
+        const early = startEarly(this.root, this.db, known, listing.notes.length);
         const { todo, deleted, attachments, goneFiles } = diffListing(this.db, listing, known);
         this.status.total = todo.length;
         onProgress?.(this.status);
@@ -145,7 +135,7 @@ export class Indexer {
         change = unchanged ? { changed: [], deleted: [], attachments: [] } : await this.apply(todo, deleted, attachments, goneFiles, known, { onProgress, early, foreign, last: attempt >= 2 });
         if (change !== STALE) break;
       }
-      this.restoreFirstSeenTimes();
+      restoreFirstSeenTimes(this.db);
       // An unchanged vault whose index was complete before: current in memory, and the file is not
       // written at all (a CLI search would otherwise commit, and checkpoint at close, every time).
       this.markCurrent(unchanged && this.status.indexedAt !== null);
@@ -185,39 +175,6 @@ export class Indexer {
     });
   }
 
-  /**
-   * A cold scan of a big vault: start the full-text writer and the parse workers as soon as the
-   * listing is in, so that their start-up (module loading, opening fts.db) overlaps the main
-   * thread's preparation (the listing diff, the resolver, dropping indexes) instead of following it.
-   */
-  private startEarly(known: Map<string, KnownNote>, notes: number): EarlyStart | undefined {
-    if (notes < bulkThreshold() || !this.isColdStart(known)) return undefined;
-    const sink = new FtsSink(this.root);
-    const workers = spawnParseWorkers(parseWorkerCount(notes));
-    return {
-      sink,
-      workers,
-      discard() {
-        for (const w of workers) w.terminate();
-        void sink.abort();
-      },
-    };
-  }
-
-  /** Nothing indexed yet (`known` may be a subset of the rows: the table decides). */
-  private isColdStart(known: Map<string, KnownNote>): boolean {
-    return known.size === 0 && this.db.query("SELECT 1 FROM notes LIMIT 1").get() === null;
-  }
-
-  /** After the first scan of an index rebuilt for another format: the notes' first-seen times the old one knew. */
-  private restoreFirstSeenTimes(): void {
-    if (!this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(CARRIED_CTIMES)) return;
-    this.db.transaction(() => {
-      this.db.exec(`UPDATE notes SET ctime = c.ctime FROM ${CARRIED_CTIMES} c WHERE c.path = notes.path AND c.ctime < notes.ctime`);
-      this.db.exec(`DROP TABLE ${CARRIED_CTIMES}`);
-    })();
-  }
-
   private markCurrent(inMemoryOnly = false): void {
     const now = new Date().toISOString();
     if (!inMemoryOnly) setMeta(this.db, "indexedAt", now);
@@ -246,7 +203,7 @@ export class Indexer {
     // Load the resolver now, from the index as it is before this pass writes anything.
     void this.resolver;
     // update() passes only the rows it needs, so an empty map alone does not mean an empty index.
-    const coldStart = this.isColdStart(known);
+    const coldStart = isColdStart(db, known);
     const affectedKeys = new Set<string>();
     const changed: string[] = [];
 
