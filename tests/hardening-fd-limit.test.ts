@@ -15,35 +15,47 @@ if (!prlimit) console.log("hardening-fd-limit: skipped: prlimit(1) is not here (
 const root = copyVault();
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the index, and is tried again", async () => {
+/** A `serve` of the vault in a process of its own, and a client with a read token. */
+async function serveWithToken(name: string) {
   const db = openStateDb(root);
-  const token = createToken(db, "fd", "read").token;
+  const token = createToken(db, name, "read").token;
   db.close();
   const port = freePort();
   const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  await server.waitForStdout(/Index current/, 30_000);
+  return { server, pid: server.proc.pid, client: httpMcp(port, token) };
+}
+
+/** The process's soft limit on open files (raising the hard one needs a capability a container may not have). */
+const softLimit = (pid: number) => readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1]!;
+const setSoftLimit = (pid: number, to: number | string) => Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${to}:`]).exitCode;
+
+/**
+ * The limit bounds descriptor numbers, and a new descriptor takes the lowest free one: limited to this number
+ * plus n, the process can open exactly n more.
+ */
+function lowestFreeDescriptor(pid: number): number {
+  const used = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+  let n = 0;
+  while (used.has(n)) n++;
+  return n;
+}
+
+test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the index, and is tried again", async () => {
+  const { server, pid, client } = await serveWithToken("fd");
   try {
-    await server.waitForStdout(/Index current/, 30_000);
-    const client = httpMcp(port, token);
     const info = () => client.call("get_vault_info");
     const before = (await info()).noteCount;
     expect(before).toBeGreaterThan(15);
-    const pid = server.proc.pid;
-    // The soft limit only (raising the hard one needs a capability a container may not have).
-    const soft = readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1];
-    const limit = (to: number | "restore") => Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${to === "restore" ? soft : to}:`]);
+    const soft = softLimit(pid);
     // Settled (workers started, connections closed): then one descriptor over what it has open.
     await Bun.sleep(500);
-    // The limit bounds descriptor numbers, and a new descriptor takes the lowest free one: limited to one past
-    // the lowest free number, the server can open exactly one more.
-    const used = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
-    let lowestFree = 0;
-    while (used.has(lowestFree)) lowestFree++;
-    expect(limit(lowestFree + 1).exitCode).toBe(0);
+    expect(setSoftLimit(pid, lowestFreeDescriptor(pid) + 1)).toBe(0);
     // A touch of the vault folder gives an event with no name: the watcher answers with a full scan.
     const now = new Date();
     utimesSync(root, now, now);
     await Bun.sleep(1500);
-    expect(limit("restore").exitCode).toBe(0);
+    expect(setSoftLimit(pid, soft)).toBe(0);
     // The failed pass is tried again (0.5 s, doubling); the index never lost its notes.
     await waitFor(async () => (await info()).noteCount === before, { what: "the notes still indexed", timeoutMs: 10_000 });
     await Bun.sleep(2000);
@@ -56,39 +68,27 @@ test.skipIf(!prlimit)("a full scan that runs out of file descriptors keeps the i
 // Bun ends the whole process when a worker cannot get its descriptors (ProcessFdQuotaExceeded): at the limit,
 // the first read_note (which starts the read workers) took the server down.
 test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is refused, and the server lives on", async () => {
-  const db = openStateDb(root);
-  const token = createToken(db, "fd-worker", "read").token;
-  db.close();
-  const port = freePort();
-  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  const { server, pid, client } = await serveWithToken("fd-worker");
   try {
-    await server.waitForStdout(/Index current/, 30_000);
-    const call = httpMcp(port, token).result;
+    const call = client.result;
     expect((await call("get_vault_info", {})).isError).toBeUndefined(); // answered on the request thread: no worker yet
-    const pid = server.proc.pid;
-    const soft = readFileSync(`/proc/${pid}/limits`, "utf8").match(/Max open files\s+(\d+)/)![1];
+    const soft = softLimit(pid);
     await Bun.sleep(300);
-    const used = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
-    let lowestFree = 0;
-    while (used.has(lowestFree)) lowestFree++;
     // Room for the connection and little else.
-    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${lowestFree + 4}:`]).exitCode).toBe(0);
+    expect(setSoftLimit(pid, lowestFreeDescriptor(pid) + 4)).toBe(0);
     const refused = await call("read_note", { path: "Garden/Compost.md" });
     expect(refused.isError).toBe(true);
     expect(JSON.parse(refused.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
-    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${soft}:`]).exitCode).toBe(0);
+    expect(setSoftLimit(pid, soft)).toBe(0);
     expect(server.proc.exitCode).toBeNull();
     const read = await call("read_note", { path: "Garden/Compost.md" });
     expect(JSON.parse(read.content[0].text).path).toBe("Garden/Compost.md");
 
     // With the workers running and not one descriptor free (the client's connection kept alive), the note's
     // own open fails: that is no "note-not-found" (an agent may create the note again), it is a moment's shortage.
-    const usedNow = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
-    let free = 0;
-    while (usedNow.has(free)) free++;
-    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${free}:`]).exitCode).toBe(0);
+    expect(setSoftLimit(pid, lowestFreeDescriptor(pid))).toBe(0);
     const short = await call("read_note", { path: "Garden/Compost.md" });
-    expect(Bun.spawnSync([prlimit!, "--pid", String(pid), `--nofile=${soft}:`]).exitCode).toBe(0);
+    expect(setSoftLimit(pid, soft)).toBe(0);
     expect(JSON.parse(short.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
   } finally {
     await server.stop();
@@ -102,17 +102,17 @@ test.skipIf(!prlimit)("a read pool refused a new worker uses the idle one it has
   const { offloaded } = await import("../lib/offload/pool");
   const { planNoteRead } = await import("../lib/retrieval/note-read");
   const vault = VaultContext.open(copyVault());
-  const soft = readFileSync("/proc/self/limits", "utf8").match(/Max open files\s+(\d+)/)![1];
+  const soft = softLimit(process.pid);
   try {
     await vault.indexer.fullScan();
     await offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, "Garden/Compost.md"), false); // one light worker, idle now
     const open = readdirSync("/proc/self/fd").length;
-    expect(Bun.spawnSync([prlimit!, "--pid", String(process.pid), `--nofile=${open + 8}:`]).exitCode).toBe(0);
+    expect(setSoftLimit(process.pid, open + 8)).toBe(0);
     // suggest_links is heavy: it wants a worker of its own, which cannot be started now.
     const answer = await Promise.race([offloaded.suggestLinks(vault, "Garden/Compost.md").then(() => "answered", (e) => `refused ${e.kind}`), Bun.sleep(5000).then(() => "hung")]);
     expect(answer).toBe("answered");
   } finally {
-    Bun.spawnSync([prlimit!, "--pid", String(process.pid), `--nofile=${soft}:`]);
+    setSoftLimit(process.pid, soft);
     vault.close();
     rmSync(vault.root, { recursive: true, force: true });
   }

@@ -22,7 +22,6 @@ function presenceFile(root: string): string {
   return join(lettuceDir(root), "serve.json");
 }
 
-
 /** The live server of this vault, if any (a stale file from a crashed server is ignored). */
 export function liveServer(root: string): ServerPresence | null {
   try {
@@ -43,16 +42,10 @@ export function liveServer(root: string): ServerPresence | null {
 export function announceServer(root: string, url: string, lock: Database): (() => void) | null {
   const file = presenceFile(root);
   const body = JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() });
+  // Under the lock no other server can come between the check and the write: a dead server's file is replaced.
   const announced = lock
     .transaction(() => {
-      try {
-        writeFileSync(file, body, { flag: "wx" });
-        return true;
-      } catch (e) {
-        if ((e as { code?: string }).code !== "EEXIST") throw e;
-      }
       if (liveServer(root)) return false;
-      // A dead server's: replaced (no other server of this version can be between the check and the write).
       writeFileSync(file, body);
       return true;
     })
