@@ -3,7 +3,7 @@
 // withdraws its own; a person approves (applied through the write path,
 // re-checked against the note as it is now) or rejects.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createToken } from "../lib/store/tokens";
 import { listEdits } from "../lib/write/edits";
@@ -187,6 +187,34 @@ describe("validation, withdraw, reject, stale", () => {
       const res: any = await c.callTool({ name: "append_log", arguments: { op: "query", title: "one more" } });
       expect(res.isError).toBe(true);
       expect(res.kind).toBe("too-many-proposals");
+    } finally {
+      await c.close();
+    }
+  });
+
+  test("calls sent at once cannot take a token past its pending limit", async () => {
+    // The limit was counted before the plan was awaited: eight calls at once all saw room for one more.
+    const token = createToken(s.vault.stateDb, "racing-proposer", "propose").token;
+    const ins = s.vault.stateDb.query(
+      "INSERT INTO proposals(created_at, token, agent, tool, path, args, base, summary, diff, status) VALUES (?, 'racing-proposer', 'a', 'append_log', 'log.md', '{}', '{}', 's', '', 'pending')",
+    );
+    for (let i = 0; i < MAX_PENDING_PROPOSALS - 1; i++) ins.run(new Date().toISOString());
+    const c = await connectClient(s.url, token);
+    try {
+      // move_note's plan yields to other callers while it reads the notes that link to the moved one.
+      mkdirSync(join(s.root, "Racers"), { recursive: true });
+      for (let i = 0; i < 8; i++) {
+        writeFileSync(join(s.root, `Inbox/race-${i}.md`), `race ${i}\n`);
+        writeFileSync(join(s.root, `Racers/linker-${i}.md`), `[[race-${i}]]\n${"words ".repeat(100_000)}\n[[race-${i}]]\n`);
+      }
+      await s.vault.indexer.fullScan();
+      const results: any[] = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => c.callTool({ name: "move_note", arguments: { from: `Inbox/race-${i}.md`, to: `Inbox/raced-${i}.md` } })),
+      );
+      expect(results.filter((r) => !r.isError).length).toBe(1);
+      expect(results.filter((r) => r.isError).every((r) => r.kind === "too-many-proposals")).toBe(true);
+      const pending = s.vault.stateDb.query("SELECT count(*) AS n FROM proposals WHERE token = 'racing-proposer' AND status = 'pending'").get() as { n: number };
+      expect(pending.n).toBe(MAX_PENDING_PROPOSALS);
     } finally {
       await c.close();
     }

@@ -88,28 +88,38 @@ export interface ProposalReceipt {
 /** Validate and queue a write from a propose token; the vault is not touched. */
 export async function propose<A>(vault: VaultContext, op: WriteOp<A>, args: A, who: { agent: string; token: string }): Promise<ProposalReceipt> {
   const db = vault.stateDbNoSync;
-  const pending = (db.query("SELECT count(*) AS n FROM proposals WHERE token = ? AND status = 'pending'").get(who.token) as { n: number }).n;
-  if (pending >= MAX_PENDING_PROPOSALS) {
-    throw new ToolError("too-many-proposals", `This token already has ${pending} pending proposals (the limit is ${MAX_PENDING_PROPOSALS}); wait for a review or withdraw some`, {
-      limit: MAX_PENDING_PROPOSALS,
-    });
-  }
+  requireRoom(db, who.token);
   const plan = await op.plan(vault, args);
   if (!plan.changes.length) {
     throw new ToolError("no-change", "The proposed edit would not change anything; nothing was queued");
   }
   const path = plan.primary ?? plan.changes[0]!.path;
   const diff = planDiff(plan);
-  const row = db
-    .query(
-      `INSERT INTO proposals(created_at, token, agent, tool, path, args, base, summary, diff, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id`,
-    )
-    .get(new Date().toISOString(), who.token, who.agent, op.name, path, JSON.stringify(args), JSON.stringify(plan.base), plan.summary, diff) as {
-    id: number;
-  };
+  // Counted again with the insert, under the write lock: the plan was awaited, and calls sent at once (or
+  // from another process) all saw room for one more before it.
+  const row = db.transaction(() => {
+    requireRoom(db, who.token);
+    return db
+      .query(
+        `INSERT INTO proposals(created_at, token, agent, tool, path, args, base, summary, diff, status)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id`,
+      )
+      .get(new Date().toISOString(), who.token, who.agent, op.name, path, JSON.stringify(args), JSON.stringify(plan.base), plan.summary, diff) as {
+      id: number;
+    };
+  }).immediate();
   await syncStateWal(vault.root);
   return { proposalId: row.id, status: "pending", path: plan.primary, summary: plan.summary, diff: diffForAgent(diff) };
+}
+
+/** Refuse a token at its limit of pending proposals (checked before planning, and again with the insert). */
+function requireRoom(db: Database, token: string): void {
+  const pending = (db.query("SELECT count(*) AS n FROM proposals WHERE token = ? AND status = 'pending'").get(token) as { n: number }).n;
+  if (pending >= MAX_PENDING_PROPOSALS) {
+    throw new ToolError("too-many-proposals", `This token already has ${pending} pending proposals (the limit is ${MAX_PENDING_PROPOSALS}); wait for a review or withdraw some`, {
+      limit: MAX_PENDING_PROPOSALS,
+    });
+  }
 }
 
 export function pendingCount(db: Database): number {
