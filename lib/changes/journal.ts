@@ -108,12 +108,17 @@ export class ChangeJournal {
 
   /**
    * Compare live items with what the journal last said and record the
-   * differences in one transaction. `gone` are ids known to be deleted.
+   * differences in one transaction. `ids` are the journal rows to compare with (null: all of them);
+   * `goneOf` names, from those rows, the ids known to be deleted.
    */
-  private apply(live: LiveItem[], gone: string[], known: Map<string, JournalRow>): number {
+  private apply(live: LiveItem[], ids: string[] | null, goneOf: (known: Map<string, JournalRow>) => string[]): number {
     const now = Date.now();
     let written = 0;
     this.db.transaction(() => {
+      // Read under the write lock: a `serve` and a `stdio` both record a save they both saw, and the one
+      // that read the journal before the other's commit wrote the change a second time.
+      const known = this.journalRows(ids);
+      const gone = goneOf(known);
       let seq = (this.db.query("SELECT coalesce(max(seq), 0) AS s FROM change_journal").get() as { s: number }).s;
       const upsert = this.db.query(
         `INSERT INTO change_journal(id, kind, seq, change, title, hash, database_id, updated_at, seen_at, created_seq, created_seen_at)
@@ -167,7 +172,7 @@ export class ChangeJournal {
       if (item) live.push(item);
       else gone.push(p);
     }
-    return this.apply(live, gone, this.journalRows([...live.map((l) => l.id), ...gone]));
+    return this.apply(live, [...live.map((l) => l.id), ...gone], () => gone);
   }
 
   /**
@@ -183,11 +188,11 @@ export class ChangeJournal {
       const item = this.baseItem(id);
       if (item) live.push(item);
     }
-    const known = this.journalRows(null);
     const complete = getMeta(this.vault.indexDb, "indexedAt") !== null;
     const here = new Set(live.map((l) => l.id));
-    const gone = complete ? [...known.values()].filter((r) => r.change !== "deleted" && !here.has(r.id)).map((r) => r.id) : [];
-    return this.apply(live, gone, known);
+    return this.apply(live, null, (known) =>
+      complete ? [...known.values()].filter((r) => r.change !== "deleted" && !here.has(r.id)).map((r) => r.id) : [],
+    );
   }
 
   /** The position after every change recorded so far. */
