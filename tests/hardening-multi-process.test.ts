@@ -4,6 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { syncStemmed } from "../lib/semantic/keyword";
+import { ensureVecTables, writeNotes } from "../lib/semantic/store";
+import { indexDbPath, openIndexDb } from "../lib/store/index-db";
 import { BUN, MAIN, runLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
@@ -139,3 +142,47 @@ test("of two servers started at once on one vault, one serves and the other says
     }
   }
 }, 120_000);
+
+test("vector writes and the stemmed-table sync never fail beside another process committing to index.db", async () => {
+  // Their transactions read before they wrote: a commit from another process in between failed the write
+  // at once ("database is locked"), ~1 in 400 beside a writer in a loop.
+  const root = tempDir("lettuce-lock-");
+  for (let i = 0; i < 20; i++) writeFileSync(join(root, `n${i}.md`), `# N${i}\nhello ${i} [[n${(i + 1) % 20}]]\n`);
+  expect((await runLettuce(["index", root])).code).toBe(0);
+  const db = openIndexDb(root);
+  const hammer = Bun.spawn(
+    [BUN, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(process.argv[1]); db.exec("PRAGMA busy_timeout = 5000");
+     const end = Date.now() + 3500; while (Date.now() < end) { db.exec("BEGIN IMMEDIATE"); db.exec("UPDATE meta SET value = value WHERE key = 'format'"); db.exec("COMMIT"); }`, indexDbPath(root)],
+    { stdout: "inherit", stderr: "inherit" },
+  );
+  try {
+    await Bun.sleep(300);
+    ensureVecTables(db, 4);
+    const notes = db.query("SELECT id, hash FROM notes").all() as { id: number; hash: string }[];
+    const failures: string[] = [];
+    let writes = 0;
+    for (const end = Date.now() + 1500; Date.now() < end; writes++) {
+      const n = notes[writes % notes.length]!;
+      const v = new Float32Array([1, 0, 0, 0]);
+      try {
+        writeNotes(db, [{ noteId: n.id, hash: n.hash, passages: [{ ord: 0, heading: "", text: "hello", input: "hello", hash: `p${writes}` }], vectors: [v], noteVector: v }], []);
+      } catch (e) {
+        failures.push(String(e));
+      }
+      if (writes % 50 === 0) await Bun.sleep(0);
+    }
+    let syncs = 0;
+    for (const end = Date.now() + 1000; Date.now() < end; syncs++) {
+      db.exec("DELETE FROM fts_stem_notes");
+      await syncStemmed(db).catch((e) => failures.push(String(e)));
+    }
+    expect(writes).toBeGreaterThan(1000);
+    expect(syncs).toBeGreaterThan(20);
+    expect(failures).toEqual([]);
+  } finally {
+    hammer.kill();
+    await hammer.exited;
+    db.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 20_000);

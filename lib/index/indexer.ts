@@ -12,7 +12,8 @@ import { NoteRows } from "./note-rows";
 import { reresolveKeys, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, type KnownNote } from "./known-rows";
-import { beginWriting, OtherWriters } from "./other-writers";
+import { beginWriting } from "../store/write-lock";
+import { OtherWriters } from "./other-writers";
 import { diffPaths } from "./path-diff";
 import type { LinkResolver } from "./resolver";
 

@@ -24,24 +24,3 @@ export class OtherWriters {
     return moved;
   }
 }
-
-/**
- * Open a write transaction holding index.db's write lock from its first statement. A deferred BEGIN whose
- * first statements read takes the lock only at its first write, and when another process has committed in
- * between, SQLite fails that write at once ("database is locked", no busy wait). A write to index.db alone:
- * BEGIN IMMEDIATE would lock the attached fts.db too, which a cold scan's full-text writer thread is filling.
- */
-export function beginWriting(db: Database, noWait = false): void {
-  db.exec("BEGIN");
-  // noWait: SQLITE_BUSY at once when another process holds the lock, rather than block this thread up to
-  // the 5 s busy timeout (a read that only wants to freshen the index can do without).
-  if (noWait) db.exec("PRAGMA busy_timeout = 0");
-  try {
-    db.exec("UPDATE meta SET value = value WHERE key = 'format'");
-  } catch (e) {
-    db.exec("ROLLBACK");
-    throw e;
-  } finally {
-    if (noWait) db.exec("PRAGMA busy_timeout = 5000");
-  }
-}

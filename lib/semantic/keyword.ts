@@ -11,6 +11,7 @@ import type { Database } from "bun:sqlite";
 import { getMeta, setMeta } from "../store/index-db";
 import { toFtsAnyTerms } from "../retrieval/fts-query";
 import { ANCHOR_WEIGHT, anchorRank, anchorReader, dropAnchors, rebuildAnchors, resetAnchors } from "./anchors";
+import { writingTransaction } from "../store/write-lock";
 
 /**
  * BM25 column weights: title, aliases, headings, folder path, body. A word in
@@ -39,13 +40,13 @@ export interface KeywordHit {
 /** Make fts_stem hold this version's columns (once; the migration made an older, two-column one). */
 function ensureLayout(db: Database): void {
   if (getMeta(db, "keyword_layout") === LAYOUT) return;
-  db.transaction(() => {
+  writingTransaction(db, () => {
     db.exec("DROP TABLE IF EXISTS fts_stem");
     db.exec(`CREATE VIRTUAL TABLE fts_stem USING fts5(${COLUMNS}, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`);
     db.exec("DELETE FROM fts_stem_notes");
     resetAnchors(db);
     setMeta(db, "keyword_layout", LAYOUT);
-  })();
+  });
 }
 
 /** The folder part of a path as words ("Obsidian Sync/Version history.md" → "Obsidian Sync"). */
@@ -69,7 +70,7 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
   const gone = (db.query("SELECT note_id AS id FROM fts_stem_notes WHERE note_id NOT IN (SELECT id FROM notes)").all() as { id: number }[]).map((r) => r.id);
   if (!stale.length && !gone.length) {
     // An earlier sync cut short may have left anchor rows to rebuild.
-    while (db.transaction(() => rebuildAnchors(db, sliceMs))()) await pause();
+    while (writingTransaction(db, () => rebuildAnchors(db, sliceMs))) await pause();
     return 0;
   }
   const del = db.query("DELETE FROM fts_stem WHERE rowid = ?");
@@ -90,7 +91,7 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
   let next = 0;
   for (let first = true; first || next < stale.length; first = false) {
     if (!first) await pause();
-    db.transaction(() => {
+    writingTransaction(db, () => {
       if (first) {
         for (const id of gone) {
           del.run(id);
@@ -110,10 +111,10 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
         ins.run(r.title, aliasText(r.aliases), headings.join("\n"), folderWords(r.path), r.id);
         setState.run(r.id, r.hash);
       } while (performance.now() < until);
-    })();
+    });
   }
   do await pause();
-  while (db.transaction(() => rebuildAnchors(db, sliceMs))());
+  while (writingTransaction(db, () => rebuildAnchors(db, sliceMs)));
   return stale.length + gone.length;
 }
 

@@ -11,6 +11,7 @@ import { getMeta, setMeta, vectorStorage } from "../store/index-db";
 import { createVectorTables, dropVectorTables, hasTable, VECTOR_TABLES } from "../store/vector-storage";
 import { blobToVector, vectorToBlob } from "./cache";
 import type { Passage } from "./passages";
+import { writingTransaction } from "../store/write-lock";
 
 export interface EmbeddedModel {
   id: string;
@@ -63,14 +64,14 @@ function tables(db: Database): { passages: string; notes: string } {
 
 /** Start over for a model: every note becomes unembedded. */
 export function resetForModel(db: Database, modelId: string): void {
-  db.transaction(() => {
+  writingTransaction(db, () => {
     dropVectorTables(db, vectorStorage(db).kind);
     db.exec("DELETE FROM passages");
     db.exec("DELETE FROM embed_notes");
     setMeta(db, "embed_model", modelId);
     setMeta(db, "embed_dim", null);
     bumpGeneration(db);
-  })();
+  });
 }
 
 /** Create the vector tables for this dimension (once the first vectors show what it is). */
@@ -169,7 +170,7 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
     delPassages.run(noteId);
     vec?.delN.run(noteId);
   };
-  db.transaction(() => {
+  writingTransaction(db, () => {
     for (const id of removed) {
       clear(id);
       delState.run(id);
@@ -186,7 +187,7 @@ export function writeNotes(db: Database, notes: StoredNote[], removed: number[])
       setState.run(n.noteId, n.hash);
     }
     bumpGeneration(db);
-  })();
+  });
   return { added, removedPassages };
 }
 
