@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { startsWith } from "../store/sql-text";
 
 export interface AttachmentRow {
   path: string;
@@ -8,8 +9,9 @@ export interface AttachmentRow {
 
 /** Non-Markdown files under a folder ("" = the whole vault), by path. */
 export function listAttachmentsIn(db: Database, folder: string, limit: number, offset: number): { items: AttachmentRow[]; total: number } {
-  const where = folder ? "WHERE substr(path, 1, ?) = ?" : "";
-  const params = folder ? [folder.length + 1, folder + "/"] : [];
+  const under = folder ? startsWith("path", folder + "/") : null;
+  const where = under ? `WHERE ${under.sql}` : "";
+  const params = under ? under.params : [];
   const total = (db.query(`SELECT count(*) AS n FROM files ${where}`).get(...params) as { n: number }).n;
   const items = db.query(`SELECT path, size, mime AS mimeType FROM files ${where} ORDER BY path LIMIT ? OFFSET ?`).all(...params, limit, offset) as AttachmentRow[];
   return { items, total };

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import { lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
 import { isNoteEntry, isNotePath, MAX_NOTE_FILE_BYTES } from "../vault/scan";
+import { startsWith } from "../store/sql-text";
 
 export interface NoteRow {
   id: number;
@@ -97,22 +98,25 @@ function pageOfNotes(db: Database, where: string, params: (string | number)[], l
 
 /** Notes in a folder ("" = the vault root), with or without its sub-folders, by path. */
 export function listNotesIn(db: Database, folder: string, recursive: boolean, limit: number, offset: number): NotePage {
-  if (folder && recursive) return pageOfNotes(db, "WHERE (folder = ? OR substr(folder, 1, ?) = ?)", [folder, folder.length + 1, folder + "/"], limit, offset);
+  if (folder && recursive) {
+    const under = startsWith("folder", folder + "/");
+    return pageOfNotes(db, `WHERE (folder = ? OR ${under.sql})`, [folder, ...under.params], limit, offset);
+  }
   if (folder || !recursive) return pageOfNotes(db, "WHERE folder = ?", [folder], limit, offset);
   return pageOfNotes(db, "", [], limit, offset);
 }
 
 /** Notes carrying a lower-cased tag or one nested under it, by path. */
 export function notesWithTag(db: Database, tagLc: string, limit: number, offset: number): NotePage {
-  return pageOfNotes(db, "WHERE id IN (SELECT note_id FROM tags WHERE tag_lc = ? OR substr(tag_lc, 1, ?) = ?)", [tagLc, tagLc.length + 1, tagLc + "/"], limit, offset);
+  const under = startsWith("tag_lc", tagLc + "/");
+  return pageOfNotes(db, `WHERE id IN (SELECT note_id FROM tags WHERE tag_lc = ? OR ${under.sql})`, [tagLc, ...under.params], limit, offset);
 }
 
 /** The folders directly under `folder` ("" = the vault root) that hold notes at any depth, by name. */
 export function childFolders(db: Database, folder: string): string[] {
+  const under = startsWith("folder", folder + "/");
   const rows = (
-    folder
-      ? db.query("SELECT DISTINCT folder FROM notes WHERE substr(folder, 1, ?) = ?").all(folder.length + 1, folder + "/")
-      : db.query("SELECT DISTINCT folder FROM notes WHERE folder != ''").all()
+    folder ? db.query(`SELECT DISTINCT folder FROM notes WHERE ${under.sql}`).all(...under.params) : db.query("SELECT DISTINCT folder FROM notes WHERE folder != ''").all()
   ) as { folder: string }[];
   const prefix = folder ? folder + "/" : "";
   const out = new Set<string>();

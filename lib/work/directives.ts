@@ -3,6 +3,7 @@ import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import { normalizeVaultPath } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
+import { startsWith } from "../store/sql-text";
 
 /** A `> [!ai]` callout as the tools return it (spec: pending_directives). */
 export interface Directive {
@@ -43,7 +44,10 @@ export function scopeCovers(scope: DirectiveScope, path: string): boolean {
 
 function scopeSql(scope: DirectiveScope): { where: string; params: (string | number)[] } {
   if (scope.kind === "note") return { where: "n.path = ?", params: [scope.path] };
-  if (scope.kind === "folder") return { where: "(n.folder = ? OR substr(n.folder, 1, ?) = ?)", params: [scope.folder, scope.folder.length + 1, scope.folder + "/"] };
+  if (scope.kind === "folder") {
+    const under = startsWith("n.folder", scope.folder + "/");
+    return { where: `(n.folder = ? OR ${under.sql})`, params: [scope.folder, ...under.params] };
+  }
   return { where: "1", params: [] };
 }
 

@@ -122,9 +122,11 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
 
 /** True when agents may create `path` but never change, move or delete it. */
 export function isImmutable(vault: VaultContext, path: string): boolean {
-  const p = path.toLowerCase();
+  // Folded on both sides: a folder a Mac or a sync client wrote in NFD, named in the config in NFC, was
+  // not protected at all (the Unicode audit of 2026-12-05).
+  const p = foldName(path);
   for (const raw of vault.immutablePaths) {
-    const prefix = raw.replace(/^\/+/, "").toLowerCase();
+    const prefix = foldName(raw.replace(/^\/+/, ""));
     if (!prefix) continue;
     if (p === prefix || p === prefix.replace(/\/+$/, "") || p.startsWith(prefix.endsWith("/") ? prefix : prefix + "/")) return true;
   }
