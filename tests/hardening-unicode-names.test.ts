@@ -70,3 +70,51 @@ describe("folders and tags with characters outside the Basic Multilingual Plane"
     expect(work.map((d: any) => d.path)).toEqual(["📁 Projects/Sub/child.md"]);
   });
 });
+
+describe("links and names in any normalisation and letter case", () => {
+  let s: TestServer;
+  const cafe = `${NFD("Café")}.md`;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        [cafe]: "# Café\n",
+        "Index.md": `# Index\n\nSee [[${NFC("Café")}]] and [the menu](${NFC("Café")}.md).\n\nAlso [[Über]].\n`,
+        "Über.md": "# Über\n",
+        "x.md": "# X\n",
+        "Plan.md": "# Plan\n",
+        "plan.md": "# plan\n",
+        "Links.md": "# Links\n\n[big](Plan.md) and [small](plan.md)\n",
+        "Tags.md": `# Tags\n\n#हिंदी #สวัสดี #${NFD("résumé")}\n`,
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  const backlinks = async (path: string) => (await s.call("list_backlinks", { path })).items.map((b: any) => b.sourcePath);
+
+  test("a link typed composed finds the note written decomposed, and moves with it", async () => {
+    expect(new Set(await backlinks(cafe))).toEqual(new Set(["Index.md"]));
+    const moved = await s.call("move_note", { from: cafe, to: "Coffee.md" });
+    expect(moved.notesUpdated).toEqual(["Index.md"]);
+    const index = readFileSync(join(s.root, "Index.md"), "utf8");
+    expect(index).toContain("[[Coffee]]");
+    expect(index).toContain("[the menu](Coffee.md)");
+  });
+
+  test("a move never makes a twin that differs only in letter case, in any script", async () => {
+    const res: any = await s.callRaw("move_note", { from: "x.md", to: "über.md" });
+    expect(res.kind).toBe("already-exists");
+    expect(existsSync(join(s.root, "über.md"))).toBe(false);
+    expect(await backlinks("Über.md")).toEqual(["Index.md"]);
+  });
+
+  test("of two notes differing only in case, a link spelled exactly finds its own", async () => {
+    expect(await backlinks("Plan.md")).toEqual(["Links.md"]);
+    expect(await backlinks("plan.md")).toEqual(["Links.md"]);
+  });
+
+  test("tags keep their combining marks", async () => {
+    const tags = (await s.call("list_tags", {})).items.map((t: any) => t.tag);
+    for (const t of ["हिंदी", "สวัสดี", NFD("résumé")]) expect(tags).toContain(t);
+  });
+});

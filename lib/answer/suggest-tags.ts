@@ -37,7 +37,7 @@ const BATCH_NOTES = 8;
 const EXCERPT_CHARS = 800;
 const VOCABULARY = 300;
 const MAX_TAGS = 5;
-const TAG_SHAPE = /^[\p{L}\p{N}_\-/]+$/u;
+const TAG_SHAPE = /^[\p{L}\p{M}\p{N}_\-/]+$/u;
 
 interface Candidate {
   path: string;

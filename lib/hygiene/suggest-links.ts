@@ -41,7 +41,7 @@ function maskLinks(text: string): string {
     .replace(/!?\[[^[\]\n]*\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)/g, blank)
     .replace(/\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}:\/\/[^\s<>()]+/g, blank)
     .replace(/<[^<>\n]+>/g, blank)
-    .replace(/(^|\s)#[\p{L}\p{N}_\-/]+/gu, (m) => blank(m))
+    .replace(/(^|\s)#[\p{L}\p{M}\p{N}_\-/]+/gu, (m) => blank(m))
     .replace(/\[![\w-]+\]/g, blank);
 }
 

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { setFtsGeneration } from "../store/fts-db";
 import { BULK_LOAD_INDEXES, getMeta, setMeta } from "../store/index-db";
 import { targetKeyOf } from "../vault/parse";
-import { lstatInVault } from "../vault/paths";
+import { foldName, lstatInVault } from "../vault/paths";
 import { scanVaultYielding, type FileEntry } from "../vault/scan";
 import type { ParseRequest, ParseResult } from "./parse-job";
 import { bulkThreshold, isColdStart, restoreFirstSeenTimes, startEarly, type EarlyStart } from "./cold-start";
@@ -224,7 +224,7 @@ export class Indexer {
       if (bulk) for (const name of Object.keys(BULK_LOAD_INDEXES)) db.exec(`DROP INDEX IF EXISTS ${name}`);
       for (const path of deleted) {
         const k = known.get(path)!;
-        for (const a of this.resolver.aliasesFor(path)) affectedKeys.add(a.toLowerCase());
+        for (const a of this.resolver.aliasesFor(path)) affectedKeys.add(foldName(a));
         affectedKeys.add(targetKeyOf(path));
         this.resolver.removeNote(path);
         this.rows.delete(k.id, this.ftsSink);
@@ -355,8 +355,8 @@ export class Indexer {
     const p = r.parsed;
     const oldAliases = this.resolver.aliasesFor(entry.path);
     if (oldAliases.length || p.aliases.length) {
-      for (const a of oldAliases) affectedKeys.add(a.toLowerCase());
-      for (const a of p.aliases) affectedKeys.add(a.toLowerCase());
+      for (const a of oldAliases) affectedKeys.add(foldName(a));
+      for (const a of p.aliases) affectedKeys.add(foldName(a));
       this.resolver.setAliases(entry.path, p.aliases);
     }
     const resolved = r.resolved ?? p.links.map((l) => this.resolver.resolve(l, entry.path));

@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import { targetKeyOf } from "../vault/parse";
+import { foldName as fold } from "../vault/paths";
 
 export interface LinkRef {
   target: string;
@@ -40,9 +41,11 @@ export interface ResolverSnapshot {
  * Kept in memory because every indexed link is resolved through it.
  */
 export class LinkResolver {
-  private byPath = new Map<string, string>(); // lowercased path -> path (notes and attachments)
-  private notesByName = new Map<string, string[]>(); // lowercased name without .md
-  private filesByName = new Map<string, string[]>(); // lowercased attachment file name
+  // Keys are folded (foldName: NFC, lower case): a link typed composed finds a note a Mac wrote decomposed,
+  // and a link in any letter case finds its note (Obsidian's rule), in every script.
+  private byPath = new Map<string, string[]>(); // folded path -> paths (notes and attachments; twins share a key)
+  private notesByName = new Map<string, string[]>(); // folded name without .md
+  private filesByName = new Map<string, string[]>(); // folded attachment file name
   private byAlias = new Map<string, string[]>();
   private aliasesOf = new Map<string, string[]>();
   // Bare wikilink targets ([[Some Note]]) resolved so far, as written: a vault links to the same
@@ -67,21 +70,21 @@ export class LinkResolver {
 
   addNote(path: string, aliases: string[]): void {
     this.bareCache.clear();
-    this.byPath.set(path.toLowerCase(), path);
+    pushTo(this.byPath, fold(path), path);
     pushTo(this.notesByName, targetKeyOf(path), path);
     this.setAliases(path, aliases);
   }
 
   setAliases(path: string, aliases: string[]): void {
     this.bareCache.clear();
-    for (const a of this.aliasesOf.get(path) ?? []) removeFrom(this.byAlias, a.toLowerCase(), path);
+    for (const a of this.aliasesOf.get(path) ?? []) removeFrom(this.byAlias, fold(a), path);
     this.aliasesOf.set(path, aliases);
-    for (const a of aliases) pushTo(this.byAlias, a.toLowerCase(), path);
+    for (const a of aliases) pushTo(this.byAlias, fold(a), path);
   }
 
   removeNote(path: string): void {
     this.bareCache.clear();
-    this.byPath.delete(path.toLowerCase());
+    removeFrom(this.byPath, fold(path), path);
     removeFrom(this.notesByName, targetKeyOf(path), path);
     this.setAliases(path, []);
     this.aliasesOf.delete(path);
@@ -89,14 +92,19 @@ export class LinkResolver {
 
   addFile(path: string): void {
     this.bareCache.clear();
-    this.byPath.set(path.toLowerCase(), path);
-    pushTo(this.filesByName, path.slice(path.lastIndexOf("/") + 1).toLowerCase(), path);
+    pushTo(this.byPath, fold(path), path);
+    pushTo(this.filesByName, fold(path.slice(path.lastIndexOf("/") + 1)), path);
   }
 
   removeFile(path: string): void {
     this.bareCache.clear();
-    this.byPath.delete(path.toLowerCase());
-    removeFrom(this.filesByName, path.slice(path.lastIndexOf("/") + 1).toLowerCase(), path);
+    removeFrom(this.byPath, fold(path), path);
+    removeFrom(this.filesByName, fold(path.slice(path.lastIndexOf("/") + 1)), path);
+  }
+
+  /** The notes whose file name is this one's in any letter case or normalisation (the note itself too). */
+  notesNamed(path: string): string[] {
+    return this.notesByName.get(targetKeyOf(path)) ?? [];
   }
 
   aliasesFor(path: string): string[] {
@@ -104,8 +112,18 @@ export class LinkResolver {
   }
 
   hasNote(path: string): boolean {
-    const p = this.byPath.get(path.toLowerCase());
+    const p = this.atPath(path);
     return p !== undefined && p.toLowerCase().endsWith(".md");
+  }
+
+  /**
+   * The file at a vault path, in any letter case and normalisation: the path exactly as written when it
+   * exists (on a case-sensitive disk `Plan.md` and `plan.md` can both be there), else the first of its twins.
+   */
+  private atPath(path: string): string | undefined {
+    const list = this.byPath.get(fold(path));
+    if (!list) return undefined;
+    return list.includes(path) ? path : (best(list) ?? undefined);
   }
 
   resolve(link: LinkRef, sourcePath: string): string | null {
@@ -115,8 +133,8 @@ export class LinkResolver {
     if (link.kind === "wikilink" && !target.includes("/") && !target.includes(".")) {
       const hit = this.bareCache.get(target);
       if (hit !== undefined) return hit;
-      const lc = target.toLowerCase();
-      const r = this.byPath.get(lc + ".md") ?? best(this.notesByName.get(lc)) ?? best(this.byAlias.get(lc)) ?? null;
+      const key = fold(target);
+      const r = this.atPath(target + ".md") ?? best(this.notesByName.get(key)) ?? best(this.byAlias.get(key)) ?? null;
       this.bareCache.set(target, r);
       return r;
     }
@@ -127,28 +145,28 @@ export class LinkResolver {
       const dir = posix.dirname(sourcePath);
       const rel = posix.normalize(posix.join(dir === "." ? "" : dir, target));
       if (!rel.startsWith("..")) {
-        const hit = this.byPath.get(rel.toLowerCase()) ?? (withMd ? this.byPath.get(posix.normalize(posix.join(dir === "." ? "" : dir, withMd)).toLowerCase()) : undefined);
+        const hit = this.atPath(rel) ?? (withMd ? this.atPath(posix.normalize(posix.join(dir === "." ? "" : dir, withMd))) : undefined);
         if (hit) return hit;
       }
     }
     const clean = target.replace(/^\/+/, "").replace(/^\.\//, "");
-    const exact = (withMd && this.byPath.get(withMd.replace(/^\/+/, "").toLowerCase())) || this.byPath.get(clean.toLowerCase());
+    const exact = (withMd && this.atPath(withMd.replace(/^\/+/, ""))) || this.atPath(clean);
     if (exact) return exact;
 
     const key = targetKeyOf(clean);
     const isNoteTarget = withMd !== null;
-    const candidates = isNoteTarget ? this.notesByName.get(key) : this.filesByName.get(clean.slice(clean.lastIndexOf("/") + 1).toLowerCase());
+    const candidates = isNoteTarget ? this.notesByName.get(key) : this.filesByName.get(fold(clean.slice(clean.lastIndexOf("/") + 1)));
     if (candidates && candidates.length) {
       if (clean.includes("/")) {
         // A partial path ("Folder/Note") must match the end of the candidate's path.
-        const suffix = "/" + (isNoteTarget ? withMd! : clean).toLowerCase();
-        const fit = candidates.filter((p) => ("/" + p.toLowerCase()).endsWith(suffix));
+        const suffix = "/" + fold(isNoteTarget ? withMd! : clean);
+        const fit = candidates.filter((p) => ("/" + fold(p)).endsWith(suffix));
         if (fit.length) return best(fit);
       } else {
         return best(candidates);
       }
     }
-    if (isNoteTarget) return best(this.byAlias.get(clean.toLowerCase()));
+    if (isNoteTarget) return best(this.byAlias.get(fold(clean)));
     // No file by that name: "mailbox.org" may name the note "mailbox.org.md", as in Obsidian.
     return this.resolve({ target: clean + ".md", kind: link.kind }, sourcePath);
   }

@@ -162,13 +162,13 @@ const obsidian: MarkedExtension = {
       level: "inline",
       // Only after whitespace or at the start: `C#` and `page#part` are not tags.
       start: (src) => {
-        const m = /(^|\s)#[\p{L}\p{N}_\-/]*[\p{L}_\-/]/u.exec(src);
+        const m = /(^|\s)#[\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/]/u.exec(src);
         return m ? m.index + m[1]!.length : undefined;
       },
       tokenizer(src, tokens) {
         const prev = tokens[tokens.length - 1]?.raw ?? "";
         if (prev && !/\s$/.test(prev)) return undefined;
-        const m = /^#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/u.exec(src);
+        const m = /^#([\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{M}\p{N}_\-/]*)/u.exec(src);
         if (m && !/^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(m[1]!)) return { type: "tag", raw: m[0], tag: m[1]!.replace(/\/+$/, "") };
         return undefined;
       },

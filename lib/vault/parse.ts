@@ -116,7 +116,7 @@ export function noteName(path: string): string {
 
 /** Resolution key of a link target: its last path segment, lowercased, without `.md`. */
 export function targetKeyOf(target: string): string {
-  return withoutMd(target.slice(target.lastIndexOf("/") + 1)).toLowerCase();
+  return withoutMd(target.slice(target.lastIndexOf("/") + 1)).normalize("NFC").toLowerCase();
 }
 
 function asStringList(v: unknown, splitOnSpace: boolean): string[] {
@@ -132,9 +132,10 @@ function asStringList(v: unknown, splitOnSpace: boolean): string[] {
   return [];
 }
 
-// A tag is '#' after whitespace or line start, made of letters, digits, _ - /,
+// A tag is '#' after whitespace or line start, made of letters (with their combining marks: #हिंदी,
+// a decomposed #résumé), digits, _ - /,
 // with at least one non-digit (Obsidian's rule: #1984 is not a tag).
-const TAG = /(?<=^|[\s])#([\p{L}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{N}_\-/]*)/gu;
+const TAG = /(?<=^|[\s])#([\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{M}\p{N}_\-/]*)/gu;
 // CSS colours (#fff, #ff0000, #ff000080) are prose, not tags.
 const HEX_COLOUR = /^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;

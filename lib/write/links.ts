@@ -7,6 +7,7 @@ import { posix } from "node:path";
 import type { LinkRef } from "../index/resolver";
 import { blankCodeSpans } from "../vault/code-spans";
 import { mdLinks } from "../vault/md-links";
+import { foldName } from "../vault/paths";
 import { linkLinesOf, noteName } from "../vault/parse";
 import { splitLines } from "./text";
 
@@ -40,8 +41,8 @@ function encodeUrlPath(p: string): string {
 }
 
 function newWikiTarget(target: string, r: MoveRewrite): string | null {
-  const lc = target.toLowerCase();
-  if (r.aliases.some((a) => a.toLowerCase() === lc) && stripMd(lc) !== noteName(r.from).toLowerCase()) return null;
+  const key = foldName(target);
+  if (r.aliases.some((a) => foldName(a) === key) && stripMd(key) !== foldName(noteName(r.from))) return null;
   const md = /\.md$/i.test(target) ? ".md" : "";
   const next = target.includes("/") || !r.nameUnique ? stripMd(r.to) + md : noteName(r.to) + md;
   return next === target ? null : next;
@@ -77,8 +78,8 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
   const sourceMoved = r.oldSource !== r.newSource;
   if (!moved && !sourceMoved) return null;
   const dest = moved ? r.to : resolved;
-  const rel = posix.normalize(posix.join(dirOf(r.oldSource), decoded)).toLowerCase();
-  const relative = !decoded.startsWith("/") && (rel === resolved.toLowerCase() || rel + ".md" === resolved.toLowerCase());
+  const rel = foldName(posix.normalize(posix.join(dirOf(r.oldSource), decoded)));
+  const relative = !decoded.startsWith("/") && (rel === foldName(resolved) || rel + ".md" === foldName(resolved));
   if (!relative && !moved) return null; // a vault-absolute link to an unmoved note still works
   let next = relative ? posix.relative("/" + dirOf(r.newSource), "/" + dest) : (decoded.startsWith("/") ? "/" : "") + dest;
   if (!/\.md$/i.test(decoded)) next = stripMd(next);

@@ -7,7 +7,7 @@ import type { VaultContext } from "../vault-context";
 import { BIG_NOTE_BYTES } from "../index/parse-pool";
 import { notesAtLinkCap } from "../store/index-db";
 import { linkLinesOf, noteName } from "../vault/parse";
-import { MAX_NAME_BYTES } from "../vault/paths";
+import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { rewriteLinksForMove } from "./links";
@@ -71,12 +71,15 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
     const dst = resolveTarget(vault, a.to, { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
     // A new spelling of the same file; not a twin that happens to differ only in case (sameInode).
-    const caseOnly = dst.path.toLowerCase() === src.path.toLowerCase() && (dst.bytes === null || sameInode(src.abs, dst.abs));
+    const caseOnly = foldName(dst.path) === foldName(src.path) && (dst.bytes === null || sameInode(src.abs, dst.abs));
     if (!caseOnly) {
-      const clash = dst.bytes !== null || vault.indexDb.query("SELECT 1 FROM notes WHERE path = ? COLLATE NOCASE").get(dst.path) !== null;
+      // A twin in any script: SQLite's NOCASE folds ASCII only, and a move to `über.md` beside `Über.md`
+      // made a twin that took over the person's [[Über]] links (the Unicode audit of 2026-12-05).
+      const twin = dst.bytes !== null ? dst : resolveTarget(vault, a.to);
+      const clash = twin.bytes !== null || vault.indexDb.query("SELECT 1 FROM notes WHERE path = ? COLLATE NOCASE").get(dst.path) !== null;
       if (clash) {
-        if (base) checkExpected(dst, null);
-        throw new ToolError("already-exists", `${dst.path} already exists; pick another destination or delete that note first`, { path: dst.path });
+        if (base) checkExpected(twin, null);
+        throw new ToolError("already-exists", `${twin.path} already exists; pick another destination or delete that note first`, { path: twin.path });
       }
     }
 
@@ -86,15 +89,14 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
     let linkCount = 0;
     if (a.updateLinks !== false) {
       const resolver = vault.indexer.resolver;
-      const others = vault.indexDb
-        .query("SELECT count(*) AS n FROM notes WHERE name = ? COLLATE NOCASE AND path != ?")
-        .get(noteName(dst.path), src.path) as { n: number };
+      // Folded in every script (SQLite's NOCASE folds ASCII only): a bare [[über]] also names A/Über.md.
+      const others = resolver.notesNamed(dst.path).filter((p) => p !== src.path);
       const common = {
         from: src.path,
         to: dst.path,
         resolve: resolver.resolve.bind(resolver),
         aliases: resolver.aliasesFor(src.path),
-        nameUnique: others.n === 0,
+        nameUnique: others.length === 0,
       };
       // The moved note's own relative links and self-links.
       try {
