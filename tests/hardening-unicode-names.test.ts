@@ -118,3 +118,23 @@ describe("links and names in any normalisation and letter case", () => {
     for (const t of ["हिंदी", "สวัสดี", NFD("résumé")]) expect(tags).toContain(t);
   });
 });
+
+describe("a name whose decomposed form would be too long for the file system", () => {
+  let s: TestServer;
+  // 41 Hangul syllables: 126 bytes composed, 300 decomposed (over the 255-byte limit of a name).
+  const long = `${"한국어로작성된아주긴제목의노트입니다".repeat(2)}회의록정리.md`;
+  beforeAll(async () => {
+    s = await startTestServer({ root: vaultWith({ [long]: "# 회의록\nfirst\n" }) });
+  });
+  afterAll(() => s.close());
+
+  test("is read, edited and moved by the name it has", async () => {
+    expect(Buffer.byteLength(long.normalize("NFD"))).toBeGreaterThan(255);
+    const note = await s.call("read_note", { path: long });
+    expect(note.content).toContain("first");
+    await s.call("apply_edits", { path: long, edits: [{ find: "first", replace: "second" }] });
+    expect(readFileSync(join(s.root, long), "utf8")).toContain("second");
+    await s.call("move_note", { from: long, to: "회의록.md" });
+    expect(existsSync(join(s.root, "회의록.md"))).toBe(true);
+  });
+});

@@ -102,7 +102,10 @@ export function pathSpellings(input: string, opts: { allowRoot?: boolean } = {})
     forms.push(checkedParts(input, p, opts).join("/"));
   }
   const out: string[] = [];
-  for (const f of forms.slice(0, 2)) for (const g of [f, f.normalize("NFC"), f.normalize("NFD")]) if (!out.includes(g)) out.push(g);
+  // A form a file system could not hold is no spelling to try: a legal composed Korean title of 126 bytes is
+  // 303 decomposed, and looking that up answered too-long for the note the agent named (the Unicode audit).
+  const fits = (g: string) => Buffer.byteLength(g) <= MAX_PATH_BYTES && g.split("/").every((part) => Buffer.byteLength(part) <= MAX_NAME_BYTES);
+  for (const f of forms.slice(0, 2)) for (const g of [f, f.normalize("NFC"), f.normalize("NFD")]) if (!out.includes(g) && (g === f || fits(g))) out.push(g);
   if (out[0] === "" && !opts.allowRoot) invalid(input, "empty path");
   return out;
 }
