@@ -41,7 +41,7 @@ describe("an immutable folder whose name is decomposed on disk", () => {
   });
 });
 
-describe("folders and tags with characters outside the Basic Multilingual Plane", () => {
+describe("folders and tags spelt otherwise than typed (outside the Basic Multilingual Plane, decomposed, another case)", () => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer({
@@ -61,6 +61,18 @@ describe("folders and tags with characters outside the Basic Multilingual Plane"
     expect(all.total).toBe(3);
     const files = await s.call("list_attachments", { path: "📁 Projects" });
     expect(files.items.map((f: any) => f.path)).toEqual(["📁 Projects/Sub/pic.png"]);
+  });
+
+  test("a folder scope finds its directives however the folder is spelt", async () => {
+    mkdirSync(join(s.root, NFD("Réunions")), { recursive: true });
+    writeFileSync(join(s.root, NFD("Réunions"), "r.md"), "# R\n\n> [!ai] file this\n");
+    await s.vault.indexer.fullScan();
+    for (const scope of [NFC("Réunions"), NFD("Réunions"), NFC("RÉUNIONS")]) {
+      const work = await s.call("pending_directives", { path: scope });
+      expect(work.map((d: any) => d.path)).toEqual([`${NFD("Réunions")}/r.md`]);
+    }
+    const listed = await s.call("list_notes", { path: NFC("réunions") });
+    expect(listed.items.map((n: any) => n.path)).toEqual([`${NFD("Réunions")}/r.md`]);
   });
 
   test("a parent tag finds its nested tags, and a folder scope its directives", async () => {

@@ -225,8 +225,8 @@ export function foldName(name: string): string {
 }
 
 /**
- * A folder argument (list_notes, list_attachments): the first spelling that is
- * a folder in the vault, else the literal one (which lists nothing).
+ * A folder argument (list_notes, list_attachments, directive scopes): the first
+ * spelling that is a folder in the vault, else the literal one (which lists nothing).
  */
 export function resolveFolder(root: string, input: string): string {
   const spellings = pathSpellings(input, { allowRoot: true });
@@ -234,6 +234,9 @@ export function resolveFolder(root: string, input: string): string {
     safeAbsPath(root, rel);
     if (!rel || lstatInVault(root, rel)?.isDirectory()) return rel;
   }
+  // In another letter case or normalisation, as the write tools find a note's folder.
+  const respelled = existingFolderSpelling(root, `${spellings[0]!}/-`).slice(0, -2);
+  if (respelled !== spellings[0] && lstatInVault(root, respelled)?.isDirectory()) return respelled;
   return spellings[0]!;
 }
 

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
-import { normalizeVaultPath } from "../vault/paths";
+import { normalizeVaultPath, resolveFolder } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
 import { startsWith } from "../store/sql-text";
 
@@ -33,7 +33,8 @@ export function resolveScope(vault: VaultContext, path: string | undefined): Dir
   } catch (e) {
     if (!(e instanceof ToolError) || e.kind !== "note-not-found" || /\.md$/i.test(rel)) throw e;
   }
-  return { kind: "folder", folder: rel };
+  // Spelt as on disk: a folder named composed that a Mac wrote decomposed, or in another letter case, found nothing.
+  return { kind: "folder", folder: resolveFolder(vault.root, rel) };
 }
 
 export function scopeCovers(scope: DirectiveScope, path: string): boolean {
