@@ -150,3 +150,20 @@ describe("a name whose decomposed form would be too long for the file system", (
     expect(existsSync(join(s.root, "회의록.md"))).toBe(true);
   });
 });
+
+describe("text cut to a length", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ root: vaultWith({ "a.md": "# A\n" }) });
+  });
+  afterAll(() => s.close());
+
+  test("a proposal's diff sent to the agent never ends in half a surrogate pair", async () => {
+    // Two offsets, so that one of the two cuts falls inside an emoji whatever the diff's header length.
+    for (const pad of ["", "x"]) {
+      const res = await s.call("write_note", { path: `emoji-${pad ? "b" : "a"}.md`, content: `${pad}${"😀".repeat(10_000)}\n` }, "propose");
+      expect(res.diff.length).toBeLessThan(9_000);
+      expect(res.diff.isWellFormed()).toBe(true);
+    }
+  });
+});

@@ -4,6 +4,7 @@
 // contributes here is exactly what its quotes are checked against.
 import { referenceBlock, type ReferenceBlock, type ReferenceItem } from "./prompts";
 import type { ContextPage, ContextPassage } from "./validate";
+import { sliceWhole } from "../text-cut";
 
 const DEFAULT_BUDGET = 16_000;
 // One passage never takes more than this (stored passages are ≤ 8000 characters; split ones far less).
@@ -35,7 +36,7 @@ export function buildContext(candidates: CandidatePage[], budget = contextBudget
     candidates.forEach((c, i) => {
       const p = c.passages[round];
       if (!p || !p.text.trim()) return;
-      const text = p.text.length > MAX_PASSAGE_CHARS ? p.text.slice(0, MAX_PASSAGE_CHARS) : p.text;
+      const text = p.text.length > MAX_PASSAGE_CHARS ? sliceWhole(p.text, MAX_PASSAGE_CHARS) : p.text;
       const cost = text.length + c.path.length + c.title.length + p.heading.length + 40;
       if (used + cost > budget) return;
       used += cost;

@@ -14,6 +14,7 @@ import { sanitizeNoteHtml } from "./sanitize";
 
 import type { LinkKind, ResolveLink } from "./link-table";
 import { readVaultText } from "../vault/read-file";
+import { sliceWhole } from "../text-cut";
 
 /** Largest note text rendered inside another by an embed. */
 const MAX_EMBED_CHARS = 50_000;
@@ -79,7 +80,7 @@ function embedNote(path: string, heading: string | null, label: string): string 
     return `<span class="unresolved">${escapeHtml(label)}</span>`;
   }
   if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
-  if (body.length > MAX_EMBED_CHARS) body = body.slice(0, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
+  if (body.length > MAX_EMBED_CHARS) body = sliceWhole(body, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
   const inner = renderWith({ root: c.root, resolve: c.resolve, path, depth: c.depth + 1, slugger: new HeadingIds() }, body);
   return `<div class="embed"><div class="embed-title">${link}</div><div class="embed-body">${inner}</div></div>`;
 }

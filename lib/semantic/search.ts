@@ -5,6 +5,7 @@
 import { keywordSnippets } from "../retrieval/search";
 import { retrieve } from "./retrieve";
 import type { EmbeddingProgress, SemanticService } from "./service";
+import { sliceWhole } from "../text-cut";
 
 /** The fields an answer made while the vectors are still being built carries: partial: true and the progress. */
 export function partialOf(p: EmbeddingProgress | undefined): { partial?: true; progress?: EmbeddingProgress } {
@@ -32,7 +33,7 @@ const SNIPPET_CHARS = 320;
 
 export function snippetOf(text: string): string {
   const t = text.replace(/\s+/g, " ").trim();
-  return t.length <= SNIPPET_CHARS ? t : `${t.slice(0, SNIPPET_CHARS).replace(/\s+\S*$/, "")}…`;
+  return t.length <= SNIPPET_CHARS ? t : `${sliceWhole(t, SNIPPET_CHARS).replace(/\s+\S*$/, "")}…`;
 }
 
 export async function semanticSearch(svc: SemanticService, q: SemanticQuery): Promise<{ items: SemanticHit[]; total: number; partial?: true; progress?: EmbeddingProgress }> {

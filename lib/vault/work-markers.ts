@@ -3,6 +3,7 @@
 // to spaces, same offsets) so that examples inside code never count, and take
 // the text they return from the original body.
 import { trimBlanksEnd } from "./line-ends";
+import { sliceWhole } from "../text-cut";
 
 export interface ParsedDirective {
   line: number; // 1-based, in the whole file: the callout's own line
@@ -63,7 +64,7 @@ function stripQuote(line: string, depth: number): string | null {
 const MAX_DIRECTIVE_TITLE = 300;
 const MAX_DIRECTIVE_BODY = 4_000;
 /** `s` cut to `n` characters with "…" when longer, never through a surrogate pair (titles, headings, directives). */
-export const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1).replace(/[\uD800-\uDBFF]$/, "") + "…" : s);
+export const cut = (s: string, n: number) => (s.length > n ? sliceWhole(s, n - 1) + "…" : s);
 
 export function extractDirectives(body: string, masked: string, bodyLineOffset: number): ParsedDirective[] {
   if (!masked.includes("[!")) return [];

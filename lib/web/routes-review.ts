@@ -14,6 +14,7 @@ import { revertEdit } from "../write/revert";
 import type { WebEnv } from "./auth";
 import { jsonBody, paging } from "./request";
 import { badRequest, errorResponse } from "./security";
+import { sliceWhole } from "../text-cut";
 
 /** How the person's own actions are labelled on the timeline. */
 export const WEB_AGENT = "person (web UI)";
@@ -33,7 +34,7 @@ function rowChange(r: EditRow): FileChange {
   return { action: "write", path: r.path, before: r.before, after: r.after };
 }
 
-const cut = (s: string) => (s.length > MAX_DIFF_CHARS ? s.slice(0, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : s);
+const cut = (s: string) => (s.length > MAX_DIFF_CHARS ? sliceWhole(s, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : s);
 
 export function reviewRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
   const db = vault.stateDb;

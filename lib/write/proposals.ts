@@ -14,6 +14,7 @@ import { AGENT_DIFF_CHARS, MAX_DIFF_CHARS, MAX_PENDING_PROPOSALS, MAX_WITHDRAWN_
 import type { Base, Plan, WriteOp } from "./plan";
 import { WRITE_OPS } from "./registry";
 import { writeService, type WriteOutcome } from "./service";
+import { sliceWhole } from "../text-cut";
 
 export const PROPOSAL_STATUSES = ["pending", "approved", "rejected", "withdrawn"] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
@@ -68,13 +69,13 @@ export function changeDiff(c: FileChange): string {
 /** A proposal's diff as an agent is sent it: cut at AGENT_DIFF_CHARS (the person sees it whole). */
 export function diffForAgent(diff: string): string {
   if (diff.length <= AGENT_DIFF_CHARS) return diff;
-  return diff.slice(0, AGENT_DIFF_CHARS) + `\n… ${diff.length - AGENT_DIFF_CHARS} more characters; the person reviewing it sees the whole diff\n`;
+  return sliceWhole(diff, AGENT_DIFF_CHARS) + `\n… ${diff.length - AGENT_DIFF_CHARS} more characters; the person reviewing it sees the whole diff\n`;
 }
 
 /** A unified diff of everything the plan would change, cut at MAX_DIFF_CHARS. */
 export function planDiff(plan: Plan): string {
   const out = plan.changes.map(changeDiff).join("");
-  return out.length > MAX_DIFF_CHARS ? out.slice(0, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : out;
+  return out.length > MAX_DIFF_CHARS ? sliceWhole(out, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : out;
 }
 
 export interface ProposalReceipt {
