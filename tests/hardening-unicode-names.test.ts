@@ -151,12 +151,22 @@ describe("a name whose decomposed form would be too long for the file system", (
   });
 });
 
-describe("text cut to a length", () => {
+describe("half of a surrogate pair, in a path or a cut", () => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer({ root: vaultWith({ "a.md": "# A\n" }) });
   });
   afterAll(() => s.close());
+
+  test("a path holding half of a surrogate pair is refused, not written under another name", async () => {
+    for (const path of ["b\ud800.md", "c\udc00/d.md"]) {
+      const res: any = await s.callRaw("write_note", { path, content: "x\n" });
+      expect(res.kind).toBe("path-invalid");
+      const read: any = await s.callRaw("read_note", { path });
+      expect(read.kind).toBe("path-invalid");
+    }
+    expect(existsSync(join(s.root, "b\ufffd.md"))).toBe(false);
+  });
 
   test("a proposal's diff sent to the agent never ends in half a surrogate pair", async () => {
     // Two offsets, so that one of the two cuts falls inside an emoji whatever the diff's header length.

@@ -55,6 +55,9 @@ function invalid(input: string, why: string, kind = "path-invalid"): never {
 /** Check one spelling of a path and return its canonical parts. */
 function checkedParts(input: string, p: string, opts: { allowRoot?: boolean }): string[] {
   if (p.includes("\0")) invalid(input, "contains a NUL byte");
+  // Half of a surrogate pair is no character: written, it became U+FFFD, so "a\ud800.md" and "a\udc00.md"
+  // named one file and the answer named another (the Unicode audit).
+  if (!p.isWellFormed()) invalid(input, "contains half of a surrogate pair (not Unicode text)");
   if (p.includes("\\")) invalid(input, "backslashes are not allowed; use '/'");
   if (/^[a-zA-Z]:/.test(p)) invalid(input, "absolute paths are not allowed");
   if (p.startsWith("/") && !(opts.allowRoot && p === "/")) invalid(input, "absolute paths are not allowed; use a vault-relative path");
