@@ -4,6 +4,15 @@
 
 // C0 controls, DEL and C1 controls (ESC, CSI, OSC, BEL, CR, LF, TAB, …).
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// Characters that show nothing, or reorder what follows: "notes/\u202egnitteem.md" prints as
+// "notes/dm.meeting", and "AGENTS\u200b.md" as "AGENTS.md" (the Unicode audit of 2026-12-05). The joiners
+// U+200C and U+200D are left alone: Persian words and emoji sequences need them.
+export const DISGUISING = /[\u00ad\u034f\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+const SHOWN_ESCAPED = new RegExp(`${CONTROLS.source}|${DISGUISING.source}`, "g");
+// In running text (a diff, an answer) only the controls that reorder a line: a note's soft hyphens and
+// right-to-left marks are its own, but an override can make a diff line read as something else.
+const REORDERING = /[\u202a-\u202e\u2066-\u2069]/;
+const LINE_ESCAPED = new RegExp(`${CONTROLS.source}|${REORDERING.source}`, "g");
 
 /** A label we store (an agent's client name): controls dropped, spaces kept single. */
 export function withoutControls(s: string): string {
@@ -12,16 +21,22 @@ export function withoutControls(s: string): string {
 
 /** Text of several lines (a diff, a note) printed for a person: its line breaks kept, every other control escaped. */
 export function linesShownInTerminal(s: string): string {
-  return s.split("\n").map(shownInTerminal).join("\n");
+  return s
+    .split("\n")
+    .map((line) => line.replace(LINE_ESCAPED, escaped))
+    .join("\n");
 }
 
-/** A field printed for a person: each control shown as an escape (\x1b, \n), never sent raw. */
+/** A field printed for a person: each control or invisible character shown as an escape (\x1b, \n, \u{202e}), never sent raw. */
 export function shownInTerminal(s: string): string {
-  return s.replace(CONTROLS, (c) => {
-    const code = c.charCodeAt(0);
-    if (code === 10) return "\\n";
-    if (code === 9) return "\\t";
-    if (code === 13) return "\\r";
-    return `\\x${code.toString(16).padStart(2, "0")}`;
-  });
+  return s.replace(SHOWN_ESCAPED, escaped);
+}
+
+function escaped(c: string): string {
+  const code = c.charCodeAt(0);
+  if (code === 10) return "\\n";
+  if (code === 9) return "\\t";
+  if (code === 13) return "\\r";
+  if (code > 0xff) return `\\u{${code.toString(16)}}`;
+  return `\\x${code.toString(16).padStart(2, "0")}`;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setSetting } from "../lib/store/state-db";
+import { runLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 const NFD = (s: string) => s.normalize("NFD");
@@ -175,5 +176,35 @@ describe("half of a surrogate pair, in a path or a cut", () => {
       expect(res.diff.length).toBeLessThan(9_000);
       expect(res.diff.isWellFormed()).toBe(true);
     }
+  });
+});
+
+describe("names that show nothing or reorder what follows", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ root: vaultWith({ "AGENTS.md": "# Agents\n", "Person\u200b.md": "# made by the person\n", "a.md": "# A\n" }) });
+  });
+  afterAll(() => s.close());
+
+  test("an agent cannot create or move to such a name; a person's own stays reachable", async () => {
+    const zw: any = await s.callRaw("write_note", { path: "AGENTS\u200b.md", content: "# not the real one\n" });
+    expect(zw.kind).toBe("path-invalid");
+    const bidi: any = await s.callRaw("move_note", { from: "a.md", to: "notes/\u202egnitteem.md" });
+    expect(bidi.kind).toBe("path-invalid");
+    const folder: any = await s.callRaw("write_note", { path: "Dir\u2066/x.md", content: "x\n" });
+    expect(folder.kind).toBe("path-invalid");
+    expect(existsSync(join(s.root, "a.md"))).toBe(true);
+    // Joiners are left alone: emoji sequences and Persian words need them.
+    await s.call("write_note", { path: "👩\u200d💻 notes.md", content: "# dev\n" });
+    const mine = await s.call("read_note", { path: "Person\u200b.md" });
+    expect(mine.content).toContain("made by the person");
+  });
+
+  test("the terminal shows such a name escaped in a proposal's line", async () => {
+    await s.call("apply_edits", { path: "Person\u200b.md", edits: [{ find: "made", replace: "written" }] }, "propose");
+    const list = await runLettuce(["proposals", s.root, "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("Person\\u{200b}.md");
+    expect(list.stdout).not.toContain("\u200b");
   });
 });

@@ -13,12 +13,13 @@ import {
   type ProposalStatus,
 } from "../write/proposals";
 import { intOption, parse, UsageError, type Command } from "./command";
-import { linesShownInTerminal } from "../control-chars";
+import { linesShownInTerminal, shownInTerminal } from "../control-chars";
 
 function line(p: Proposal): string {
   const time = p.createdAt.replace("T", " ").replace(/\.\d+Z$/, "Z");
-  const decided = p.status === "pending" ? "" : `\t${p.status}${p.reason ? `: ${p.reason}` : ""}`;
-  return `#${p.id}\t${time}\t${p.tool}\t${p.summary}\tby ${p.agent} (token ${p.token})${decided}`;
+  const decided = p.status === "pending" ? "" : `\t${p.status}${p.reason ? `: ${shownInTerminal(p.reason)}` : ""}`;
+  // The summary names the paths an agent chose: shown escaped, so that no name can pass for another.
+  return `#${p.id}\t${time}\t${p.tool}\t${shownInTerminal(p.summary)}\tby ${shownInTerminal(p.agent)} (token ${shownInTerminal(p.token)})${decided}`;
 }
 
 function idArg(v: string | undefined, sub: string): number {

@@ -11,6 +11,7 @@ import { mimeTypeOf } from "../vault/mime";
 import { absOf, hashBytes, readBytes } from "./atomic";
 import { maxNoteBytes } from "./limits";
 import { expectationFor, type Base } from "./plan";
+import { DISGUISING } from "../control-chars";
 
 export interface NoteState {
   path: string;
@@ -104,7 +105,8 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
     safeAbsPath(vault.root, rel);
   }
   const st = readState(vault, rel);
-  if (st.bytes !== null || opts.caseTwin === false) return st;
+  if (st.bytes !== null) return st;
+  if (opts.caseTwin === false) return newName(vault, st, input);
   for (const s of [rel, ...spellings]) {
     const twin = vault.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get(s) as { path: string } | null;
     if (twin && twin.path !== s) {
@@ -116,6 +118,22 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
   if (onDisk && onDisk !== rel) {
     const t = readState(vault, onDisk);
     if (t.bytes !== null) return t;
+  }
+  return newName(vault, st, input);
+}
+
+/**
+ * A note an agent is about to create (or move to): no new file or folder name may hold a character that
+ * shows nothing or reorders what follows. "AGENTS\u200b.md" reads as AGENTS.md, and "notes/\u202egnitteem.md"
+ * as "notes/dm.meeting", in the proposal a person approves (the Unicode audit of 2026-12-05). Names already
+ * on disk stay reachable.
+ */
+function newName(vault: VaultContext, st: NoteState, input: string): NoteState {
+  const parts = st.path.split("/");
+  for (let i = 0; i < parts.length; i++) {
+    if (!DISGUISING.test(parts[i]!)) continue;
+    if (i < parts.length - 1 && lstatInVault(vault.root, parts.slice(0, i + 1).join("/"))?.isDirectory()) continue;
+    throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: a new name may not hold invisible or direction-changing characters (${JSON.stringify(parts[i])})`);
   }
   return st;
 }
