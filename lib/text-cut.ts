@@ -8,3 +8,17 @@ export function sliceWhole(s: string, n: number): string {
   const c = s.charCodeAt(n - 1);
   return s.slice(0, c >= 0xd800 && c <= 0xdbff ? n - 1 : n);
 }
+
+/** `s` cut to at most `max` bytes of UTF-8, never inside a character (a file name built from another). */
+export function fitBytes(s: string, max: number): string {
+  if (Buffer.byteLength(s) <= max) return s;
+  let out = "";
+  let bytes = 0;
+  for (const ch of s) {
+    const b = Buffer.byteLength(ch);
+    if (bytes + b > max) break;
+    out += ch;
+    bytes += b;
+  }
+  return out;
+}

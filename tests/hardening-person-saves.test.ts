@@ -181,3 +181,20 @@ test("a displaced save in chunks with pauses is put back whole, with the note's 
   await Bun.sleep(2000); // nothing more happens to it
   expect(readFileSync(moved, "utf8")).toBe(saved);
 }, 60_000);
+
+// The Unicode audit of 2026-12-05: the copy a displaced save goes to first is named after the note, and a
+// note of a long name (here 231 bytes of Hangul) gave a copy name over 255 bytes: the save was only logged.
+test("a displaced save to a note with a long name is put back", async () => {
+  const name = `${"회의록".repeat(25)}정리.md`;
+  const file = join(s.root, name);
+  const original = `# Long\n\n${"an old line\n".repeat(20)}`;
+  writeFileSync(file, original);
+  await Bun.sleep(400);
+  const fd = openSync(file, "r+");
+  await s.call("write_note", { path: name, content: "# Long\n\nthe agent's version\n", overwrite: true });
+  const saved = `${original}the person's new line\n`;
+  ftruncateSync(fd, 0);
+  writeSync(fd, saved, 0);
+  closeSync(fd);
+  await waitFor(() => readFileSync(file, "utf8") === saved, { timeoutMs: 15_000, what: "the save put back" });
+}, 30_000);

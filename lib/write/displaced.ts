@@ -10,6 +10,8 @@
 // save in chunks), and the server log says what happened.
 
 import { closeSync, fchmodSync, fstatSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { fitBytes } from "../text-cut";
+import { MAX_NAME_BYTES } from "../vault/paths";
 import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
 import { identityOfFd, sameFile, VaultDir, type FileIdentity } from "./vault-dir";
 
@@ -85,7 +87,10 @@ function restore(w: Watch, now: FileIdentity): void {
   let copy: string | null = null;
   try {
     for (let i = 1; i < 100 && copy === null; i++) {
-      const name = `${stem} (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
+      // The stem is cut so that the copy's name still fits: past ~220 bytes it failed ENAMETOOLONG, and the
+      // person's save was only logged (the Unicode audit of 2026-12-05).
+      const suffix = ` (saved during an agent edit${i > 1 ? ` ${i}` : ""}).md`;
+      const name = `${fitBytes(stem, MAX_NAME_BYTES - Buffer.byteLength(suffix))}${suffix}`;
       let fd: number;
       try {
         fd = openSync(w.dir.entry(name), "wx", mode);

@@ -13,6 +13,7 @@ import type { FileChange } from "./commit";
 import { rewriteLinksForMove } from "./links";
 import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
+import { fitBytes } from "../text-cut";
 
 /** Notes with at least one link that resolves to `path` (the index's view; a note a moment old may be missing). */
 export function backlinkSources(vault: VaultContext, path: string): string[] {
@@ -165,20 +166,6 @@ export function trashPathFor(root: string, path: string): string {
     const p = `${stem.slice(0, cut)}${name}${suffix}`;
     if (!existsSync(absOf(root, p))) return p;
   }
-}
-
-/** `s` cut to at most `max` bytes of UTF-8, never inside a character. */
-function fitBytes(s: string, max: number): string {
-  if (Buffer.byteLength(s) <= max) return s;
-  let out = "";
-  let bytes = 0;
-  for (const ch of s) {
-    const b = Buffer.byteLength(ch);
-    if (bytes + b > max) break;
-    out += ch;
-    bytes += b;
-  }
-  return out;
 }
 
 export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", (vault, a, base) => {
