@@ -112,7 +112,6 @@ export class ChangeJournal {
    * `goneOf` names, from those rows, the ids known to be deleted.
    */
   private apply(live: LiveItem[], ids: string[] | null, goneOf: (known: Map<string, JournalRow>) => string[]): number {
-    const now = Date.now();
     let written = 0;
     this.db.transaction(() => {
       // Read under the write lock: a `serve` and a `stdio` both record a save they both saw, and the one
@@ -132,7 +131,11 @@ export class ChangeJournal {
       // file's mtime, in mtime order within a pass, unless that mtime is older than the last change already
       // dated (a note moved or copied with its old time, git checking out an old file): then by when it was
       // seen. A moved note's "created" said six minutes before the `since` it was asked for (an audit).
-      let last = (this.db.query("SELECT coalesce(max(updated_at), 0) AS t FROM change_journal").get() as { t: number }).t;
+      const held = this.db.query("SELECT coalesce(max(updated_at), 0) AS t, coalesce(max(seen_at), 0) AS s FROM change_journal").get() as { t: number; s: number };
+      let last = held.t;
+      // Never before what the feed already holds: after the wall clock stepped back, a change was dated an
+      // hour before the one listed ahead of it, and a sync by `since` missed it for good (the clock audit).
+      const now = Math.max(Date.now(), held.t, held.s);
       const changed = live.filter((item) => {
         const prev = known.get(item.id);
         return !(prev && prev.change !== "deleted" && prev.hash === item.hash);

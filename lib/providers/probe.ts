@@ -6,6 +6,10 @@
 import { probeOllama } from "./ollama";
 import type { ChatProvider, EmbeddingProvider } from "./types";
 
+// How long a verdict is kept is measured on the monotonic clock: after the wall clock stepped back an hour, a
+// cached "Ollama does not answer" outlived Ollama coming back by that hour.
+const monotonic = () => performance.now();
+
 export const PROBE_TTL_MS = 30_000;
 const PROBE_TIMEOUT_MS = 1_500;
 
@@ -19,7 +23,7 @@ const probes = new Map<string, Probe>();
 const keyOf = (p: ChatProvider) => `${p.kind}\u0000${p.id}\u0000${(p as { baseUrl?: string; host?: string }).baseUrl ?? (p as { host?: string }).host ?? ""}`;
 
 /** True when the chat model answered a probe (or a real call) within the last PROBE_TTL_MS. */
-export async function chatAnswers(provider: ChatProvider | null, now: () => number = Date.now): Promise<boolean> {
+export async function chatAnswers(provider: ChatProvider | null, now: () => number = monotonic): Promise<boolean> {
   if (!provider) return false;
   const key = keyOf(provider);
   let p = probes.get(key);
@@ -41,7 +45,7 @@ export async function chatAnswers(provider: ChatProvider | null, now: () => numb
 }
 
 /** Record what a real chat call showed (it answered, or it could not be reached). */
-export function noteChatOutcome(provider: ChatProvider, answered: boolean, now: () => number = Date.now): void {
+export function noteChatOutcome(provider: ChatProvider, answered: boolean, now: () => number = monotonic): void {
   const key = keyOf(provider);
   const p = probes.get(key);
   if (p?.pending) return;
@@ -60,7 +64,7 @@ const embedProbes = new Map<string, { reason: string | null; at: number; pending
  * probed (a local server that may simply not be running); the built-in model is always
  * there, and hosted endpoints answer for themselves on the first call.
  */
-export async function embedderReachable(provider: EmbeddingProvider, now: () => number = Date.now): Promise<string | null> {
+export async function embedderReachable(provider: EmbeddingProvider, now: () => number = monotonic): Promise<string | null> {
   if (provider.kind !== "ollama") return null;
   const host = (provider as { host?: string }).host ?? "";
   let p = embedProbes.get(host);

@@ -144,7 +144,7 @@ export class EmbeddingCache {
     })();
   }
 
-  private prunedAt = 0;
+  private prunedAt = -Infinity; // monotonic: after a wall clock that ran ahead was put right, no prune ran again
 
   /**
    * A serving process prunes (pruneAgainstIndex) on the writer thread, at most once every PRUNE_EVERY_MS:
@@ -152,8 +152,8 @@ export class EmbeddingCache {
    * every text ever written (~4.7 KB a passage; the growth audit of 2026-12-05).
    */
   pruneNowAndThen(model: string, indexFile: string): void {
-    if (!cacheWritesOffThread() || Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
-    this.prunedAt = Date.now();
+    if (!cacheWritesOffThread() || performance.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = performance.now();
     pruneOffThread(this.file, model, indexFile)?.catch(() => {
       /* tried again after the next pass a day on */
     });

@@ -13,7 +13,8 @@ export class RateLimiter {
 
   constructor(
     perMinute: number = Number(process.env.LETTUCE_MODEL_RATE_LIMIT ?? DEFAULT_PER_MINUTE),
-    private now: () => number = Date.now,
+    // Monotonic: on the wall clock, a step back of a day left every token rate-limited for that day.
+    private now: () => number = () => performance.now(),
   ) {
     this.perMinute = Number.isFinite(perMinute) && perMinute >= 0 ? perMinute : DEFAULT_PER_MINUTE;
   }

@@ -47,7 +47,7 @@ function walStat(file: string): { size: number; stamp: string } | null {
 }
 
 function checkpoint(force = false): void {
-  const now = Date.now();
+  const now = performance.now(); // monotonic: a wall-clock step back held checkpoints off for its length
   for (const [file, w] of open) {
     const st = walStat(file);
     if (!st) continue;
@@ -73,7 +73,7 @@ self.onmessage = (ev: MessageEvent<CheckpointRequest>) => {
     try {
       const db = new Database(m.add);
       const st = walStat(m.add);
-      open.set(m.add, { db, seen: st?.stamp ?? "", changed: false, lastAt: Date.now(), lastSize: st?.size ?? 0 });
+      open.set(m.add, { db, seen: st?.stamp ?? "", changed: false, lastAt: performance.now(), lastSize: st?.size ?? 0 });
     } catch {
       /* not openable here: that file's WAL grows until its own connection closes */
     }

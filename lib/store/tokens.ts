@@ -90,11 +90,12 @@ export function verifyToken(db: Database, presented: string): TokenInfo | null {
   const info = toInfo(row);
   // Record use at most once a minute per token: a write on every request would cost more than the request.
   // A server passes its connection that does not fsync (VaultContext.stateDbNoSync): this write is inside a request.
-  const now = Date.now();
-  if ((lastTouched.get(info.id) ?? 0) < now - 60_000) {
+  // Monotonic: after a wall-clock step back, last_used_at stopped moving for the length of the step.
+  const now = performance.now();
+  if ((lastTouched.get(info.id) ?? -Infinity) < now - 60_000) {
     lastTouched.set(info.id, now);
     try {
-      db.query("UPDATE tokens SET last_used_at = ? WHERE id = ?").run(new Date(now).toISOString(), info.id);
+      db.query("UPDATE tokens SET last_used_at = ? WHERE id = ?").run(new Date().toISOString(), info.id);
     } catch {
       /* a busy state.db must not fail a read */
     }

@@ -60,7 +60,7 @@ export async function loginHelp(c: Context, vault: VaultContext, extra = ""): Pr
 }
 
 export function loginRoutes(vault: VaultContext) {
-  let failures = { start: Date.now(), count: 0 };
+  let failures = { start: performance.now(), count: 0 }; // monotonic: a clock step back kept the window shut
   const login = async (c: Context) => {
     // A page on another site can make the browser fetch /login (an <img>, a link) with no Origin
     // header: the browser still says where the request came from. A link from `lettuce login`
@@ -72,7 +72,7 @@ export function loginRoutes(vault: VaultContext) {
     // (any local process, once any page could) would lock the person out of their fresh link.
     // The lookup by hash writes nothing for a wrong code; the count only slows what a flood hears.
     if (!consumeLoginCode(vault.stateDb, code)) {
-      if (Date.now() - failures.start > 60_000) failures = { start: Date.now(), count: 0 };
+      if (performance.now() - failures.start > 60_000) failures = { start: performance.now(), count: 0 };
       if (++failures.count > MAX_FAILED_LOGINS_PER_MINUTE) {
         pageHeaders(c);
         c.header("Retry-After", "60");

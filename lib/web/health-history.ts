@@ -38,13 +38,13 @@ const HOUR = 60 * 60 * 1000;
  * Returns the stop function.
  */
 export function startHealthRecorder(vault: VaultContext, everyMs = HOUR, checkMs = 60_000): () => void {
-  let last = 0;
+  let last = -Infinity; // monotonic below: a wall-clock step back stopped the daily points for its length
   let stopped = false;
   // Background work: it waits until the server is quiet, and the whole-vault lint pass
   // behind the score runs in a read worker (seconds at 100k notes), not on the request thread.
   const check = async () => {
-    if (vault.indexer.status.state !== "ready" || Date.now() - last < everyMs) return;
-    last = Date.now();
+    if (vault.indexer.status.state !== "ready" || performance.now() - last < everyMs) return;
+    last = performance.now();
     await whenQuiet();
     if (stopped) return;
     try {

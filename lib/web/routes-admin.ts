@@ -38,7 +38,7 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     const leases = directiveHub(vault).liveLeases();
     const directives = pending.slice(0, WORK_LIST).map((d, i) => {
       const l = leases.get(keys[i]!);
-      return { ...d, lease: l ? { worker: l.worker, expiresAt: new Date(l.expires).toISOString() } : null };
+      return { ...d, lease: l ? { worker: l.worker, expiresAt: new Date(Date.now() + l.remainingMs).toISOString() } : null };
     });
     const ledger = newestFirst(readLedger(idb, vault.root));
     const sources = uncompiledSources(idb);

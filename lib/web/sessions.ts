@@ -8,6 +8,11 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const LOGIN_CODE_TTL_MS = 10 * 60 * 1000;
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+// A code or session also lapses when its expiry lies further ahead than a fresh one's would: it was made
+// while the clock ran ahead (a VM restored, a hardware clock in local time), and a login code made a day
+// ahead worked for a day after the clock was put right (the clock audit of 2026-12-05). A minute of slack
+// for clocks that differ a little between `lettuce login` and the server.
+const CLOCK_SLACK_MS = 60_000;
 // A code or cookie longer than this is not one of ours; refuse it before hashing.
 const MAX_SECRET_CHARS = 100;
 
@@ -32,7 +37,9 @@ export function createLoginCode(db: Database, now = Date.now()): { code: string;
  */
 export function consumeLoginCode(db: Database, code: string, now = Date.now()): boolean {
   if (!code || code.length > MAX_SECRET_CHARS) return false;
-  const res = db.query("UPDATE web_login_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?").run(now, sha256(code), now);
+  const res = db
+    .query("UPDATE web_login_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? AND expires_at <= ?")
+    .run(now, sha256(code), now, now + LOGIN_CODE_TTL_MS + CLOCK_SLACK_MS);
   return res.changes === 1;
 }
 
@@ -59,7 +66,7 @@ const lastSeen = new Map<string, number>();
 export function verifySession(db: Database, cookie: string | undefined, now = Date.now()): WebSession | null {
   if (!cookie || cookie.length > MAX_SECRET_CHARS) return null;
   const h = sha256(cookie);
-  const row = db.query("SELECT hash, csrf, expires_at FROM web_sessions WHERE hash = ? AND expires_at > ?").get(h, now) as {
+  const row = db.query("SELECT hash, csrf, expires_at FROM web_sessions WHERE hash = ? AND expires_at > ? AND expires_at <= ?").get(h, now, now + SESSION_TTL_MS + CLOCK_SLACK_MS) as {
     hash: string;
     csrf: string;
     expires_at: number;

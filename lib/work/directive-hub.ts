@@ -3,7 +3,13 @@ import type { IndexChange } from "../index/indexer";
 import type { VaultContext } from "../vault-context";
 import { directiveKeys, queryDirectives, scopeCovers, type Directive, type DirectiveScope } from "./directives";
 
-export const LEASE_TTL_MS = 120_000;
+// Leases run on the monotonic clock: on the wall clock a step forward gave a claimed directive to a second
+// worker, a step back hid it for the length of the step, and a claim made while the clock ran 30 days ahead
+// armed a timer past setTimeout's 24.8-day limit, which fires every millisecond (the clock audit of 2026-12-05).
+const clock = () => performance.now();
+
+// A worker that needs longer than two minutes per directive sets LETTUCE_DIRECTIVE_LEASE_MS.
+export const LEASE_TTL_MS = Math.max(1000, Number(process.env.LETTUCE_DIRECTIVE_LEASE_MS) || 120_000);
 export const MIN_TIMEOUT_MS = 1000;
 export const MAX_TIMEOUT_MS = 55_000;
 export const DEFAULT_TIMEOUT_MS = 25_000;
@@ -74,9 +80,10 @@ export class DirectiveHub {
   }
 
   /** Live leases by directive key (directiveKeys), for the person's view of who is working on what. */
-  liveLeases(now = Date.now()): Map<string, { worker: string; expires: number }> {
-    const out = new Map<string, { worker: string; expires: number }>();
-    for (const [key, l] of this.leases) if (l.expires > now) out.set(key, { worker: l.worker, expires: l.expires });
+  liveLeases(): Map<string, { worker: string; remainingMs: number }> {
+    const now = clock();
+    const out = new Map<string, { worker: string; remainingMs: number }>();
+    for (const [key, l] of this.leases) if (l.expires > now) out.set(key, { worker: l.worker, remainingMs: l.expires - now });
     return out;
   }
 
@@ -153,7 +160,7 @@ export class DirectiveHub {
 
   async await(o: AwaitOptions): Promise<AwaitResult> {
     const claiming = o.claim && o.worker !== undefined;
-    let now = Date.now();
+    let now = clock();
     let batch = this.visible(o.scope, o.worker, now).slice(0, o.limit);
     // Wait only when the caller has seen the current set; a claiming worker is
     // also answered at once when there is unclaimed work it has not been given.
@@ -161,7 +168,7 @@ export class DirectiveHub {
     if (!mustAnswer && !this.closed) {
       const why = await this.park(o);
       if (why !== "changed") return { cursor: this.revision, timedOut: true, directives: [] };
-      now = Date.now();
+      now = clock();
       batch = this.visible(o.scope, o.worker, now).slice(0, o.limit);
     }
     if (claiming) {
@@ -198,13 +205,13 @@ export class DirectiveHub {
     let next = Infinity;
     for (const l of this.leases.values()) next = Math.min(next, l.expires);
     if (next === Infinity || this.closed) return;
-    this.leaseTimer = setTimeout(() => this.expireLeases(), Math.max(0, next - Date.now()) + 5);
+    this.leaseTimer = setTimeout(() => this.expireLeases(), Math.max(0, next - clock()) + 5);
     (this.leaseTimer as { unref?: () => void }).unref?.();
   }
 
   private expireLeases(): void {
     this.leaseTimer = null;
-    const now = Date.now();
+    const now = clock();
     const freed: string[] = [];
     for (const [key, l] of this.leases) {
       if (l.expires <= now) {

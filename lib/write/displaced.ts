@@ -127,7 +127,7 @@ function restore(w: Watch, now: FileIdentity): void {
 }
 
 function tick(): void {
-  const now = Date.now();
+  const now = performance.now();
   for (const w of [...watches]) {
     try {
       const id = identityOfFd(w.fd);
@@ -170,7 +170,9 @@ export function watchDisplaced(fd: number, dir: VaultDir, name: string, expect: 
     closeSync(fd);
     return;
   }
-  const started = Date.now();
+  // Monotonic: on the wall clock a step forward of a few seconds ended every watch at the next tick, and
+  // a person's save made then was lost (the clock audit of 2026-12-05).
+  const started = performance.now();
   watches.add({ fd, dir: own, name, expect, seen: expect, changedAt: null, note: ours, putBack: null, started, until: started + WATCH_MS });
   if (!timer) {
     timer = setInterval(tick, TICK_MS);

@@ -47,7 +47,7 @@ export function fileStamp(root: string, rel: string): { key: string; size: bigin
  */
 export async function waitForEmptiedNotes(root: string, paths: string[], ours: Map<string, string>): Promise<void> {
   const quiet = quietMs();
-  const deadline = Date.now() + MAX_WAIT_MS;
+  const deadline = performance.now() + MAX_WAIT_MS;
   for (;;) {
     let wait = 0;
     for (const p of paths) {
@@ -56,7 +56,7 @@ export async function waitForEmptiedNotes(root: string, paths: string[], ours: M
       const age = Date.now() - s.changedMs;
       if (age >= 0 && age < quiet) wait = Math.max(wait, quiet - age);
     }
-    if (wait === 0 || Date.now() >= deadline) return;
-    await Bun.sleep(Math.min(Math.max(wait, POLL_MS), deadline - Date.now()));
+    if (wait === 0 || performance.now() >= deadline) return;
+    await Bun.sleep(Math.min(Math.max(wait, POLL_MS), deadline - performance.now()));
   }
 }
