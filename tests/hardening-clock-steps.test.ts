@@ -2,7 +2,7 @@
 // snapshot, a hardware clock kept in local time put right after boot. A server run under libfaketime has
 // its wall clock (Date.now) stepped while it runs, its monotonic clock and timers left alone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
@@ -161,5 +161,68 @@ test("a web login code or session dated further ahead than a fresh one is refuse
     expect((await fetch(`${origin}/login?code=${fresh.code}`, { redirect: "manual" })).status).toBe(303);
   } finally {
     await s.close();
+  }
+});
+
+describe("database dates east and west of UTC", () => {
+  const BASE = `filters:
+  and:
+    - file.inFolder("T")
+formulas:
+  mday: 'file.mtime.date()'
+  editedToday: 'file.mtime.date() == today()'
+  sinceToday: 'file.mtime >= today()'
+  dueToday: 'date(due) == today()'
+  dueVsNow: 'date(due) <= now()'
+views:
+  - type: table
+    name: all
+    order:
+      - file.name
+      - formula.mday
+      - formula.editedToday
+      - formula.sinceToday
+      - formula.dueToday
+      - formula.dueVsNow
+`;
+  const localDate = (zone: string, at = new Date()) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(at);
+
+  for (const [zone, offset, when, edited] of [
+    ["Pacific/Kiritimati", "+14:00", "today 00:30", true],
+    ["America/St_Johns", "-03:30", "yesterday 22:00", false],
+  ] as const) {
+    test(`in ${zone}, a note ${when} local time is ${edited ? "" : "not "}edited today`, async () => {
+      const root = tempDir("lettuce-tz-");
+      mkdirSync(join(root, "T"), { recursive: true });
+      writeFileSync(join(root, "T.base"), BASE);
+      const today = localDate(zone);
+      const day = edited ? today : localDate(zone, new Date(Date.now() - 86_400_000));
+      const note = join(root, "T", "n.md");
+      writeFileSync(note, `---\ndue: ${today}\n---\nx\n`);
+      const mtime = new Date(`${day}T${when.slice(-5)}:00${offset}`);
+      utimesSync(note, mtime, mtime);
+      const db = openStateDb(root);
+      const token = createToken(db, "tz", "read").token;
+      db.close();
+      const port = freePort();
+      const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { TZ: zone, LETTUCE_EMBED_PROVIDER: "none" } });
+      try {
+        await server.waitForStdout(/Index current/, 60_000);
+        const page = await httpMcp(port, token).call("query_database", {
+          databaseId: "T.base",
+          fields: ["formula.mday", "formula.editedToday", "formula.sinceToday", "formula.dueToday", "formula.dueVsNow"],
+        });
+        expect(page.error).toBeUndefined();
+        const p = page.rows[0].properties;
+        expect(p["formula.mday"]).toBe(day);
+        expect(p["formula.editedToday"]).toBe(edited);
+        expect(p["formula.sinceToday"]).toBe(edited);
+        expect(p["formula.dueToday"]).toBe(true);
+        expect(p["formula.dueVsNow"]).toBe(true);
+      } finally {
+        await server.stop();
+        rmSync(root, { recursive: true, force: true });
+      }
+    }, 60_000);
   }
 });

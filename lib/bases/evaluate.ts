@@ -4,7 +4,7 @@
 import { hasText } from "../text-find";
 import { TooCostly, UnsupportedExpression, type Expr } from "./expr";
 import {
-  addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, parseDate, parseDuration,
+  addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, localDay, parseDate, parseDuration,
   propertyOf, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
 
@@ -203,7 +203,7 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
     }
   }
   if (recv instanceof DateV && name === "date") {
-    return new DateV(Math.floor(recv.ms / 86_400_000) * 86_400_000, false);
+    return new DateV(localDay(recv.ms), false);
   }
   void env;
   return null;
@@ -215,10 +215,8 @@ function callGlobal(fn: string, args: Value[]): Value {
       return args[0] instanceof DateV ? args[0] : parseDate(asString(args[0] ?? null));
     case "now":
       return new DateV(Date.now(), true);
-    case "today": {
-      const d = new Date();
-      return new DateV(Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()), false);
-    }
+    case "today":
+      return new DateV(localDay(Date.now()), false);
     case "number":
       return args[0] instanceof DateV ? args[0].ms : toNumber(args[0] ?? null);
     case "list":
@@ -290,7 +288,7 @@ function member(obj: Value, name: string, env: EvalEnv): Value {
   if ((typeof obj === "string" || Array.isArray(obj)) && name === "length") return obj.length;
   if (obj instanceof DateV) {
     const d = new Date(obj.ms);
-    const f: Record<string, number> = { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), millisecond: d.getUTCMilliseconds() };
+    const f: Record<string, number> = { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes(), second: d.getSeconds(), millisecond: d.getMilliseconds() };
     return f[name] ?? null;
   }
   return null;

@@ -17,15 +17,27 @@ export interface RowFile {
   links(): string[];
 }
 
+// Dates are the local calendar's, as in Obsidian: a date without a time is local midnight, today() is
+// today here, `.date()` the local day. The UTC day was used for some of these and the local one for others:
+// east or west of UTC, "edited today" and "due today" were wrong for hours each day (the clock audit of
+// 2026-12-05). A date-time with an offset is that instant; one without, local time (as Date.parse reads it).
 export class DateV {
   constructor(
     readonly ms: number,
     readonly hasTime: boolean,
   ) {}
   toString(): string {
-    const iso = new Date(this.ms).toISOString();
-    return this.hasTime ? iso : iso.slice(0, 10);
+    if (this.hasTime) return new Date(this.ms).toISOString();
+    const d = new Date(this.ms);
+    const two = (n: number) => String(n).padStart(2, "0");
+    return `${String(d.getFullYear()).padStart(4, "0")}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
   }
+}
+
+/** Local midnight of the day `ms` falls on. */
+export function localDay(ms: number): number {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
 }
 
 export class DurationV {
@@ -49,7 +61,10 @@ export function parseDate(s: string): DateV | null {
   const m = DATE_RE.exec(s.trim());
   if (!m) return null;
   if (m[4] === undefined) {
-    const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    // new Date(y, …) reads years 0-99 as 1900-1999.
+    d.setFullYear(Number(m[1]));
+    const ms = d.getTime();
     return Number.isNaN(ms) ? null : new DateV(ms, false);
   }
   const ms = Date.parse(s.trim().replace(" ", "T"));
@@ -86,8 +101,13 @@ export function parseDuration(s: string): DurationV | null {
 
 export function addDuration(d: DateV, dur: DurationV, sign: 1 | -1): DateV {
   const dt = new Date(d.ms);
-  if (dur.months) dt.setUTCMonth(dt.getUTCMonth() + sign * dur.months);
-  return new DateV(dt.getTime() + sign * dur.ms, d.hasTime || dur.ms % 86_400_000 !== 0);
+  if (dur.months) dt.setMonth(dt.getMonth() + sign * dur.months);
+  // Whole days move the calendar day and keep the time of day (a day across a DST change is 23 or 25 hours).
+  if (dur.ms % 86_400_000 === 0) {
+    dt.setDate(dt.getDate() + (sign * dur.ms) / 86_400_000);
+    return new DateV(dt.getTime(), d.hasTime);
+  }
+  return new DateV(dt.getTime() + sign * dur.ms, true);
 }
 
 export const isFile = (v: unknown): v is FileRef => typeof v === "object" && v !== null && FILE in v;
