@@ -226,3 +226,23 @@ views:
     }, 60_000);
   }
 });
+
+test("a day the calendar lacks is refused as a time, and a span past what a date holds says so", async () => {
+  const s = await startTestServer();
+  try {
+    for (const [tool, args] of [
+      ["get_changes_since", { since: "2026-02-30T00:00:00Z" }],
+      ["get_changes_since", { since: "2025-02-29" }],
+      ["query_audit_log", { from: "2026-04-31T10:00:00Z" }],
+    ] as const) {
+      const r: any = await s.callRaw(tool, args);
+      expect(r.kind).toBe("invalid-input");
+    }
+    expect((await s.call("get_changes_since", { since: "2024-02-29T00:00:00Z" })).changes).toBeDefined();
+    const far = await runLettuce(["audit", s.root, "--since", "999999999d"]);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain("further than a date can");
+  } finally {
+    await s.close();
+  }
+});

@@ -10,6 +10,7 @@ import { ToolError } from "../errors";
 import { whenQuiet } from "../offload/activity";
 import { getSetting } from "../store/state-db";
 import { auditTarget } from "./target";
+import { parseIsoTime } from "../iso-time";
 
 export const DEFAULT_RETENTION_DAYS = 90;
 /** ~120 bytes a row: about 120 MB of state.db at the default. */
@@ -106,8 +107,8 @@ export function pruneAuditSlice(db: Database, max = PRUNE_SLICE, now = Date.now(
 
 function isoMs(v: string | undefined, name: string): number | null {
   if (v === undefined) return null;
-  const ms = Date.parse(v);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) throw new ToolError("invalid-input", `${name} is not an ISO 8601 time: ${JSON.stringify(v)}`);
+  const ms = parseIsoTime(v);
+  if (ms === null) throw new ToolError("invalid-input", `${name} is not an ISO 8601 time: ${JSON.stringify(v)}`);
   return ms;
 }
 

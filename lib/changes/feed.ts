@@ -7,6 +7,7 @@
 import { ToolError } from "../errors";
 import { basesContainingNote } from "../bases";
 import type { ChangeJournal, JournalVault } from "./journal";
+import { parseIsoTime } from "../iso-time";
 
 export interface Change {
   id: string;
@@ -95,8 +96,8 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
         throw new ToolError("invalid-input", "cursor is past the end of this vault's change history (the index was rebuilt since it was given out); sync again without a cursor");
       }
     } else if (opts.since !== undefined) {
-      const asked = Date.parse(opts.since);
-      if (!/^\d{4}-\d{2}-\d{2}/.test(opts.since) || Number.isNaN(asked)) throw new ToolError("invalid-input", `since is not an ISO 8601 time: ${JSON.stringify(opts.since)}`);
+      const asked = parseIsoTime(opts.since);
+      if (asked === null) throw new ToolError("invalid-input", `since is not an ISO 8601 time: ${JSON.stringify(opts.since)}`);
       // A time this server's clock has not reached counts from its now: the caller's clock and this one
       // disagree (or this one stepped back), and what was recorded before this clock got there was left out
       // for good (the clock audit of 2026-12-05). What comes back twice is deduplicated by id (the spec).

@@ -5,6 +5,7 @@ import { checkVaultDir } from "../vault-dir";
 import { ToolError } from "../errors";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { shownInTerminal } from "../control-chars";
+import { parseIsoTime } from "../iso-time";
 
 /** --since: an ISO 8601 time, or a span back from now ("30m", "12h", "7d", "2w"). */
 export function sinceOption(v: string | undefined, now = Date.now()): string | undefined {
@@ -12,9 +13,12 @@ export function sinceOption(v: string | undefined, now = Date.now()): string | u
   const span = /^(\d+)\s*(m|h|d|w)$/.exec(v.trim());
   if (span) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 }[span[2] as "m" | "h" | "d" | "w"];
-    return new Date(now - Number(span[1]) * unit).toISOString();
+    const at = now - Number(span[1]) * unit;
+    // Past what a date can hold (8.64e15 ms): "lettuce: Invalid Date" was all it said.
+    if (!(Math.abs(at) <= 8.64e15)) throw new UsageError(`--since ${v} reaches back further than a date can`);
+    return new Date(at).toISOString();
   }
-  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) throw new UsageError(`--since needs an ISO 8601 time or a span like 7d, 12h, 30m; got ${JSON.stringify(v)}`);
+  if (parseIsoTime(v) === null) throw new UsageError(`--since needs an ISO 8601 time or a span like 7d, 12h, 30m; got ${JSON.stringify(v)}`);
   return v;
 }
 
