@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../lib/cli/run";
 import { openStateDb } from "../lib/store/state-db";
@@ -287,6 +287,44 @@ describe("serve", () => {
 });
 
 describe("stdio", () => {
+  // The lifecycle audit of 2026-12-05: a client that closed stdin and then stdout with an answer unread, and
+  // exited, left the process running for good as an orphan holding the index (its users/ file blocked every
+  // rebuild); one that closed stdout while the process still wrote crashed it on an uncaught EPIPE.
+  for (const [calls, how] of [
+    [2, "one answer unread"],
+    [300, "hundreds of calls unread"],
+  ] as const) {
+    test(`a client that exits with ${how} leaves no process behind`, async () => {
+      const big = copyVault();
+      writeFileSync(join(big, "Big.md"), "# Big\n\n" + "lorem ipsum dolor ".repeat(12_000));
+      // The client: starts stdio, sends its calls, reads nothing, closes both pipes, says the child's pid, exits.
+      const client = `
+        const { spawn } = require("node:child_process");
+        const child = spawn(${JSON.stringify(BUN)}, [${JSON.stringify(MAIN)}, "stdio", ${JSON.stringify(big)}, "--scope", "read"], { stdio: ["pipe", "pipe", "ignore"] });
+        const send = (m) => child.stdin.write(JSON.stringify(m) + "\\n");
+        send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+        for (let i = 1; i < ${calls}; i++) send({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "read_note", arguments: { path: "Big.md" } } });
+        setTimeout(() => { child.stdin.end(); child.stdout.destroy(); console.log(child.pid); process.exit(0); }, 3000);`;
+      const out = await new Response(Bun.spawn([BUN, "-e", client], { stdout: "pipe", stderr: "inherit" }).stdout).text();
+      const pid = Number(out.trim());
+      expect(pid).toBeGreaterThan(0);
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let t0 = Date.now(); alive() && Date.now() - t0 < 20_000; ) await Bun.sleep(200);
+      const left = alive();
+      if (left) process.kill(pid, "SIGKILL");
+      expect(left).toBe(false);
+      expect(readdirSync(join(big, ".lettuce", "users"))).toEqual([]);
+      rmSync(big, { recursive: true, force: true });
+    }, 60_000);
+  }
+
   test("answers still queued when stdin ends all go out before the process exits", async () => {
     const lines = [JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })];
     // Answers of ~400 KB each: 16 MB in all, far past what a pipe holds.

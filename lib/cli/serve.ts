@@ -139,11 +139,32 @@ export const stdioCommand: Command = {
     }
     // Its client may keep it for days: a vault replaced meanwhile (a re-clone) got writes whose timeline went to the old one.
     whileVaultStays(vault, "stdio", () => process.exit(1));
+    whileClientLives(() => {
+      vault.close();
+      process.exit(0);
+    });
     await serveStdio(vault, scope);
     vault.close();
     return 0;
   },
 };
+
+/**
+ * Every 2 s: the client that started this process still runs; when it has exited, call `stop`. A client that
+ * exits with an answer unread in the pipe (stdin closed, stdout closed unread) leaves this process no event at
+ * all: it ran on for good as an orphan holding the index, its users/ file blocking every rebuild (the lifecycle
+ * audit of 2026-12-05).
+ */
+function whileClientLives(stop: () => void): void {
+  const parent = process.ppid;
+  const guard = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(guard);
+    console.error("lettuce: the client that started `lettuce stdio` has exited; stopping.");
+    stop();
+  }, 2000);
+  guard.unref();
+}
 
 /** Every 2 s: the vault folder and its stores still the ones opened (VaultContext.gone); when not, say so and call `stop`. */
 function whileVaultStays(vault: VaultContext, command: string, stop: () => void): void {

@@ -77,7 +77,16 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   const ending = new AbortController();
   // Set when stdout's write says the client is not reading (Bun reports no writableLength), until it drains.
   let unreadAnswers = false;
+  // The client closed its end of stdout (EPIPE): nobody is left to answer. Without this the error was
+  // uncaught, a crash with a stack trace that left the process's users/ file behind (the lifecycle audit).
+  let clientGone = false;
+  process.stdout.on("error", () => {
+    clientGone = true;
+    ending.abort();
+    process.stdin.destroy();
+  });
   const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
+    if (clientGone) return;
     if (!process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n")) unreadAnswers = true;
   };
   /** The message on one line, or undefined when the line was answered with a parse error (or is empty). */
@@ -140,25 +149,34 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     pump();
   };
   await boundedLines(process.stdin, MAX_STDIO_LINE, onLine, () => send(parseError(`message longer than ${MAX_STDIO_LINE} bytes`))).catch(() => {});
-  // stdin closed: the answers to what was already asked still go out.
+  // stdin closed: the answers to what was already asked still go out, to a client that reads them.
+  /** True once stdout drained (or closed); false when it took no more for STDOUT_STALL_MS. */
   const flushed = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        for (const e of ["drain", "close", "error"]) process.stdout.off(e, done);
-        resolve();
+    new Promise<boolean>((resolve) => {
+      const done = (drained: boolean) => {
+        clearTimeout(timer);
+        for (const e of ["drain", "close", "error"]) process.stdout.off(e, onEvent);
+        resolve(drained);
       };
-      for (const e of ["drain", "close", "error"]) process.stdout.on(e, done);
+      const onEvent = () => done(true);
+      const timer = setTimeout(() => done(false), STDOUT_STALL_MS);
+      for (const e of ["drain", "close", "error"]) process.stdout.on(e, onEvent);
     });
   const grace = setTimeout(() => ending.abort(), STDIN_END_GRACE_MS);
   grace.unref?.();
-  while (waiting.length || inFlight.size || unreadAnswers) {
+  while (!clientGone && (waiting.length || inFlight.size || unreadAnswers)) {
     if ((process.stdout as { destroyed?: boolean }).destroyed) break; // nobody left to answer
     pump();
     if (inFlight.size) await Promise.race(inFlight);
-    // Answers still queued for a client that has not read them: the process must not exit before they are out.
-    else await flushed();
+    // Answers still queued for a client that has not read them: the process must not exit before they are
+    // out, unless the client stopped reading altogether. One that closed stdin and then stdout unread left
+    // no event to wake this loop, and the process ran on as an orphan holding the index (the lifecycle audit).
+    else if (!(await flushed())) break;
   }
 }
+
+// How long answers may sit unread after stdin closed before the client counts as gone (any drain restarts it).
+const STDOUT_STALL_MS = 10_000;
 
 // How long a long poll still parked when stdin closes may go on before it is cancelled.
 const STDIN_END_GRACE_MS = 2000;
