@@ -6,12 +6,13 @@ import { lstatInVault, pathSpellings, resolveFolder, safeAbsPath } from "../lib/
 import { isNoteEntry, isNotePath } from "../lib/vault/scan";
 import { ALL_SCOPES, ContentParts, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 import { readVaultFile } from "../lib/vault/read-file";
+import { envNumber } from "../lib/env-number";
 
 // The image types MCP clients pass on to a model (an SVG is text, and most models take none of the rest).
 const VIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** Largest attachment read_attachment returns; base64 of more would swamp an agent's context. */
-export const MAX_ATTACHMENT_BYTES = Number(process.env.LETTUCE_MAX_ATTACHMENT_BYTES) || 5 * 1024 * 1024;
+export const MAX_ATTACHMENT_BYTES = envNumber("LETTUCE_MAX_ATTACHMENT_BYTES", 5 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 
 export const listAttachments = defineTool({
   name: "list_attachments",

@@ -11,6 +11,7 @@ import { SemanticService } from "../lib/semantic/service";
 import { findDuplicates, topicMap } from "../lib/semantic/topics";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY, type ToolContext } from "./types";
 import { contributeVaultInfo } from "./vault-info";
+import { envNumber, MAX_TIMER_MS } from "../lib/env-number";
 
 /** The vault's semantic service, after the per-token rate limit for model-spending calls. */
 function service(ctx: ToolContext, tool: string): SemanticService {
@@ -115,7 +116,7 @@ export const reindexEmbeddingsTool = defineTool({
     }, handle);
     // An MCP client gives up on a call after a minute or so (the SDK's default is 60 s); a first build of a
     // big vault takes minutes. Past the wait the pass goes on in the background and the answer says so.
-    const waitMs = Number(process.env.LETTUCE_REINDEX_WAIT_MS) || REINDEX_WAIT_MS;
+    const waitMs = envNumber("LETTUCE_REINDEX_WAIT_MS", REINDEX_WAIT_MS, { min: 1, max: MAX_TIMER_MS });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
     const result = await Promise.race([pass, late]).finally(() => clearTimeout(timer));

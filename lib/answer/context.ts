@@ -5,6 +5,7 @@
 import { referenceBlock, type ReferenceBlock, type ReferenceItem } from "./prompts";
 import type { ContextPage, ContextPassage } from "./validate";
 import { sliceWhole } from "../text-cut";
+import { envNumber } from "../env-number";
 
 const DEFAULT_BUDGET = 16_000;
 // One passage never takes more than this (stored passages are ≤ 8000 characters; split ones far less).
@@ -12,8 +13,7 @@ const MAX_PASSAGE_CHARS = 3_000;
 
 /** LETTUCE_LLM_CONTEXT_CHARS (2,000–400,000), else 16,000 characters (about 4-5k tokens). */
 export function contextBudget(env: Record<string, string | undefined> = process.env): number {
-  const n = Number(env.LETTUCE_LLM_CONTEXT_CHARS);
-  return Number.isInteger(n) && n >= 2_000 && n <= 400_000 ? n : DEFAULT_BUDGET;
+  return envNumber("LETTUCE_LLM_CONTEXT_CHARS", DEFAULT_BUDGET, { min: 2_000, max: 400_000, integer: true }, env);
 }
 
 export interface CandidatePage {

@@ -7,6 +7,7 @@ import {
   addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, localDay, parseDate, parseDuration,
   propertyOf, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
+import { envNumber } from "../env-number";
 
 export { DateV, isDateString, propertyOf, toJsonValue, truthy, type RowFile, type Value } from "./values";
 
@@ -40,7 +41,7 @@ export const MAX_NOTE_STEPS = 20_000;
  * note in a larger vault (a real filter takes ~2 µs a note; a loaded machine must not turn a
  * 100k-note vault's base into "unsupported").
  */
-export const MAX_PASS_MS = Number(process.env.LETTUCE_BASE_PASS_MS) || 1_000;
+export const MAX_PASS_MS = envNumber("LETTUCE_BASE_PASS_MS", 1_000, { min: 1, max: 60_000 });
 const PASS_MS_PER_NOTE = 0.02;
 /** Longest string or list a value may grow to. */
 export const MAX_VALUE_LENGTH = 1_000_000;

@@ -12,6 +12,7 @@ import { openIndexed } from "./index-search";
 import { indexProgress } from "./progress";
 import { shownInTerminal } from "../control-chars";
 import { liveServer, type ServerPresence } from "../store/presence";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 /** Run an embedding pass with a progress bar at a terminal (plain lines every 10 s elsewhere), unless quiet. */
 async function withProgress<T>(quiet: boolean, pass: (onProgress: (done: number, total: number) => void) => Promise<T>): Promise<T> {
@@ -28,7 +29,7 @@ const FOLLOW_POLL_MS = 500;
 // after this long with no note embedded, this command stops waiting and embeds the rest itself. (A note
 // counts once all its passages are in: one of thousands of passages on a slow model can take this long,
 // and then both embed what is left: double work, nothing wrong.)
-const followStallMs = () => Number(process.env.LETTUCE_EMBED_FOLLOW_STALL_MS) || 120_000;
+const followStallMs = () => envNumber("LETTUCE_EMBED_FOLLOW_STALL_MS", 120_000, { min: 1000, max: MAX_TIMER_MS });
 
 /** The vault's running server, when it embeds in the background with the model this command would use. */
 async function embeddingServer(vault: VaultContext): Promise<ServerPresence | null> {

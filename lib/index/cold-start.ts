@@ -3,6 +3,7 @@ import { CARRIED_CTIMES } from "../store/index-db";
 import { FtsSink } from "./fts-sink";
 import type { KnownNote } from "./known-rows";
 import { parseWorkerCount, spawnParseWorkers } from "./parse-pool";
+import { envNumber } from "../env-number";
 
 // What a first index of a vault does differently from the passes after it: the bulk load (secondary indexes
 // dropped and rebuilt, full-text rows written from a thread of their own, started early), and the
@@ -10,7 +11,7 @@ import { parseWorkerCount, spawnParseWorkers } from "./parse-pool";
 
 // A cold scan of at least this many notes is a bulk load. (An environment override lets the tests take
 // this path on small vaults.)
-export const bulkThreshold = () => Number(process.env.LETTUCE_BULK_THRESHOLD) || 2000;
+export const bulkThreshold = () => envNumber("LETTUCE_BULK_THRESHOLD", 2000, { min: 1, max: 1e9, integer: true });
 
 /** A cold scan's full-text writer and parse workers, started before the work is ready for them. */
 export interface EarlyStart {

@@ -3,6 +3,7 @@ import { workerEntry } from "../platform/embedded";
 import { readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 import { startWorker } from "../platform/descriptors";
+import { envNumber } from "../env-number";
 
 // Below this many files a worker's start-up costs more than it saves...
 const INLINE_LIMIT = 256;
@@ -11,7 +12,7 @@ const INLINE_LIMIT = 256;
 // watcher and the write tools index through here, on the request thread).
 export const BIG_NOTE_BYTES = 256 * 1024;
 const BATCH = 48;
-const IN_FLIGHT = Number(process.env.LETTUCE_PARSE_IN_FLIGHT) || 6;
+const IN_FLIGHT = envNumber("LETTUCE_PARSE_IN_FLIGHT", 6, { min: 1, max: 64, integer: true });
 
 function spawnWorker(): Worker {
   // In a compiled binary every module's import.meta.url is the binary's own
@@ -24,7 +25,7 @@ export function parseWorkerCount(count: number, hasBig = false): number {
   if (count <= INLINE_LIMIT) return hasBig ? 1 : 0;
   // The main thread is busy inserting for the whole scan, so leave it its core.
   // A few files with a big one among them need one worker only.
-  return Number(process.env.LETTUCE_PARSE_WORKERS) || Math.max(1, Math.min(4, availableParallelism() - 1));
+  return envNumber("LETTUCE_PARSE_WORKERS", Math.max(1, Math.min(4, availableParallelism() - 1)), { min: 1, max: 16, integer: true });
 }
 
 /**

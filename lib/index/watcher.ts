@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { isIgnoredPath } from "../vault/paths";
 import { nativeToVault } from "../platform/paths";
 import type { Indexer } from "./indexer";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 // Editors save in bursts (temp file, rename, chmod); wait this long after the
 // last event before re-indexing so one save costs one pass.
@@ -14,7 +15,7 @@ const MAX_WAIT_MS = 1000;
 // many folders, .git's included, on a machine whose other programs watch too), edits in unwatched folders
 // reached the index never. A full reconcile then runs every so often: at least this long apart, and at
 // least POLL_COST_FACTOR times as long as the last one took, so that a big vault's scan stays a small share.
-const POLL_MIN_MS = Number(process.env.LETTUCE_WATCH_POLL_MS) || 15_000;
+const POLL_MIN_MS = envNumber("LETTUCE_WATCH_POLL_MS", 15_000, { min: 100, max: MAX_TIMER_MS });
 const POLL_COST_FACTOR = 20;
 
 /**

@@ -15,6 +15,8 @@
 // are still answered meanwhile, on the other core).
 // Process-wide: one server, one set of workers.
 
+import { envNumber, MAX_TIMER_MS } from "../env-number";
+
 const LONG_REQUEST_MS = 2_000;
 const started = new Set<{ at: number }>();
 let inFlight = 0;
@@ -28,8 +30,7 @@ let grantUntil = 0;
 
 /** How long background work may be kept waiting before it runs for a while anyway (LETTUCE_BACKGROUND_STARVE_MS). */
 function starveMs(): number {
-  const v = Number(process.env.LETTUCE_BACKGROUND_STARVE_MS);
-  return Number.isFinite(v) && v > 0 && process.env.LETTUCE_BACKGROUND_STARVE_MS !== "" ? v : 10_000;
+  return envNumber("LETTUCE_BACKGROUND_STARVE_MS", 10_000, { min: 1, max: MAX_TIMER_MS });
 }
 const grantMs = () => Math.max(1, starveMs() / 10);
 
@@ -51,8 +52,7 @@ export function backgroundWaiting(): boolean {
 
 /** How long the server must be idle before background work resumes (LETTUCE_BACKGROUND_IDLE_MS). */
 export function quietMs(): number {
-  const v = Number(process.env.LETTUCE_BACKGROUND_IDLE_MS);
-  return Number.isFinite(v) && v >= 0 && process.env.LETTUCE_BACKGROUND_IDLE_MS !== "" ? v : 150;
+  return envNumber("LETTUCE_BACKGROUND_IDLE_MS", 150, { min: 0, max: MAX_TIMER_MS });
 }
 
 const startListeners = new Set<() => void>();

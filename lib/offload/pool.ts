@@ -23,6 +23,7 @@ import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
 import { startWorker } from "../platform/descriptors";
+import { envNumber } from "../env-number";
 
 export interface HygieneReport {
   health: WikiHealth;
@@ -35,8 +36,7 @@ const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups"]);
 
 const poolSize = () => {
-  const v = process.env.LETTUCE_READ_WORKERS;
-  return v === undefined || v === "" ? 2 : Math.max(0, Math.min(8, Number(v) || 0));
+  return envNumber("LETTUCE_READ_WORKERS", 2, { min: 0, max: 8, integer: true });
 };
 
 interface Pending {

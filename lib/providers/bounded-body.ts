@@ -2,10 +2,11 @@
 // that streams without end (or sends one 300 MB reply) otherwise grows this
 // process's memory until the try's time runs out, 1.4 GB in 30 s in an audit.
 import { AttemptError } from "./retry";
+import { envNumber } from "../env-number";
 
 /** Largest reply read from a model server (an embedding batch of 64 is ~2 MB); read at each call. */
 export function maxReplyBytes(): number {
-  return Number(process.env.LETTUCE_MAX_PROVIDER_REPLY_BYTES) || 64 * 1024 * 1024;
+  return envNumber("LETTUCE_MAX_PROVIDER_REPLY_BYTES", 64 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 }
 
 export class ReplyTooLarge extends Error {

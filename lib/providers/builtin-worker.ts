@@ -12,6 +12,7 @@ import { lowerProcessPriority, lowerThreadPriority } from "../platform/thread-pr
 import { threadTimes } from "../platform/thread-time";
 import { MODEL_FILES, WASM_FILES } from "./builtin-assets";
 import type { KernelRegistry } from "./builtin-kernels";
+import { envNumber } from "../env-number";
 
 // @energetic-ai/core re-exports TensorFlow.js, whose type packages it does not
 // ship; this is the part of its surface used here.
@@ -125,8 +126,7 @@ function inTurn<T>(fn: () => Promise<T>): Promise<T> {
 const WARM_TEXTS = ["how do I restore a deleted note", "weekly review checklist", "ideas for the garden this spring", "meeting notes from Tuesday", "what did we decide about the budget", "reading list", "travel plans and bookings", "the recipe with lentils", "project status and next steps", "why the sync failed"];
 function warmCalls(): number {
   if (process.env.LETTUCE_EMBED_ROLE !== "query") return 0;
-  const n = Number(process.env.LETTUCE_EMBED_WARMUP ?? 150);
-  return Number.isInteger(n) && n >= 0 ? Math.min(n, 1000) : 150;
+  return envNumber("LETTUCE_EMBED_WARMUP", 150, { min: 0, max: 1000, integer: true });
 }
 
 const WARM_GAP_MS = 30;

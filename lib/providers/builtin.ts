@@ -3,6 +3,7 @@ import { isServing, msSinceRequest, onRequestStart, shouldYield, whenQuiet } fro
 import type { JobStats, WorkerReply } from "./builtin-worker";
 import { hostKind, startModelHost, type ModelHost } from "./model-host";
 import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./types";
+import { envNumber } from "../env-number";
 
 // Bulk work goes to the workers in chunks of 16 passages, cut from the length-sorted batches of
 // 128 that a reconcile pass sends (the model pads a chunk to its longest). Measured on obsidian-hub
@@ -21,8 +22,8 @@ import { ProviderError, type EmbedOptions, type EmbeddingProvider } from "./type
 // price, measured side by side, 1-3% more CPU per passage. A model process (model-host.ts) is
 // stopped the moment a request begins, so it keeps chunks of 16.
 function bulkChunk(): number {
-  const set = Number(process.env.LETTUCE_EMBED_CHUNK);
-  if (set > 0) return Math.floor(set);
+  const set = envNumber("LETTUCE_EMBED_CHUNK", 0, { min: 1, max: 256, integer: true });
+  if (set > 0) return set;
   return servingOnSmallMachine() && hostKind("bulk", true) === "thread" ? SERVING_CHUNK : 16;
 }
 
@@ -47,8 +48,9 @@ const BUSY_WINDOW_MS = 30_000;
  * (tests pass another).
  */
 export function defaultWorkers(cores = availableParallelism()): number {
-  const set = Number(process.env.LETTUCE_EMBED_WORKERS) || Number(process.env.LETTUCE_EMBED_THREADS);
-  if (set > 0) return Math.max(1, Math.floor(set));
+  const range = { min: 1, max: 16, integer: true };
+  const set = envNumber("LETTUCE_EMBED_WORKERS", 0, range) || envNumber("LETTUCE_EMBED_THREADS", 0, range);
+  if (set > 0) return set;
   const workers = Math.min(2, cores);
   // A machine with more cores keeps both workers while serving: they leave the other cores for requests.
   return servingOnSmallMachine(cores) && msSinceRequest() < BUSY_WINDOW_MS ? 1 : workers;

@@ -5,6 +5,7 @@
 // connection failure proves it does not).
 import { probeOllama } from "./ollama";
 import type { ChatProvider, EmbeddingProvider } from "./types";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 // How long a verdict is kept is measured on the monotonic clock: after the wall clock stepped back an hour, a
 // cached "Ollama does not answer" outlived Ollama coming back by that hour.
@@ -56,7 +57,7 @@ export function noteChatOutcome(provider: ChatProvider, answered: boolean, now: 
 // semantic tools must say "not configured" while it cannot be reached, and agents
 // ask often, so the answer is kept for EMBED_PROBE_TTL_MS (LETTUCE_EMBED_PROBE_TTL_MS) and shared while in flight.
 export const EMBED_PROBE_TTL_MS = 10_000;
-const embedProbeTtl = () => Number(process.env.LETTUCE_EMBED_PROBE_TTL_MS) || EMBED_PROBE_TTL_MS;
+const embedProbeTtl = () => envNumber("LETTUCE_EMBED_PROBE_TTL_MS", EMBED_PROBE_TTL_MS, { min: 0, max: MAX_TIMER_MS });
 const embedProbes = new Map<string, { reason: string | null; at: number; pending: Promise<string | null> | null }>();
 
 /**

@@ -1,4 +1,5 @@
 import { ProviderError, type ProviderErrorKind } from "./types";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */
@@ -10,17 +11,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-const envInt = (name: string, def: number, min = 1) => {
-  const raw = process.env[name];
-  const n = Number(raw);
-  return raw !== undefined && raw.trim() !== "" && Number.isFinite(n) && n >= min ? n : def;
-};
-
 export function defaultPolicy(kind: "embed" | "chat"): RetryPolicy {
   return {
     // 0 is a valid number of retries: try once.
-    attempts: envInt("LETTUCE_PROVIDER_RETRIES", 2, 0) + 1,
-    timeoutMs: envInt("LETTUCE_PROVIDER_TIMEOUT_MS", kind === "chat" ? 120_000 : 60_000),
+    attempts: envNumber("LETTUCE_PROVIDER_RETRIES", 2, { min: 0, max: 10, integer: true }) + 1,
+    timeoutMs: envNumber("LETTUCE_PROVIDER_TIMEOUT_MS", kind === "chat" ? 120_000 : 60_000, { min: 100, max: MAX_TIMER_MS }),
     baseDelayMs: 500,
     maxDelayMs: 8_000,
   };

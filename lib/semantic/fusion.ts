@@ -2,6 +2,8 @@
 // per embedding model, and the helpers that fusion needs. Measured choices are
 // documented in docs/semantic.md ("What we tried"), figures from bench/retrieval.ts.
 
+import { envNumber } from "../env-number";
+
 /** One ranked list of ids (best first) and how much its ranks count. */
 export interface RankedList {
   ids: number[];
@@ -216,8 +218,8 @@ export function rankingFor(kind: string, model = ""): RankingParams {
   const p = { ...row.params, rerank: { ...row.params.rerank } };
   const method = process.env.LETTUCE_HYBRID_FUSION;
   if (method === "rrf" || method === "convex") p.fusion = method;
-  const k = Number(process.env.LETTUCE_RRF_K);
-  const w = Number(process.env.LETTUCE_RRF_VECTOR_WEIGHT);
+  const k = envNumber("LETTUCE_RRF_K", 0, { min: 0.001, max: 1e6 });
+  const w = envNumber("LETTUCE_RRF_VECTOR_WEIGHT", 0, { min: 0.001, max: 1000 });
   if (k > 0) p.k = k;
   if (w > 0) p.vectorWeight = p.vectorWeightWeak = w;
   return p;

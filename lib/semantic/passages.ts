@@ -9,6 +9,7 @@
 import { atxHeading } from "../vault/line-ends";
 import { contentHash } from "../index/parse-job";
 import { backtickRuns } from "../vault/code-spans";
+import { envNumber } from "../env-number";
 
 export interface Passage {
   ord: number;
@@ -24,8 +25,7 @@ export interface Passage {
 
 /** Passage size for a provider: its own, unless LETTUCE_PASSAGE_CHARS (200-8000) says otherwise. */
 export function passageCharsFor(provider: { passageChars: number }): number {
-  const n = Number(process.env.LETTUCE_PASSAGE_CHARS);
-  return Number.isInteger(n) && n >= 200 && n <= 8000 ? n : provider.passageChars;
+  return envNumber("LETTUCE_PASSAGE_CHARS", provider.passageChars, { min: 200, max: 8000, integer: true });
 }
 
 // Part of every passage hash. Changes to splitting or cleaning change the hashed text by themselves;

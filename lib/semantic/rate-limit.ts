@@ -3,6 +3,7 @@
 // meets it. LETTUCE_MODEL_RATE_LIMIT sets the calls per minute (default 120,
 // bursts of up to that many); 0 turns it off.
 import { ToolError } from "../errors";
+import { envNumber } from "../env-number";
 
 const DEFAULT_PER_MINUTE = 120;
 
@@ -12,7 +13,7 @@ export class RateLimiter {
   readonly perMinute: number;
 
   constructor(
-    perMinute: number = Number(process.env.LETTUCE_MODEL_RATE_LIMIT ?? DEFAULT_PER_MINUTE),
+    perMinute: number = envNumber("LETTUCE_MODEL_RATE_LIMIT", DEFAULT_PER_MINUTE, { min: 0, max: 1e6 }),
     // Monotonic: on the wall clock, a step back of a day left every token rate-limited for that day.
     private now: () => number = () => performance.now(),
   ) {

@@ -21,11 +21,12 @@ import { countEmbedded, embeddedModel, goneNoteIds, passageHashes, resetForModel
 import { toToolError } from "./tool-error";
 import { LoadedIndexes, QueryVectorCache } from "./loaded-indexes";
 import type { VectorIndex } from "./vector-index";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 export type { EmbeddingProgress } from "./progress";
 
 const services = new WeakMap<VaultContext, SemanticService>();
-const PROGRESS_LOG_MS = Number(process.env.LETTUCE_EMBED_LOG_MS) || 30_000;
+const PROGRESS_LOG_MS = envNumber("LETTUCE_EMBED_LOG_MS", 30_000, { min: 100, max: MAX_TIMER_MS });
 const QUERY_CACHE = 256;
 // Changes whose embedding fits in this many passages are embedded inside the
 // semantic call that needs them; a bigger backlog (the first build, a model
@@ -262,7 +263,7 @@ export class SemanticService {
         this.cleanDataVersion = dv;
         return { provider, building: null };
       }
-      const limit = Number(process.env.LETTUCE_EMBED_SYNC_LIMIT) || (provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote);
+      const limit = envNumber("LETTUCE_EMBED_SYNC_LIMIT", provider.kind === "builtin" ? SYNC_PASSAGES.builtin : SYNC_PASSAGES.remote, { min: 1, max: 10_000_000, integer: true });
       // A background build in progress, or a backlog too big to wait for: answer from what is ready.
       // Joining a running background pass means waiting for all it has left: only worth it when that is little.
       if (pending > limit || (this.backgroundRunning && pending > JOIN_PASSAGES)) {

@@ -11,14 +11,15 @@ import type { McpDispatcher } from "./mcp";
 import { mountWebUi } from "../web/app";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
+import { envNumber } from "../env-number";
 
-export const MAX_BODY_BYTES = Number(process.env.LETTUCE_MAX_BODY_BYTES) || 8 * 1024 * 1024;
+export const MAX_BODY_BYTES = envNumber("LETTUCE_MAX_BODY_BYTES", 8 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 /**
  * A read token's requests carry queries, paths and ids, never a note's content: 1 MB is far past any of them.
  * At the 8 MB that writes need, one read token's 7.8 MB bodies (660k filter keys, 7.8 MB of "[") held the
  * request thread 1-2 s each in JSON.parse and validation (an audit).
  */
-export const MAX_READ_BODY_BYTES = Number(process.env.LETTUCE_MAX_READ_BODY_BYTES) || 1024 * 1024;
+export const MAX_READ_BODY_BYTES = envNumber("LETTUCE_MAX_READ_BODY_BYTES", 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 
 /** The body of a request past what its token's scope may send, or null: by Content-Length before reading, else by its text. */
 function overScopeLimit(scope: string, lengthHeader: string | undefined, text?: string): string | null {

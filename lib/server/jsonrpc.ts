@@ -2,6 +2,8 @@
 // batches and their bounds, and answers serialised (around a read worker's ready-made text when there is one).
 // The dispatcher (mcp.ts) decides what to answer; this module is how it is read and written.
 
+import { envNumber } from "../env-number";
+
 export const JSONRPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL: -32603 } as const;
 
 /** A number id travels back as the exact text it was sent as (JSON.rawJSON), so ids above 2^53 are not rounded. */
@@ -10,9 +12,9 @@ type RawJson = { readonly rawJSON: string };
 
 // Batches: MCP 2025-06-18 removed JSON-RPC batching; older versions allow it, within these bounds.
 export const FIRST_VERSION_WITHOUT_BATCHES = "2025-06-18";
-export const MAX_BATCH = Number(process.env.LETTUCE_MAX_BATCH) || 32;
+export const MAX_BATCH = envNumber("LETTUCE_MAX_BATCH", 32, { min: 1, max: 1000, integer: true });
 /** A batch stops running items once its answers pass this many bytes; the rest are answered with an error. */
-export const MAX_BATCH_ANSWER_BYTES = Number(process.env.LETTUCE_MAX_BATCH_ANSWER_BYTES) || 4 * 1024 * 1024;
+export const MAX_BATCH_ANSWER_BYTES = envNumber("LETTUCE_MAX_BATCH_ANSWER_BYTES", 4 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 
 // Source text of number ids, keyed by the message object (parseJsonRpc's reviver records them).
 const rawIds = new WeakMap<object, string>();

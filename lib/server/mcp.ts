@@ -19,6 +19,7 @@ import { VERSION } from "../version";
 import { handleResources } from "./resources";
 import { withoutControls } from "../control-chars";
 import { answerBytes, batchRefusal, echoId, JSONRPC, MAX_BATCH_ANSWER_BYTES, rpcError, withLiteral, type JsonRpcId, type JsonRpcResponse } from "./jsonrpc";
+import { envNumber } from "../env-number";
 
 /**
  * Every tool call's time budget (ms); a call still running then answers kind "timeout". Read at call time.
@@ -27,7 +28,8 @@ import { answerBytes, batchRefusal, echoId, JSONRPC, MAX_BATCH_ANSWER_BYTES, rpc
  * a way to hold a read for minutes.
  */
 export function requestBudgetMs(args: unknown, takesWait: boolean): number {
-  const base = Number(process.env.LETTUCE_REQUEST_TIMEOUT_MS) || 30_000;
+  // At most 110 s: the HTTP server drops a connection idle for 120 s, and a call must answer `timeout` first.
+  const base = envNumber("LETTUCE_REQUEST_TIMEOUT_MS", 30_000, { min: 1, max: 110_000 });
   const wait = takesWait ? (args as { timeout_ms?: unknown } | null)?.timeout_ms : undefined;
   return typeof wait === "number" && wait > 0 ? base + Math.min(wait, 120_000) : base;
 }
@@ -293,8 +295,7 @@ export class McpDispatcher {
 
 /** Calls one token may have worked on at once (LETTUCE_CALLS_PER_TOKEN, default 8); the rest wait their turn. */
 const CALLS = new CallerGate(() => {
-  const v = Number(process.env.LETTUCE_CALLS_PER_TOKEN);
-  return Number.isInteger(v) && v > 0 ? v : 8;
+  return envNumber("LETTUCE_CALLS_PER_TOKEN", 8, { min: 1, max: 1000, integer: true });
 });
 
 /** A call's key for cancellation: its token and its id as the client wrote it ("7" and 7 are different ids). */

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { IndexChange } from "../index/indexer";
 import type { VaultContext } from "../vault-context";
 import { directiveKeys, queryDirectives, scopeCovers, type Directive, type DirectiveScope } from "./directives";
+import { envNumber, MAX_TIMER_MS } from "../env-number";
 
 // Leases run on the monotonic clock: on the wall clock a step forward gave a claimed directive to a second
 // worker, a step back hid it for the length of the step, and a claim made while the clock ran 30 days ahead
@@ -9,7 +10,7 @@ import { directiveKeys, queryDirectives, scopeCovers, type Directive, type Direc
 const clock = () => performance.now();
 
 // A worker that needs longer than two minutes per directive sets LETTUCE_DIRECTIVE_LEASE_MS.
-export const LEASE_TTL_MS = Math.max(1000, Number(process.env.LETTUCE_DIRECTIVE_LEASE_MS) || 120_000);
+export const LEASE_TTL_MS = envNumber("LETTUCE_DIRECTIVE_LEASE_MS", 120_000, { min: 1000, max: MAX_TIMER_MS });
 export const MIN_TIMEOUT_MS = 1000;
 export const MAX_TIMEOUT_MS = 55_000;
 export const DEFAULT_TIMEOUT_MS = 25_000;

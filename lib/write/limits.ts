@@ -1,10 +1,11 @@
 // Caps on what one write may do. Documented in docs/writes.md; each breach
 // has its own error kind so an agent can tell what to change.
 
+import { envNumber } from "../env-number";
+
 /** Largest note a write may produce (bytes). LETTUCE_MAX_NOTE_BYTES overrides. */
 export function maxNoteBytes(): number {
-  const n = Number(process.env.LETTUCE_MAX_NOTE_BYTES);
-  return Number.isInteger(n) && n > 0 ? n : 2 * 1024 * 1024;
+  return envNumber("LETTUCE_MAX_NOTE_BYTES", 2 * 1024 * 1024, { min: 1, max: 1024 ** 3, integer: true });
 }
 
 /** apply_edits: most {find, replace} pairs in one call (kind too-many-edits). */

@@ -12,6 +12,7 @@
 
 import { lstatSync } from "node:fs";
 import { absOf } from "./atomic";
+import { envNumber } from "../env-number";
 
 /** How long an emptied note must have stayed empty before an edit is planned from it (ms). */
 export const SAVE_QUIET_MS = 300;
@@ -20,9 +21,8 @@ const MAX_WAIT_MS = 2000;
 const POLL_MS = 25;
 
 function quietMs(): number {
-  const raw = process.env.LETTUCE_SAVE_QUIET_MS?.trim();
-  const v = raw ? Number(raw) : NaN; // unset or "" is the default, not 0 (which turns the wait off)
-  return Number.isFinite(v) && v >= 0 ? v : SAVE_QUIET_MS;
+  // 0 turns the wait off; unset or "" is the default.
+  return envNumber("LETTUCE_SAVE_QUIET_MS", SAVE_QUIET_MS, { min: 0, max: 10_000 });
 }
 
 /** A file's identity, size and when it last changed; null when it is not there (or not a plain file). */
