@@ -8,8 +8,41 @@ import { indexDbPath, openIndexDb } from "./store/index-db";
 import { holdIndex } from "./store/index-users";
 import { getSetting, openStateDb, openStateDbNoSync, stateDbPath } from "./store/state-db";
 import { checkVaultDir } from "./vault-dir";
+import { normalizeVaultPath } from "./vault/paths";
 
 export const DEFAULT_IMMUTABLE_PATHS = ["sources/"];
+// More prefixes than any person sets by hand: a row of 200,000 (state.db may come from a synced folder) made
+// every get_vault_info 3.7 MB and every write ~75 ms slower (the configuration audit of 2026-12-05).
+const MAX_IMMUTABLE_PATHS = 1000;
+
+/**
+ * The immutablePaths setting as it is enforced: each prefix in the form `lettuce config` writes ("sources/"),
+ * whatever the row holds. A row written by hand or another tool ("./sources/") was shown as set while the
+ * folder went unprotected; one that was not a list was shown by nothing (config crashed) and enforced as
+ * the default.
+ */
+export function immutablePathsIn(stateDb: Database): string[] {
+  const raw = getSetting(stateDb, "immutablePaths");
+  if (!raw) return DEFAULT_IMMUTABLE_PATHS;
+  let list: unknown;
+  try {
+    list = JSON.parse(raw);
+  } catch {
+    return DEFAULT_IMMUTABLE_PATHS;
+  }
+  if (!Array.isArray(list)) return DEFAULT_IMMUTABLE_PATHS;
+  const out = new Set<string>();
+  for (const item of list.slice(0, MAX_IMMUTABLE_PATHS)) {
+    if (typeof item !== "string") continue;
+    try {
+      const p = normalizeVaultPath(item.trim().replace(/^(\.\/|\/)+/, ""));
+      if (p) out.add(`${p}/`);
+    } catch {
+      /* not a vault path: protects nothing, and is not shown as if it did */
+    }
+  }
+  return [...out];
+}
 
 export { checkVaultDir, MissingVaultError, VaultError } from "./vault-dir";
 
@@ -63,14 +96,7 @@ export class VaultContext {
 
   /** Vault-relative prefixes that agents may create under but never change. */
   get immutablePaths(): string[] {
-    const raw = getSetting(this.stateDb, "immutablePaths");
-    if (!raw) return DEFAULT_IMMUTABLE_PATHS;
-    try {
-      const v = JSON.parse(raw);
-      return Array.isArray(v) ? v.map(String) : DEFAULT_IMMUTABLE_PATHS;
-    } catch {
-      return DEFAULT_IMMUTABLE_PATHS;
-    }
+    return immutablePathsIn(this.stateDb);
   }
 
   /**

@@ -2,13 +2,15 @@
 // as 0 (a rate limit of 0 is "off"), let -1 through (a parse pool that never started) and read "1e309" as
 // Infinity (workers started without end, a timer past setTimeout's limit that fires every millisecond).
 import { expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envNumber } from "../lib/env-number";
+import { startHttpServer } from "../lib/server/serve";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
 import { freePort, httpMcp, runLettuce, spawnLettuce } from "./helpers/cli";
-import { tempDir } from "./helpers/server";
+import { withEnv } from "./helpers/env";
+import { startTestServer, tempDir } from "./helpers/server";
 
 test("a number setting is used only when it is a plain number in range; otherwise the default, said once", () => {
   const range = { min: 1, max: 100, integer: true };
@@ -78,3 +80,92 @@ test("an index run with unusable parse settings finishes, with workers bounded",
     rmSync(root, { recursive: true, force: true });
   }
 }, 90_000);
+
+test("flags: an empty host or port, a hex port and a limit of 0 are refused; a token name with control characters too", async () => {
+  const root = tempDir("lettuce-flags-");
+  writeFileSync(join(root, "a.md"), "# A\n\nglacier\n");
+  try {
+    for (const args of [
+      ["serve", root, "--host", ""],
+      ["serve", root, "--port", ""],
+      ["serve", root, "--port", "0x1F90"],
+      ["search", root, "glacier", "--limit", "0"],
+      ["search", root, "glacier", "--limit", "1e308"],
+      ["token", root, "create", "--name", "evil\u001b]0;pwned\u0007", "--scope", "read"],
+    ]) {
+      const r = await runLettuce(args);
+      expect(r.code).toBe(2);
+    }
+    expect(existsSync(join(root, ".lettuce", "serve.json"))).toBe(false);
+    expect((await runLettuce(["search", root, "glacier", "--limit", "1"])).stdout).toContain("a.md");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("settings rows written by hand are shown as the server enforces them", async () => {
+  const root = tempDir("lettuce-rows-");
+  mkdirSync(join(root, "sources"), { recursive: true });
+  writeFileSync(join(root, "sources", "s.md"), "# S\n\nkept\n");
+  const db = openStateDb(root);
+  const set = db.query("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)");
+  set.run("contextMode", "Strict");
+  set.run("immutablePaths", JSON.stringify(["./sources/"]));
+  set.run("auditRetentionDays", "0");
+  db.close();
+  try {
+    const shown = await runLettuce(["config", root]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("contextMode=off");
+    expect(shown.stdout).toContain("immutablePaths=sources/");
+    expect(shown.stdout).toContain("auditRetentionDays=90");
+    // ...and the prefix is enforced as shown.
+    const s = await startTestServer({ root });
+    try {
+      const r: any = await s.callRaw("write_note", { path: "sources/s.md", content: "gone\n", overwrite: true });
+      expect(r.kind).toBe("immutable-path");
+    } finally {
+      await s.close();
+    }
+    const d = openStateDb(root);
+    d.query("INSERT OR REPLACE INTO settings(key, value) VALUES ('immutablePaths', 'notjson')").run();
+    d.close();
+    expect((await runLettuce(["config", root])).stdout).toContain("immutablePaths=sources/");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("a base URL that does not parse leaves the tools answering, and says which setting is wrong", async () => {
+  await withEnv({ LETTUCE_LLM_BASE_URL: "not a url\n", LETTUCE_EMBED_BASE_URL: "http://[bad", LETTUCE_EMBED_PROVIDER: undefined, LETTUCE_LLM_PROVIDER: undefined }, async () => {
+    const s = await startTestServer();
+    try {
+      const info = await s.call("get_vault_info");
+      expect(info.capabilities.embeddings).toBe(false);
+      const search: any = await s.callRaw("semantic_search", { query: "garden" });
+      expect(search.kind).not.toBe("internal");
+      expect(search.content[0].text).toContain("LETTUCE_EMBED_BASE_URL");
+      const doctor = await runLettuce(["doctor", s.root], { env: { LETTUCE_LLM_BASE_URL: "not a url\n", LETTUCE_EMBED_BASE_URL: "http://[bad" } });
+      expect(doctor.stderr).not.toContain("Invalid URL");
+      expect(doctor.stdout).toContain("LETTUCE_EMBED_BASE_URL");
+    } finally {
+      await s.close();
+    }
+  });
+}, 60_000);
+
+test("a server on every IPv6 interface answers at its own printed address", async () => {
+  const s = await startTestServer();
+  try {
+    const running = startHttpServer(s.vault, { port: 0, host: "::" });
+    try {
+      const port = new URL(running.url).port;
+      const r = await fetch(`http://[::1]:${port}/mcp`, { method: "POST", headers: { host: `[::]:${port}`, "content-type": "application/json" }, body: "{}" });
+      expect(r.status).not.toBe(403);
+    } finally {
+      await running.stop();
+    }
+  } finally {
+    await s.close();
+  }
+});

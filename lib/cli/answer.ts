@@ -108,7 +108,7 @@ export const answerCommand: Command = {
     if (positionals.length < 2) throw new UsageError("answer needs a vault and a question");
     const query = positionals.slice(1).join(" ").trim();
     if (!query) throw new UsageError("the question is empty");
-    const limit = intOption(values.limit, "limit", 6);
+    const limit = intOption(values.limit, "limit", 6, 1);
     if (limit < 1 || limit > 20) throw new UsageError("--limit must be between 1 and 20");
     const vault = await openIndexed(positionals[0], !!values.json);
     return closing(vault, async () => {

@@ -57,7 +57,7 @@ export const auditCommand: Command = {
       pruneAudit(db);
       let entries: AuditEntry[];
       try {
-        entries = queryAudit(db, { tool: values.tool, status: values.status as "success" | "error" | undefined, from: sinceOption(values.since), limit: intOption(values.limit, "limit", 50) || 50 });
+        entries = queryAudit(db, { tool: values.tool, status: values.status as "success" | "error" | undefined, from: sinceOption(values.since), limit: intOption(values.limit, "limit", 50, 1) });
       } catch (e) {
         if (e instanceof ToolError) throw new UsageError(e.message);
         throw e;

@@ -26,11 +26,14 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(argv: s
   }
 }
 
-export function intOption(v: string | undefined, name: string, def: number): number {
+export function intOption(v: string | undefined, name: string, def: number, min = 0): number {
   if (v === undefined) return def;
-  const n = Number(v);
+  // Decimal digits only: Number() read "" as 0 (--port "" served on a random port), "0x1F90" as 8080 and
+  // "1e308" as a number SQLite then refused ("datatype mismatch"); the configuration audit.
+  const t = v.trim();
+  const n = /^\d+$/.test(t) ? Number(t) : Number.NaN;
   // An upper-case name is a positional argument (the edit ID), not a --flag.
   const what = name === name.toUpperCase() ? name : `--${name}`;
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${what} needs a whole number, got ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`${what} needs a whole number${min > 0 ? ` of at least ${min}` : ""}, got ${JSON.stringify(v)}`);
   return n;
 }

@@ -1,12 +1,17 @@
-import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_DAYS, MAX_MAX_ROWS, MIN_MAX_ROWS } from "../audit/log";
-import { CONTEXT_MODES } from "../store/context-runs";
-import { openStateDb, setSetting, getSetting } from "../store/state-db";
-import { checkVaultDir, DEFAULT_IMMUTABLE_PATHS } from "../vault-context";
+import type { Database } from "bun:sqlite";
+import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_DAYS, MAX_MAX_ROWS, maxRows, MIN_MAX_ROWS, retentionDays } from "../audit/log";
+import { CONTEXT_MODES, contextMode } from "../store/context-runs";
+import { openStateDb, setSetting } from "../store/state-db";
+import { checkVaultDir, immutablePathsIn } from "../vault-context";
 import { normalizeVaultPath } from "../vault/paths";
 import { parse, UsageError, type Command } from "./command";
 
-/** Vault settings a person may change; each knows how to check and show its value. */
-const SETTINGS: Record<string, { help: string; parse(v: string): string; show(raw: string | null): string }> = {
+/**
+ * Vault settings a person may change; each knows how to check a new value and show the one in force (what
+ * the server enforces, not the raw row: a row written by hand showed "Strict" or 0 while the server used
+ * off or the default; the configuration audit).
+ */
+const SETTINGS: Record<string, { help: string; parse(v: string): string; show(db: Database): string }> = {
   immutablePaths: {
     help: "comma-separated folder prefixes agents may create notes under but never change, move or delete (default: sources/); \"\" for none",
     parse(v) {
@@ -23,7 +28,7 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
         });
       return JSON.stringify([...new Set(list)]);
     },
-    show: (raw) => (raw ? (JSON.parse(raw) as string[]) : DEFAULT_IMMUTABLE_PATHS).join(",") || '""',
+    show: (db) => immutablePathsIn(db).join(",") || '""',
   },
   auditRetentionDays: {
     help: `days the audit log keeps each agent tool call (default ${DEFAULT_RETENTION_DAYS}); older entries are pruned`,
@@ -32,7 +37,7 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
       if (!Number.isInteger(n) || n < 1 || n > 36500) throw new UsageError(`auditRetentionDays must be a whole number of days from 1 to 36500, got ${JSON.stringify(v)}`);
       return String(n);
     },
-    show: (raw) => raw ?? String(DEFAULT_RETENTION_DAYS),
+    show: (db) => String(retentionDays(db)),
   },
   auditMaxRows: {
     help: `the most audit log entries kept (default ${DEFAULT_MAX_ROWS}, ~120 bytes each); the oldest go first`,
@@ -41,7 +46,7 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
       if (!Number.isInteger(n) || n < MIN_MAX_ROWS || n > MAX_MAX_ROWS) throw new UsageError(`auditMaxRows must be a whole number from ${MIN_MAX_ROWS} to ${MAX_MAX_ROWS}, got ${JSON.stringify(v)}`);
       return String(n);
     },
-    show: (raw) => raw ?? String(DEFAULT_MAX_ROWS),
+    show: (db) => String(maxRows(db)),
   },
   contextMode: {
     help: "off (default) | smart (writes without a prepare_context contextRunId are answered with a recommendation) | strict (they are refused)",
@@ -50,7 +55,7 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(ra
       if (!(CONTEXT_MODES as readonly string[]).includes(mode)) throw new UsageError(`contextMode is one of ${CONTEXT_MODES.join(", ")}, not ${JSON.stringify(v)}`);
       return mode;
     },
-    show: (raw) => raw ?? "off",
+    show: (db) => contextMode(db),
   },
 };
 
@@ -77,7 +82,7 @@ export const configCommand: Command = {
         setSetting(db, key, SETTINGS[key]!.parse(value));
       }
       for (const [k, s] of Object.entries(SETTINGS)) {
-        if (key === undefined || key === k) console.log(`${k}=${s.show(getSetting(db, k))}`);
+        if (key === undefined || key === k) console.log(`${k}=${s.show(db)}`);
       }
       return 0;
     } finally {

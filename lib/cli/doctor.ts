@@ -115,9 +115,9 @@ function sqliteChecks(out: Check[]): string {
 
 async function providerChecks(env: Env, index: { model: string | null; dim: number | null }, out: Check[]): Promise<void> {
   const host = ollamaHost(env.OLLAMA_HOST);
-  const embedChoice = (env.LETTUCE_EMBED_PROVIDER ?? "auto").toLowerCase();
+  const embedChoice = (env.LETTUCE_EMBED_PROVIDER?.trim() || "auto").toLowerCase();
   const wanted = env.LETTUCE_EMBED_MODEL?.trim() || DEFAULT_OLLAMA_EMBED_MODEL;
-  const usesOllama = embedChoice === "ollama" || (embedChoice === "auto" && !env.LETTUCE_EMBED_BASE_URL);
+  const usesOllama = embedChoice === "ollama" || (embedChoice === "auto" && !env.LETTUCE_EMBED_BASE_URL?.trim());
   const models = await probeOllama(host);
   if (!models) {
     out.push({

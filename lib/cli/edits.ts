@@ -37,7 +37,7 @@ export const editsCommand: Command = {
     const db = openStateDb(root);
     try {
       recoverAtStart(root, db);
-      const edits = listEdits(db, { path: values.path, limit: intOption(values.limit, "limit", 50), offset: intOption(values.offset, "offset", 0) });
+      const edits = listEdits(db, { path: values.path, limit: intOption(values.limit, "limit", 50, 1), offset: intOption(values.offset, "offset", 0) });
       if (values.json) console.log(JSON.stringify(edits));
       else if (!edits.length) console.log(values.path ? `No agent edits of ${values.path}.` : "No agent edits yet.");
       else for (const e of edits) console.log(describeEdit(e));

@@ -110,12 +110,12 @@ export const searchCommand: Command = {
     if (positionals.length < 2 || !positionals.slice(1).join(" ").trim()) throw new UsageError("search needs a vault and a query");
     if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
     if (values.semantic || values.hybrid) {
-      const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10), json: !!values.json };
+      const opts = { hybrid: !!values.hybrid, limit: intOption(values.limit, "limit", 10, 1), json: !!values.json };
       // The semantic stack (providers, the model, the vector index) loads only here.
       const { semanticSearchCli } = await import("./semantic");
       return semanticSearchCli(positionals[0]!, positionals.slice(1).join(" "), opts);
     }
-    const limit = intOption(values.limit, "limit", 10);
+    const limit = intOption(values.limit, "limit", 10, 1);
     const query = positionals.slice(1).join(" ");
     let res = searchIfFresh(positionals[0], query, limit);
     if (!res) {

@@ -152,7 +152,7 @@ export const relatedCommand: Command = {
     return guarded(vault, async () => {
       const note = findNoteLikeLink(vault.indexDb, vault.root, vault.indexer.resolver, positionals[1]!);
       await embedAll(vault, !!values.json);
-      const res = await relatedNotes(SemanticService.for(vault), note, intOption(values.limit, "limit", 5));
+      const res = await relatedNotes(SemanticService.for(vault), note, intOption(values.limit, "limit", 5, 1));
       if (values.json) console.log(JSON.stringify(res));
       else printHits(res.items, "cosine similarity");
       return 0;
@@ -172,7 +172,7 @@ export const evalCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, k: { type: "string" } });
     if (positionals.length !== 1) throw new UsageError("eval takes exactly one vault path");
-    const k = intOption(values.k, "k", 6);
+    const k = intOption(values.k, "k", 6, 1);
     if (k < 1) throw new UsageError("--k must be at least 1");
     const vault = await openIndexed(positionals[0], true);
     return guarded(vault, async () => {

@@ -2,6 +2,7 @@ import { openStateDb } from "../store/state-db";
 import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../store/tokens";
 import { checkVaultDir } from "../vault-dir";
 import { parse, UsageError, type Command } from "./command";
+import { shownInTerminal } from "../control-chars";
 
 export const tokenCommand: Command = {
   name: "token",
@@ -43,7 +44,8 @@ export const tokenCommand: Command = {
         const tokens = listTokens(db);
         if (values.json) console.log(JSON.stringify(tokens));
         else if (!tokens.length) console.log("No active tokens.");
-        else for (const t of tokens) console.log(`${t.id}\t${t.name}\t${t.scope}\tcreated ${t.createdAt}\tlast used ${t.lastUsedAt ?? "never"}`);
+        // Escaped: a name made before names were checked (or written into state.db by hand) reaches the terminal.
+        else for (const t of tokens) console.log(`${t.id}\t${shownInTerminal(t.name)}\t${t.scope}\tcreated ${t.createdAt}\tlast used ${t.lastUsedAt ?? "never"}`);
       } else {
         const which = positionals[1];
         if (!which) throw new UsageError("token revoke needs a token name or id");

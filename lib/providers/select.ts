@@ -45,10 +45,26 @@ export function builtinEmbedder(): BuiltinEmbedder {
   return builtin;
 }
 
+/**
+ * Why a base URL setting cannot be used, or null. One that did not parse threw from deep in the choice, and
+ * get_vault_info (the tool agents call first) answered internal to every agent (the configuration audit).
+ */
+function badBase(name: string, base: string | undefined): string | null {
+  if (base === undefined) return null;
+  try {
+    openAiBase(base);
+    return null;
+  } catch {
+    return `${name}=${JSON.stringify(base.slice(0, 80))} is not a URL (e.g. http://localhost:8080/v1)`;
+  }
+}
+
 async function chooseEmbedder(env: Env): Promise<Selected<EmbeddingProvider>> {
   const choice = (setting(env, "LETTUCE_EMBED_PROVIDER") ?? "auto").toLowerCase();
   const model = setting(env, "LETTUCE_EMBED_MODEL");
   const base = setting(env, "LETTUCE_EMBED_BASE_URL");
+  const unusable = (choice === "openai" || choice === "auto") && badBase("LETTUCE_EMBED_BASE_URL", base);
+  if (unusable) return { provider: null, reason: unusable };
   const key = setting(env, "LETTUCE_API_KEY");
   const host = ollamaHost(env.OLLAMA_HOST);
   switch (choice) {
@@ -79,6 +95,8 @@ async function chooseChat(env: Env): Promise<Selected<ChatProvider>> {
   const base = setting(env, "LETTUCE_LLM_BASE_URL");
   const key = setting(env, "LETTUCE_API_KEY");
   const host = ollamaHost(env.OLLAMA_HOST);
+  const unusable = (choice === "openai" || choice === "auto") && badBase("LETTUCE_LLM_BASE_URL", base);
+  if (unusable) return { provider: null, reason: unusable };
   const noModel = { provider: null, reason: "No LLM provider configured: set LETTUCE_LLM_BASE_URL and LETTUCE_LLM_MODEL (any OpenAI-compatible endpoint), or run Ollama with a chat model" };
   switch (choice) {
     case "none":

@@ -122,7 +122,9 @@ function acceptsJson(v: string | undefined): boolean {
  * must learn nothing, not even "401"), then the size cap, then the token.
  */
 export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: HttpOptions = {}): Hono<Env> {
-  const allowed = new Set([...LOOPBACK, ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase())]);
+  // An IPv6 name arrives in a Host header in brackets: `--host ::` answered 403 at its own printed address.
+  const named = (opts.allowedHosts ?? []).map((h) => h.toLowerCase());
+  const allowed = new Set([...LOOPBACK, ...named, ...named.filter((h) => h.includes(":") && !h.startsWith("[")).map((h) => `[${h}]`)]);
   const app = new Hono<Env>();
   // A client that went away while sending its body (the read rejects): nobody is there to answer, and a
   // 33-line stack per such client was most of a long-running server's log (the soak audit). Anything else

@@ -1,5 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { DISGUISING } from "../control-chars";
+
+const MAX_TOKEN_NAME_CHARS = 100;
 
 export type Scope = "read" | "propose" | "write";
 export const SCOPES: readonly Scope[] = ["read", "propose", "write"];
@@ -21,6 +24,10 @@ function hashToken(token: string): string {
 export function createToken(db: Database, name: string, scope: Scope): { token: string; info: TokenInfo } {
   if (!SCOPES.includes(scope)) throw new Error(`Unknown scope ${JSON.stringify(scope)}; use read, propose or write`);
   if (!name.trim()) throw new Error("A token needs a name");
+  // The name is printed to a person's terminal (token list) and stored with every audit entry: a control
+  // sequence in it set the window title and cleared the screen (the configuration audit).
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name) || DISGUISING.test(name)) throw new Error("A token name may not hold control or invisible characters");
+  if (name.length > MAX_TOKEN_NAME_CHARS) throw new Error(`A token name has at most ${MAX_TOKEN_NAME_CHARS} characters`);
   const existing = db.query("SELECT id FROM tokens WHERE name = ?").get(name);
   if (existing) throw new Error(`A token named ${JSON.stringify(name)} already exists; revoke it or pick another name`);
   const token = randomBytes(32).toString("base64url");

@@ -8,7 +8,7 @@ import { RULES, type Rule } from "../hygiene/lint-config";
 import { offloaded } from "../offload/pool";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import { vecVersion } from "../store/index-db";
-import { getSetting } from "../store/state-db";
+import { contextMode } from "../store/context-runs";
 import { createToken, listTokens, revokeTokenById, SCOPES, type Scope } from "../store/tokens";
 import { VERSION } from "../version";
 import type { VaultContext } from "../vault-context";
@@ -121,7 +121,7 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       root: vault.root,
       version: VERSION,
       immutablePaths: vault.immutablePaths,
-      contextMode: getSetting(vault.stateDb, "contextMode") ?? "off",
+      contextMode: contextMode(vault.stateDb),
       providers: {
         embeddings: emb.provider ? { name: describeEmbedder(emb.provider), reason: emb.reason } : { name: null, reason: emb.reason },
         llm: chat.provider ? { name: `${chat.provider.kind} (${chat.provider.model})`, reason: chat.reason } : { name: null, reason: chat.reason },
