@@ -1,7 +1,6 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { lettuceDir } from "../store/index-db";
+import { ensureLettuceDir } from "../store/index-db";
 import { unwatchWal, watchWal } from "../store/checkpointer";
 import { migrate, newerSchema, NewerSchemaError, schemaVersion } from "../store/migrate";
 import { limitWal, useWal } from "../store/wal-limit";
@@ -60,8 +59,7 @@ export class EmbeddingCache {
   }
 
   static open(root: string): EmbeddingCache {
-    const dir = lettuceDir(root);
-    mkdirSync(dir, { recursive: true });
+    const dir = ensureLettuceDir(root);
     const file = join(dir, "embeddings.db");
     try {
       return new EmbeddingCache(file);

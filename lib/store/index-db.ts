@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { attachFts, FTS_FILE, ftsGeneration, ftsPath } from "./fts-db";
 import { migrate, schemaVersion } from "./migrate";
@@ -140,6 +140,36 @@ export function lettuceDir(root: string): string {
   return join(root, ".lettuce");
 }
 
+/**
+ * Make .lettuce/ (once) and keep it closed to other users. It holds every note's text (the full-text index,
+ * the timeline) and the token and session hashes: under the usual umask 022 it was world-readable, so a note
+ * a person kept private (chmod 600) could be read there by any local user (the lifecycle audit of
+ * 2026-12-05). The group keeps what it has on the vault folder, so that a vault shared through a group
+ * stays shared.
+ */
+export function ensureLettuceDir(root: string): string {
+  const dir = lettuceDir(root);
+  let vaultMode = 0o700;
+  try {
+    vaultMode = statSync(root).mode;
+  } catch {
+    /* the open that follows says what is wrong with the vault */
+  }
+  const mode = 0o700 | (vaultMode & 0o070);
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { mode });
+    chmodSync(dir, mode); // mkdir's mode went through the umask
+    return dir;
+  }
+  try {
+    const st = statSync(dir);
+    if (st.mode & 0o007 && typeof process.getuid === "function" && st.uid === process.getuid()) chmodSync(dir, st.mode & 0o7770);
+  } catch {
+    /* not ours to change (another user's, a read-only file system): left as it is */
+  }
+  return dir;
+}
+
 export function indexDbPath(root: string): string {
   return join(lettuceDir(root), "index.db");
 }
@@ -197,8 +227,7 @@ function keepFirstSeenTimes(db: Database, rows: { path: string; ctime: number }[
 
 /** Open (or create) the index: index.db with fts.db attached. Anything unusable is rebuilt from the vault. */
 export function openIndexDb(root: string): Database {
-  const dir = lettuceDir(root);
-  mkdirSync(dir, { recursive: true });
+  const dir = ensureLettuceDir(root);
   const file = indexDbPath(root);
   configureSqlite();
   let carried: { path: string; ctime: number }[] = [];

@@ -1,10 +1,9 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { migrate } from "./migrate";
 import { limitWal, useWal } from "./wal-limit";
-import { lettuceDir } from "./index-db";
+import { ensureLettuceDir, lettuceDir } from "./index-db";
 import { addTextRefsIfMissing, EDIT_TEXTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
 import { AUDIT_TABLES_SQL } from "../audit/schema";
@@ -58,7 +57,7 @@ function connect(root: string, synchronous: "FULL" | "NORMAL"): Database {
 }
 
 export function openStateDb(root: string): Database {
-  mkdirSync(lettuceDir(root), { recursive: true });
+  ensureLettuceDir(root);
   const db = connect(root, "FULL");
   migrate(db, STATE_MIGRATIONS, "state.db");
   addTextRefsIfMissing(db);

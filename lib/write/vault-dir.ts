@@ -18,6 +18,12 @@ import { ERRNO, flagUnsupported, nativeRename, renameError } from "./native-rena
 const PROC_FD = process.platform === "linux" && existsSync("/proc/self/fd");
 
 /** Which file a name pointed at: a save by rename changes the inode, an in-place save the size or mtime. */
+export interface KeptFile {
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
 export interface FileIdentity {
   dev: bigint;
   ino: bigint;
@@ -205,10 +211,20 @@ export class VaultDir {
     }
   }
 
-  /** Create `name` with `data`, fsynced, failing if it exists (temp files). Returns the new file's identity. */
-  async writeNew(name: string, data: Uint8Array, mode: number): Promise<FileIdentity> {
-    const fh = await open(this.entry(name), FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, mode);
+  /**
+   * Create `name` with `data`, fsynced, failing if it exists (temp files). Returns the new file's identity.
+   * `kept`: the file it will replace, whose mode, group and (where the system allows) owner it takes.
+   */
+  async writeNew(name: string, data: Uint8Array, kept: KeptFile | null): Promise<FileIdentity> {
+    const fh = await open(this.entry(name), FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, kept?.mode ?? 0o644);
     try {
+      // The replacement is a new file: created by this process, under its umask. On a vault shared through a
+      // group, alice's `664 alice:notes` note came back `644 bob:notes` (umask 077: `600 bob`) after bob's
+      // server edited it, and alice could no longer write it, or read it (the lifecycle audit of 2026-12-05).
+      if (kept) {
+        await fh.chown(kept.uid, kept.gid).catch(() => fh.chown(-1, kept.gid).catch(() => {}));
+        await fh.chmod(kept.mode);
+      }
       await fh.writeFile(data);
       await fh.sync();
       return identityOfFd(fh.fd);
@@ -229,12 +245,13 @@ export class VaultDir {
     }
   }
 
-  /** Mode bits of an existing file here (to keep an executable or read-only bit), else 0o644. */
-  modeOf(name: string): number {
+  /** What a replacement of `name` keeps of it (its mode bits, a read-only bit too; its owner and group); null when it is not there. */
+  keptOf(name: string): KeptFile | null {
     try {
-      return statSync(this.entry(name)).mode & 0o7777;
+      const st = statSync(this.entry(name));
+      return { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
     } catch {
-      return 0o644;
+      return null;
     }
   }
 }

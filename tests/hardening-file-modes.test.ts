@@ -1,0 +1,71 @@
+// Who may read and write what, on disk (the lifecycle audit of 2026-12-05): .lettuce/ holds every note's
+// text and the token hashes; a write replaces a note with a new file, made by this process under its umask;
+// a person may make a note read-only.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openIndexDb } from "../lib/store/index-db";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+
+test(".lettuce/ is closed to other users, new or already there, and keeps the vault's group bits", () => {
+  const root = tempDir("lettuce-modes-");
+  try {
+    chmodSync(root, 0o2775); // a vault shared through a group
+    const before = process.umask(0o022);
+    try {
+      openIndexDb(root).close();
+    } finally {
+      process.umask(before);
+    }
+    expect(statSync(join(root, ".lettuce")).mode & 0o777).toBe(0o770);
+    // One an older Lettuce made world-readable is closed at the next open.
+    chmodSync(join(root, ".lettuce"), 0o755);
+    openIndexDb(root).close();
+    expect(statSync(join(root, ".lettuce")).mode & 0o007).toBe(0);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+describe("an agent's write to a note on a shared vault", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    const root = tempDir("lettuce-shared-");
+    mkdirSync(join(root, "Shared"), { recursive: true });
+    writeFileSync(join(root, "Shared", "plan.md"), "# Plan\n\nfirst\n");
+    writeFileSync(join(root, "Shared", "contract.md"), "# Contract\n\nsigned [[plan]]\n");
+    writeFileSync(join(root, "Shared", "links.md"), "# Links\n\n[[plan]]\n");
+    s = await startTestServer({ root });
+  });
+  afterAll(() => s.close());
+
+  test("keeps the note's mode bits under any umask, and its owner and group", async () => {
+    const file = join(s.root, "Shared", "plan.md");
+    chmodSync(file, 0o664);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) chownSync(file, 1234, 1234); // another person's note, on a vault the server's user shares
+    const before = process.umask(0o077);
+    try {
+      await s.call("apply_edits", { path: "Shared/plan.md", edits: [{ find: "first", replace: "second" }] });
+    } finally {
+      process.umask(before);
+    }
+    const st = statSync(file);
+    expect(readFileSync(file, "utf8")).toContain("second");
+    expect(st.mode & 0o7777).toBe(0o664);
+    if (asRoot) expect([st.uid, st.gid]).toEqual([1234, 1234]);
+  });
+
+  test("a note the person made read-only is not rewritten, and a move leaves its link for the person", async () => {
+    const file = join(s.root, "Shared", "contract.md");
+    chmodSync(file, 0o444);
+    const r: any = await s.callRaw("apply_edits", { path: "Shared/contract.md", edits: [{ find: "signed", replace: "void" }] });
+    expect(r.kind).toBe("permission-denied");
+    expect(readFileSync(file, "utf8")).toContain("signed");
+    const moved = await s.call("move_note", { from: "Shared/plan.md", to: "Shared/plan v2.md" });
+    expect(moved.notesUpdated).toEqual(["Shared/links.md"]);
+    expect(JSON.stringify(moved)).toContain("read-only");
+    expect(readFileSync(file, "utf8")).toContain("[[plan]]");
+    chmodSync(file, 0o644);
+  });
+});
