@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openIndexDb } from "../lib/store/index-db";
+import { BUN, MAIN, runLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 test(".lettuce/ is closed to other users, new or already there, and keeps the vault's group bits", () => {
@@ -69,3 +70,25 @@ describe("an agent's write to a note on a shared vault", () => {
     chmodSync(file, 0o644);
   });
 });
+
+test("doctor on a read-only file system says nothing is damaged, and never to delete a store", async () => {
+  const vault = tempDir("lettuce-ro-");
+  const mount = tempDir("lettuce-ro-mount-");
+  writeFileSync(join(vault, "a.md"), "# A\n");
+  try {
+    expect((await runLettuce(["index", vault])).code).toBe(0);
+    const script = `mount --bind ${vault} ${mount} && mount -o remount,bind,ro ${mount} && exec ${BUN} ${MAIN} doctor ${mount}`;
+    const p = Bun.spawn(["unshare", "-U", "-r", "-m", "sh", "-c", script], { stdout: "pipe", stderr: "pipe" });
+    const [out, err] = [await new Response(p.stdout).text(), await new Response(p.stderr).text()];
+    await p.exited;
+    if (!out.includes("vault")) {
+      console.log(`hardening-file-modes: read-only mount case skipped: no user and mount namespaces here (${err.trim().slice(0, 120)})`);
+      return;
+    }
+    expect(out).toContain("nothing is damaged");
+    expect(out).not.toMatch(/delete .*index\.db|move .*state\.db aside/);
+  } finally {
+    rmSync(vault, { recursive: true, force: true });
+    rmSync(mount, { recursive: true, force: true });
+  }
+}, 60_000);

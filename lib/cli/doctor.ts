@@ -3,7 +3,7 @@
 // watcher) and say what to do about each problem. It reads and probes; it
 // changes nothing (the index is opened read-only).
 import { Database } from "bun:sqlite";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants as fsConstants, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { caseTwins, isCaseInsensitive } from "../platform/case";
 import { MODEL_FILES } from "../providers/builtin-assets";
@@ -68,7 +68,12 @@ function indexChecks(root: string, notesOnDisk: number, storageNow: string, out:
     return { model: null, dim: null };
   }
   if (ix.error) {
-    out.push({ check: "index", status: "fail", detail: `index.db cannot be read: ${ix.error}`, fix: `stop Lettuce and delete ${indexDbPath(root)}; it is rebuilt from the notes (embeddings are kept in embeddings.db)` });
+    const access = accessProblem(root, ix.error);
+    out.push(
+      access
+        ? { check: "index", status: "fail", detail: `index.db cannot be opened here: ${access}`, fix: ACCESS_FIX }
+        : { check: "index", status: "fail", detail: `index.db cannot be read: ${ix.error}`, fix: `stop Lettuce and delete ${indexDbPath(root)}; it is rebuilt from the notes (embeddings are kept in embeddings.db)` },
+    );
     return { model: null, dim: null };
   }
   const behind = ix.notes !== notesOnDisk;
@@ -239,6 +244,23 @@ function watcherCheck(root: string, out: Check[]): void {
   }
 }
 
+// A store that cannot be opened because of where it is (a read-only file system, another user's folder) is
+// not damaged: doctor told such a person to delete index.db and move state.db aside, and following that
+// after remounting threw away their tokens, timeline, proposals and audit log (the lifecycle audit).
+const ACCESS_FIX = "nothing is damaged: run Lettuce as the user who owns the vault's .lettuce folder, on a file system it may write (a read-only vault needs a writable .lettuce, e.g. a bind mount)";
+
+/** Why the stores in .lettuce cannot be opened by this user here, when that is the reason; null otherwise. */
+function accessProblem(root: string, message: string): string | null {
+  try {
+    accessSync(lettuceDir(root), fsConstants.R_OK | fsConstants.W_OK | fsConstants.X_OK);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EROFS") return "the file system is read-only";
+    if (code === "EACCES" || code === "EPERM") return `this user may not write ${lettuceDir(root)}`;
+  }
+  return /readonly database|read-only file system|permission denied/i.test(message) ? message : null;
+}
+
 /** Every check, in order; never throws for a problem it is meant to find. */
 /**
  * state.db holds what cannot be rebuilt from the notes: tokens, the agent-edits timeline,
@@ -270,6 +292,11 @@ function stateChecks(root: string, out: Check[]): void {
     }
     out.push({ check: "state", status: "ok", detail: "state.db (tokens, the agent-edits timeline, proposals, the audit log) reads back whole" });
   } catch (e) {
+    const access = accessProblem(root, (e as Error).message);
+    if (access) {
+      out.push({ check: "state", status: "fail", detail: `state.db cannot be opened here: ${access}`, fix: ACCESS_FIX });
+      return;
+    }
     out.push({
       check: "state",
       status: "fail",
