@@ -71,13 +71,13 @@ describe("an agent's write to a note on a shared vault", () => {
   });
 });
 
-test("doctor on a read-only file system says nothing is damaged, and never to delete a store", async () => {
+test("on a read-only file system doctor says nothing is damaged (never to delete a store), and a command that writes says what it needs", async () => {
   const vault = tempDir("lettuce-ro-");
   const mount = tempDir("lettuce-ro-mount-");
   writeFileSync(join(vault, "a.md"), "# A\n");
   try {
     expect((await runLettuce(["index", vault])).code).toBe(0);
-    const script = `mount --bind ${vault} ${mount} && mount -o remount,bind,ro ${mount} && exec ${BUN} ${MAIN} doctor ${mount}`;
+    const script = `mount --bind ${vault} ${mount} && mount -o remount,bind,ro ${mount} && ${BUN} ${MAIN} doctor ${mount}; echo ----; ${BUN} ${MAIN} token create ${mount} --name x --scope read 2>&1`;
     const p = Bun.spawn(["unshare", "-U", "-r", "-m", "sh", "-c", script], { stdout: "pipe", stderr: "pipe" });
     const [out, err] = [await new Response(p.stdout).text(), await new Response(p.stderr).text()];
     await p.exited;
@@ -85,8 +85,11 @@ test("doctor on a read-only file system says nothing is damaged, and never to de
       console.log(`hardening-file-modes: read-only mount case skipped: no user and mount namespaces here (${err.trim().slice(0, 120)})`);
       return;
     }
-    expect(out).toContain("nothing is damaged");
-    expect(out).not.toMatch(/delete .*index\.db|move .*state\.db aside/);
+    const [doctor, token] = out.split("----\n");
+    expect(doctor).toContain("nothing is damaged");
+    expect(doctor).not.toMatch(/delete .*index\.db|move .*state\.db aside/);
+    // A command that must write says what Lettuce needs there, not SQLite's "unable to open database file".
+    expect(token).toContain("give your user write access");
   } finally {
     rmSync(vault, { recursive: true, force: true });
     rmSync(mount, { recursive: true, force: true });

@@ -96,8 +96,11 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     // A vault the user may not read or write: say what Lettuce needs there, not just the errno.
     const code = (e as NodeJS.ErrnoException)?.code;
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-      const where = (e as NodeJS.ErrnoException).path ?? "the vault";
+    // SQLite says it in its own words: a store owned by another user (root ran a command once) is
+    // "attempt to write a readonly database" or "unable to open database file" (the lifecycle audit).
+    const sqliteAccess = /^SQLITE_(READONLY|CANTOPEN)/.test(String(code ?? "")) || /attempt to write a readonly database|unable to open database file/i.test((e as Error)?.message ?? "");
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || sqliteAccess) {
+      const where = (e as NodeJS.ErrnoException).path ?? (sqliteAccess ? "a database in .lettuce/" : "the vault");
       console.error(
         `lettuce ${cmd.name}: cannot use ${where} (${code === "EROFS" ? "read-only file system" : "permission denied"}). ` +
           "Lettuce keeps its index, tokens and timeline in .lettuce/ inside the vault folder: give your user write access to it. `lettuce doctor <vault>` checks this.",
