@@ -95,3 +95,34 @@ test("on a read-only file system doctor says nothing is damaged (never to delete
     rmSync(mount, { recursive: true, force: true });
   }
 }, 60_000);
+
+test("a note the server's user may not read is permission-denied to read_note, and doctor names it", async () => {
+  const root = tempDir("lettuce-unreadable-");
+  chmodSync(root, 0o777);
+  writeFileSync(join(root, "open.md"), "# Open\n", { mode: 0o666 });
+  writeFileSync(join(root, "diary.md"), "# Diary\n\nprivate\n", { mode: 0o600 });
+  chmodSync(join(root, "diary.md"), 0o600);
+  const asNobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", BUN, MAIN];
+  try {
+    const probe = Bun.spawnSync(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", BUN, "--version"]);
+    if (process.getuid?.() !== 0 || probe.exitCode !== 0) {
+      console.log("hardening-file-modes: unreadable-note case skipped: needs root and setpriv to run Lettuce as another user");
+      return;
+    }
+    const lines = [
+      { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_note", arguments: { path: "diary.md" } } },
+    ];
+    const p = Bun.spawn([...asNobody, "stdio", root], { stdin: new Blob([lines.map((l) => JSON.stringify(l)).join("\n") + "\n"]), stdout: "pipe", stderr: "pipe", env: { ...process.env, LETTUCE_EMBED_PROVIDER: "none" } });
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    const answer = out.trim().split("\n").map((l) => JSON.parse(l)).find((m) => m.id === 1);
+    expect(answer.result.kind).toBe("permission-denied");
+    const doctor = Bun.spawnSync([...asNobody, "doctor", root], { env: { ...process.env, LETTUCE_EMBED_PROVIDER: "none" } });
+    const text = doctor.stdout.toString();
+    expect(text).toContain("1 note this user may not read (diary.md)");
+    expect(text).not.toContain("run `lettuce index");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 60_000);

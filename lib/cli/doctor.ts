@@ -48,6 +48,24 @@ function vaultChecks(root: string, out: Check[]): { folders: number; notes: numb
       fix: "rename one of each: on macOS and Windows, and in most sync tools, they are one file and one would be lost",
     });
   }
+  // Notes this user may not read are never indexed: without this line doctor said "run lettuce index" for
+  // them, and the advice never went away (the lifecycle audit).
+  const unreadable = listing.notes.filter((n) => {
+    try {
+      accessSync(join(root, n.path), fsConstants.R_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (unreadable.length) {
+    out.push({
+      check: "vault",
+      status: "warn",
+      detail: `${unreadable.length} note${unreadable.length > 1 ? "s" : ""} this user may not read (${unreadable.slice(0, 3).map((n) => n.path).join(", ")}${unreadable.length > 3 ? ", …" : ""}): never indexed`,
+      fix: "give the user who runs Lettuce read access to them, or leave them out on purpose",
+    });
+  }
   // A probe file (a dot-file, which the index ignores) in .lettuce/, or in the vault when .lettuce/ is not made yet.
   const where = existsSync(lettuceDir(root)) ? lettuceDir(root) : root;
   const probe = join(where, `.lettuce-doctor-${process.pid}.tmp`);
@@ -58,7 +76,7 @@ function vaultChecks(root: string, out: Check[]): { folders: number; notes: numb
   } catch (e) {
     out.push({ check: "vault", status: "fail", detail: `cannot write in ${where}: ${(e as Error).message}`, fix: "give your user write access to the vault folder (Lettuce keeps its databases in .lettuce/ inside it)" });
   }
-  return { folders: listing.folders.length, notes: listing.notes.length };
+  return { folders: listing.folders.length, notes: listing.notes.length - unreadable.length };
 }
 
 function indexChecks(root: string, notesOnDisk: number, storageNow: string, out: Check[]): { model: string | null; dim: number | null } {

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { accessSync, constants as fsConstants, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
@@ -69,6 +69,14 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
   }
   const onDisk = existsSync(join(root, rel));
   if (onDisk && !/\.md$/i.test(rel)) throw new ToolError("note-not-found", `Not a note (not Markdown): ${rel}; use read_attachment`);
+  // There but never indexed because this user may not read it: not-found would have an agent create it again.
+  if (st?.isFile() && isNotePath(rel)) {
+    try {
+      accessSync(join(root, rel), fsConstants.R_OK);
+    } catch {
+      throw new ToolError("permission-denied", `${rel} exists, but the server's user may not read it (permission denied)`);
+    }
+  }
   // A bare name or a title ("Canvas" for Plugins/Canvas.md) is what an agent most often gets wrong: name the notes it may mean.
   const guesses = notesNamed(db, rel);
   if (guesses.length) {
