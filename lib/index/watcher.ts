@@ -40,11 +40,13 @@ export class VaultWatcher {
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   /** Why the watch may miss changes (the system refused a watch), while a periodic full scan stands in; null when whole. */
   problem: string | null = null;
+  private unreadableSaid = false;
 
   constructor(
     private root: string,
     private indexer: Indexer,
-    private onError: (e: unknown) => void = (e) => console.error("watcher:", e),
+    // One line, not the Error object (Bun prints that with a frame of source code, at every start).
+    private onError: (e: unknown) => void = (e) => console.error(`lettuce: watcher: ${(e as Error)?.message ?? e}`),
   ) {}
 
   start(): void {
@@ -80,6 +82,14 @@ export class VaultWatcher {
   private degrade(e: unknown): void {
     if (this.problem || !this.started) return;
     const code = (e as { code?: string }).code;
+    // A folder this user may not read (a root-owned lost+found on a mounted drive) is not indexed by the scan
+    // either: nothing there to miss. It turned on a full scan every 15 s (idle CPU ×5) and a logged stack at
+    // every start (the lifecycle audit). Said once; made readable, it is watched from the next start.
+    if (code === "EACCES" || code === "EPERM") {
+      if (!this.unreadableSaid) console.error(`lettuce: not watching ${(e as { path?: string }).path ?? "a folder"}: permission denied (its notes are not indexed either)`);
+      this.unreadableSaid = true;
+      return;
+    }
     const why =
       code === "ENOSPC" || code === "EMFILE"
         ? `the system's limit on file watches was reached (${code}; on Linux raise fs.inotify.max_user_watches and max_user_instances)`
