@@ -2,9 +2,11 @@
 // text and the token hashes; a write replaces a note with a new file, made by this process under its umask;
 // a person may make a note read-only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openIndexDb } from "../lib/store/index-db";
+import { openStateDb } from "../lib/store/state-db";
+import { createToken } from "../lib/store/tokens";
 import { BUN, freePort, httpMcp, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
@@ -157,3 +159,29 @@ test("a folder the server's user may not read neither turns on the periodic full
     rmSync(root, { recursive: true, force: true });
   }
 }, 90_000);
+
+test("a serve stopped by SIGTERM during a long write answers it before it exits", async () => {
+  const root = tempDir("lettuce-stop-");
+  mkdirSync(join(root, "links"), { recursive: true });
+  writeFileSync(join(root, "Target.md"), "# Target\n");
+  for (let i = 0; i < 3000; i++) writeFileSync(join(root, "links", `l${i}.md`), `# L${i}\n\nsee [[Target]]\n`);
+  const db = openStateDb(root);
+  const token = createToken(db, "stop", "write").token;
+  db.close();
+  const port = freePort();
+  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  try {
+    await server.waitForStdout(/Index current/, 60_000);
+    const call = httpMcp(port, token).call("move_note", { from: "Target.md", to: "Moved.md" });
+    await Bun.sleep(300);
+    server.proc.kill("SIGTERM");
+    const moved = await call; // answered, not a reset connection
+    expect(moved.notesUpdated.length).toBe(3000);
+    expect(await server.proc.exited).toBe(0);
+    expect(readFileSync(join(root, "links", "l2999.md"), "utf8")).toContain("[[Moved]]");
+    expect(readdirSync(join(root, "links")).filter((n) => n.startsWith(".lettuce-tmp"))).toEqual([]);
+  } finally {
+    await server.stop().catch(() => {});
+    rmSync(root, { recursive: true, force: true });
+  }
+}, 120_000);

@@ -11,6 +11,10 @@ import { createLoginCode } from "../web/sessions";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { lettuceCommand, shellQuote } from "./invocation";
 import { loginUrl } from "./login";
+import { endDirectiveWaits } from "../work/directive-hub";
+
+// How long a stopping server lets calls under way finish.
+const STOP_GRACE_MS = 10_000;
 
 export const DEFAULT_PORT = 51234;
 
@@ -116,7 +120,13 @@ export const serveCommand: Command = {
       whileVaultStays(vault, "serve", () => resolve(1));
     });
     withdraw();
-    await running.stop();
+    // Calls under way finish and answer (up to STOP_GRACE_MS; a second signal stops at once); parked long
+    // polls answer now.
+    endDirectiveWaits(vault);
+    const now = () => void running.stop();
+    process.once("SIGINT", now);
+    process.once("SIGTERM", now);
+    await running.stop(code === 0 ? STOP_GRACE_MS : 0);
     vault.close();
     return code;
   },

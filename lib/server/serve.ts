@@ -15,7 +15,8 @@ export interface RunningServer {
   server: Server<unknown>;
   url: string;
   mcp: McpDispatcher;
-  stop(): Promise<void>;
+  /** Stop; with `graceMs`, calls under way first get up to that long to answer (no new ones are taken). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export class PortInUseError extends Error {}
@@ -47,7 +48,10 @@ export function startHttpServer(vault: VaultContext, opts: ServeOptions): Runnin
     server,
     url: `http://${host}:${server.port}/mcp`,
     mcp,
-    async stop() {
+    async stop(graceMs = 0) {
+      // A SIGTERM during a write (a move_note rewriting 3,000 links) closed its connection unanswered: the
+      // call landed whole or not at all, but the agent could not tell which (the lifecycle audit).
+      if (graceMs > 0 && (await Promise.race([server.stop(false).then(() => true), Bun.sleep(graceMs).then(() => false)]))) return;
       await server.stop(true);
     },
   };

@@ -248,6 +248,11 @@ function sameKeys(a: string[] | undefined, b: string[]): boolean {
 
 const hubs = new WeakMap<VaultContext, DirectiveHub>();
 
+/** Answer every parked await_directives now (a server about to stop: they would hold its graceful close). */
+export function endDirectiveWaits(vault: VaultContext): void {
+  hubs.get(vault)?.close();
+}
+
 /** The vault's hub, created on first use and closed with the vault. `leaseTtlMs` only applies at creation. */
 export function directiveHub(vault: VaultContext, opts: { leaseTtlMs?: number } = {}): DirectiveHub {
   let hub = hubs.get(vault);
