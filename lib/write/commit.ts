@@ -132,13 +132,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       changes.map(async (c, i) => {
         if (!tmpNames[i]) return;
         const d = dirOf(c.path, true);
-        const kept = d.keptOf(split(c.path).name);
-        // A note the person made read-only (chmod a-w) is not rewritten behind their back: the replacement
-        // by rename went through it and kept the 444 (the lifecycle audit). immutablePaths is the setting.
-        if (kept && (kept.mode & 0o222) === 0) {
-          throw new ToolError("permission-denied", `${c.path} is read-only (no write permission on the file): nothing was changed; make it writable to let agents edit it`);
-        }
-        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, kept);
+        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.keptOf(split(c.path).name));
       }),
     );
   } catch (e) {

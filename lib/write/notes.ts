@@ -138,12 +138,6 @@ function newName(vault: VaultContext, st: NoteState, input: string): NoteState {
   return st;
 }
 
-/** True when the note's file has no write permission at all (a person's chmod a-w): commit refuses to rewrite it. */
-export function isReadOnlyFile(vault: VaultContext, path: string): boolean {
-  const st = lstatInVault(vault.root, path);
-  return !!st && st.isFile() && (st.mode & 0o222) === 0;
-}
-
 /** True when agents may create `path` but never change, move or delete it. */
 export function isImmutable(vault: VaultContext, path: string): boolean {
   // Folded on both sides: a folder a Mac or a sync client wrote in NFD, named in the config in NFC, was

@@ -11,7 +11,7 @@ import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { rewriteLinksForMove } from "./links";
-import { checkExpected, decodeText, encodeText, isImmutable, isReadOnlyFile, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
+import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 import { fitBytes } from "../text-cut";
 
@@ -119,10 +119,6 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
         }
         if (isImmutable(vault, path)) {
           skipped.push({ path, reason: "immutable-path" });
-          continue;
-        }
-        if (isReadOnlyFile(vault, path)) {
-          skipped.push({ path, reason: "read-only" });
           continue;
         }
         const st = readState(vault, path);
