@@ -155,10 +155,15 @@ export function ensureLettuceDir(root: string): string {
   } catch {
     /* the open that follows says what is wrong with the vault */
   }
-  const mode = 0o700 | (vaultMode & 0o070);
+  // The setgid bit too: files made inside keep the shared group.
+  const mode = 0o700 | (vaultMode & 0o2070);
   if (!existsSync(dir)) {
     mkdirSync(dir, { mode });
-    chmodSync(dir, mode); // mkdir's mode went through the umask
+    try {
+      chmodSync(dir, mode); // mkdir's mode went through the umask
+    } catch {
+      /* a file system that refuses it (vfat, exFAT): its own rules apply */
+    }
     return dir;
   }
   try {

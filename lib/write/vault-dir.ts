@@ -223,7 +223,7 @@ export class VaultDir {
       // server edited it, and alice could no longer write it, or read it (the lifecycle audit of 2026-12-05).
       if (kept) {
         await fh.chown(kept.uid, kept.gid).catch(() => fh.chown(-1, kept.gid).catch(() => {}));
-        await fh.chmod(kept.mode);
+        await fh.chmod(kept.mode).catch(() => {}); // a file system without modes (vfat, some FUSE mounts) keeps its own
       }
       await fh.writeFile(data);
       await fh.sync();
