@@ -94,11 +94,7 @@ const PRUNE_SLICE = 2000;
 
 /** Delete at most `max` of the oldest expired entries; returns how many went. */
 export function pruneAuditSlice(db: Database, max = PRUNE_SLICE, now = Date.now()): number {
-  // Age is counted from no later than a day past the newest entry: a server started once with its clock 100
-  // days ahead deleted the whole history, which no correction of the clock brings back (the clock audit).
-  const newest = (db.query("SELECT max(created_at) AS t FROM audit_log").get() as { t: number | null }).t;
-  const ref = newest === null ? now : Math.min(now, newest + DAY_MS);
-  const n = db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(ref - retentionDays(db) * DAY_MS, max).changes;
+  const n = db.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE created_at < ? ORDER BY created_at LIMIT ?)").run(now - retentionDays(db) * DAY_MS, max).changes;
   if (n >= max) return n;
   const bound = overCapBound(db);
   if (bound === null) return n;
