@@ -11,6 +11,7 @@ import { createLoginCode } from "../web/sessions";
 import { intOption, parse, UsageError, type Command } from "./command";
 import { lettuceCommand, shellQuote } from "./invocation";
 import { loginUrl } from "./login";
+import { endWebStreams } from "../web/events";
 import { endDirectiveWaits } from "../work/directive-hub";
 
 // How long a stopping server lets calls under way finish.
@@ -123,6 +124,7 @@ export const serveCommand: Command = {
     // Calls under way finish and answer (up to STOP_GRACE_MS; a second signal stops at once); parked long
     // polls answer now.
     endDirectiveWaits(vault);
+    endWebStreams(vault);
     const now = () => void running.stop();
     process.once("SIGINT", now);
     process.once("SIGTERM", now);
@@ -142,6 +144,8 @@ export const stdioCommand: Command = {
     "the scope defaults to read.",
   ].join("\n"),
   async run(argv) {
+    // Read first: a client that exits while the vault opens (a slow first index) is then seen too.
+    const parent = process.ppid;
     const { values, positionals } = parse(argv, { scope: { type: "string" } });
     if (positionals.length !== 1) throw new UsageError("stdio takes exactly one vault path");
     const scope = (values.scope ?? "read") as Scope;
@@ -154,11 +158,9 @@ export const stdioCommand: Command = {
     }
     // Its client may keep it for days: a vault replaced meanwhile (a re-clone) got writes whose timeline went to the old one.
     whileVaultStays(vault, "stdio", () => process.exit(1));
-    whileClientLives(() => {
-      vault.close();
-      process.exit(0);
-    });
-    await serveStdio(vault, scope);
+    const clientGone = new AbortController();
+    whileClientLives(parent, () => clientGone.abort());
+    await serveStdio(vault, scope, { clientGone: clientGone.signal });
     vault.close();
     return 0;
   },
@@ -170,12 +172,11 @@ export const stdioCommand: Command = {
  * all: it ran on for good as an orphan holding the index, its users/ file blocking every rebuild (the lifecycle
  * audit of 2026-12-05).
  */
-function whileClientLives(stop: () => void): void {
-  const parent = process.ppid;
+function whileClientLives(parent: number, stop: () => void): void {
   const guard = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(guard);
-    console.error("lettuce: the client that started `lettuce stdio` has exited; stopping.");
+    console.error("lettuce: the client that started `lettuce stdio` has exited; stopping once the calls under way are done.");
     stop();
   }, 2000);
   guard.unref();

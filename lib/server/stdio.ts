@@ -54,6 +54,8 @@ export function boundedLines(input: NodeJS.ReadableStream, max: number, onLine: 
       resolve();
     });
     input.once("error", reject);
+    // Destroyed (the client is gone): no "end" comes, and whoever waits on the lines must go on.
+    input.once("close", () => resolve());
   });
 }
 
@@ -68,7 +70,7 @@ export function boundedLines(input: NodeJS.ReadableStream, max: number, onLine: 
  * and drops a line that is not valid JSON-RPC without answering, where the
  * JSON-RPC spec asks for -32700 / -32600.
  */
-export async function serveStdio(vault: VaultContext, scope: Scope): Promise<void> {
+export async function serveStdio(vault: VaultContext, scope: Scope, opts: { clientGone?: AbortSignal } = {}): Promise<void> {
   writeService(vault); // crash recovery at start, as over HTTP
   const mcp = new McpDispatcher(vault, ALL_TOOLS);
   const caller: Caller = { token: { name: "stdio", scope }, transport: "stdio" };
@@ -79,12 +81,16 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
   let unreadAnswers = false;
   // The client closed its end of stdout (EPIPE): nobody is left to answer. Without this the error was
   // uncaught, a crash with a stack trace that left the process's users/ file behind (the lifecycle audit).
+  // `opts.clientGone`: the process that started this one has exited (lib/cli/serve.ts watches it).
   let clientGone = false;
-  process.stdout.on("error", () => {
+  const goodbye = () => {
     clientGone = true;
     ending.abort();
     process.stdin.destroy();
-  });
+  };
+  process.stdout.on("error", goodbye);
+  if (opts.clientGone?.aborted) goodbye();
+  else opts.clientGone?.addEventListener("abort", goodbye, { once: true });
   const send = (r: JsonRpcResponse | JsonRpcResponse[]) => {
     if (clientGone) return;
     if (!process.stdout.write((Array.isArray(r) ? JSON.stringify(r) : serialiseResponse(r)) + "\n")) unreadAnswers = true;
@@ -164,8 +170,14 @@ export async function serveStdio(vault: VaultContext, scope: Scope): Promise<voi
     });
   const grace = setTimeout(() => ending.abort(), STDIN_END_GRACE_MS);
   grace.unref?.();
-  while (!clientGone && (waiting.length || inFlight.size || unreadAnswers)) {
-    if ((process.stdout as { destroyed?: boolean }).destroyed) break; // nobody left to answer
+  for (;;) {
+    if (clientGone || (process.stdout as { destroyed?: boolean }).destroyed) {
+      // Nobody left to answer: calls not started are dropped (they did nothing), but one under way (a move
+      // rewriting 12,000 links) still finishes, never cut off half-way by the exit (the review).
+      waiting.length = 0;
+      unreadAnswers = false;
+    }
+    if (!waiting.length && !inFlight.size && !unreadAnswers) break;
     pump();
     if (inFlight.size) await Promise.race(inFlight);
     // Answers still queued for a client that has not read them: the process must not exit before they are

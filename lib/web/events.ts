@@ -17,8 +17,21 @@ const MAX_PATHS = 200;
 
 type Send = (event: string, data: unknown) => void;
 
+const live = new WeakMap<VaultContext, WebEvents>();
+
+/**
+ * End every open tab's stream now (a server about to stop). An open tab held its connection, and a SIGTERM
+ * waited out the whole grace period for it (the review of 2026-12-05); the tab's EventSource reconnects.
+ */
+export function endWebStreams(vault: VaultContext): void {
+  live.get(vault)?.end();
+}
+
 export class WebEvents {
   private streams = new Set<Send>();
+  private ended = false;
+  private endNow: () => void = () => {};
+  private ending = new Promise<void>((resolve) => (this.endNow = resolve));
   private stateTimer: ReturnType<typeof setInterval> | null = null;
   private lastState = "";
   private offIndex: () => void;
@@ -35,6 +48,12 @@ export class WebEvents {
       this.checkState();
     });
     vault.onClose(() => this.close());
+    live.set(vault, this);
+  }
+
+  end(): void {
+    this.ended = true;
+    this.endNow();
   }
 
   get listeners(): number {
@@ -83,9 +102,9 @@ export class WebEvents {
       // (one every 20 s for as long as a tab stayed open; the soak audit).
       const gone = new Promise((r) => c.req.raw.signal.addEventListener("abort", r, { once: true }));
       try {
-        while (open && !c.req.raw.signal.aborted) {
-          await Promise.race([stream.sleep(PING_MS), gone]);
-          if (open && !c.req.raw.signal.aborted) await stream.writeSSE({ event: "ping", data: "{}" });
+        while (open && !this.ended && !c.req.raw.signal.aborted) {
+          await Promise.race([stream.sleep(PING_MS), gone, this.ending]);
+          if (open && !this.ended && !c.req.raw.signal.aborted) await stream.writeSSE({ event: "ping", data: "{}" });
         }
       } catch {
         /* the tab went away mid-write */
