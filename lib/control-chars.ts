@@ -5,9 +5,10 @@
 // C0 controls, DEL and C1 controls (ESC, CSI, OSC, BEL, CR, LF, TAB, …).
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 // Characters that show nothing, or reorder what follows: "notes/\u202egnitteem.md" prints as
-// "notes/dm.meeting", and "AGENTS\u200b.md" as "AGENTS.md" (the Unicode audit of 2026-12-05). The joiners
-// U+200C and U+200D are left alone: Persian words and emoji sequences need them.
-export const DISGUISING = /[\u00ad\u034f\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+// "notes/dm.meeting", and "AGENTS\u200b.md" as "AGENTS.md" (the Unicode audit of 2026-12-05). Left alone
+// because real words use them: the joiners U+200C and U+200D (Persian, emoji sequences), the direction marks
+// U+200E and U+200F (Hebrew and Arabic titles), U+180E (Mongolian) and U+034F.
+export const DISGUISING = /[\u00ad\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 const SHOWN_ESCAPED = new RegExp(`${CONTROLS.source}|${DISGUISING.source}`, "g");
 // In running text (a diff, an answer) only the controls that reorder a line: a note's soft hyphens and
 // right-to-left marks are its own, but an override can make a diff line read as something else.
