@@ -98,6 +98,7 @@ describe("links and names in any normalisation and letter case", () => {
         "plan.md": "# plan\n",
         "Links.md": "# Links\n\n[big](Plan.md) and [small](plan.md)\n",
         "Tags.md": `# Tags\n\n#हिंदी #สวัสดี #${NFD("résumé")}\n`,
+        "Tags2.md": `# Tags 2\n\n#${NFC("résumé")}\n`,
       }),
     });
   });
@@ -126,9 +127,13 @@ describe("links and names in any normalisation and letter case", () => {
     expect(await backlinks("plan.md")).toEqual(["Links.md"]);
   });
 
-  test("tags keep their combining marks", async () => {
-    const tags = (await s.call("list_tags", {})).items.map((t: any) => t.tag);
-    for (const t of ["हिंदी", "สวัสดี", NFD("résumé")]) expect(tags).toContain(t);
+  test("tags keep their combining marks, and are one tag however they are composed", async () => {
+    const listed = (await s.call("list_tags", {})).items;
+    const tags = listed.map((t: any) => t.tag);
+    for (const t of ["हिंदी", "สวัสดี", NFC("résumé")]) expect(tags).toContain(t);
+    // Typed composed or decomposed, one tag.
+    expect(listed.find((t: any) => t.tag === NFC("résumé")).count).toBe(2);
+    expect((await s.call("notes_by_tag", { tag: NFD("résumé") })).total).toBe(2);
   });
 });
 

@@ -151,8 +151,9 @@ export const MAX_TAG_CHARS = 200;
 
 const capName = (s: string) => cut(s, MAX_NAME_CHARS);
 
+/** A tag as stored and compared: no leading #, no trailing /, composed (NFC: #résumé typed either way is one tag). */
 export function normalizeTag(raw: string): string {
-  return raw.replace(/^#+/, "").replace(/\/+$/, "");
+  return raw.replace(/^#+/, "").replace(/\/+$/, "").normalize("NFC");
 }
 
 function lineStarts(text: string): number[] {

@@ -19,6 +19,7 @@ import { plainNoteHtml } from "../render/note-html";
 import { paging } from "./request";
 import { errorResponse, FILE_CSP } from "./security";
 import { readVaultFile } from "../vault/read-file";
+import { normalizeTag } from "../vault/parse";
 
 /** Links listed with a note; more page through /api/links. */
 const LINKS_WITH_NOTE = 100;
@@ -123,7 +124,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
   });
 
   app.get("/api/tag", (c) => {
-    const tag = (c.req.query("tag") ?? "").replace(/^#+/, "").toLowerCase();
+    const tag = normalizeTag(c.req.query("tag") ?? "").toLowerCase();
     const { limit, offset } = paging((k) => c.req.query(k));
     return c.json({ tag, ...notesWithTag(db, tag, limit, offset), limit, offset });
   });
