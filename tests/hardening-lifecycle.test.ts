@@ -60,6 +60,18 @@ describe("an agent's write to a note on a shared vault", () => {
     if (asRoot) expect([st.uid, st.gid]).toEqual([1234, 1234]);
   });
 
+  test("a private note moved with its own links rewritten stays private", async () => {
+    // Written at its new path, where nothing was yet: it came back 644, owned by the server's user (the review).
+    const file = join(s.root, "Shared", "diary.md");
+    writeFileSync(file, "# Diary\n\nsee [the plan](plan.md)\n");
+    chmodSync(file, 0o600);
+    await s.vault.indexer.fullScan();
+    await s.call("move_note", { from: "Shared/diary.md", to: "Private/diary.md" });
+    const now = join(s.root, "Private", "diary.md");
+    expect(readFileSync(now, "utf8")).toContain("](../Shared/plan.md)");
+    expect(statSync(now).mode & 0o777).toBe(0o600);
+  });
+
   test("a note the person made read-only keeps that bit after an agent's edit (immutablePaths is the setting that refuses)", async () => {
     const file = join(s.root, "Shared", "contract.md");
     chmodSync(file, 0o444);

@@ -128,11 +128,16 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       dirOf(dst, true);
       if (src) dirOf(src, false);
     }
+    // A note moved and rewritten in one call (move_note rewriting its own links) is written at its new path,
+    // where nothing is yet: what it keeps comes from where it was (a 600 note came back 644; the review).
+    const movedFrom = new Map(changes.filter((c) => c.action === "move").map((c) => [c.path, c.from!]));
+    const keptOf = (path: string) => dirOf(path, false).keptOf(split(path).name);
     await Promise.all(
       changes.map(async (c, i) => {
         if (!tmpNames[i]) return;
         const d = dirOf(c.path, true);
-        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.keptOf(split(c.path).name));
+        const from = movedFrom.get(c.path);
+        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.keptOf(split(c.path).name) ?? (from ? keptOf(from) : null));
       }),
     );
   } catch (e) {
