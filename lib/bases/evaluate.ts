@@ -8,6 +8,7 @@ import {
   propertyOf, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
 import { envNumber } from "../env-number";
+import { normalizeTag } from "../vault/parse";
 
 export { DateV, isDateString, propertyOf, toJsonValue, truthy, type RowFile, type Value } from "./values";
 
@@ -116,7 +117,7 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
     switch (name) {
       case "hasTag":
         return args.some((a) => {
-          const t = asString(a).replace(/^#/, "").toLowerCase();
+          const t = normalizeTag(asString(a)).toLowerCase(); // as tags are stored: composed (NFC)
           return t !== "" && f.tags.some((x) => x === t || x.startsWith(t + "/"));
         });
       case "inFolder": {

@@ -14,7 +14,7 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
-export const INDEX_FORMAT = "9"; // 9: link keys in NFC (a link typed composed finds a note written decomposed), tags keep their combining marks; 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
+export const INDEX_FORMAT = "10"; // 10: tags stored composed (NFC); 9: link keys in NFC (a link typed composed finds a note written decomposed), tags keep their combining marks; 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
 
 /**
  * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their
@@ -158,7 +158,13 @@ export function ensureLettuceDir(root: string): string {
   // The setgid bit too: files made inside keep the shared group.
   const mode = 0o700 | (vaultMode & 0o2070);
   if (!existsSync(dir)) {
-    mkdirSync(dir, { mode });
+    try {
+      mkdirSync(dir, { mode });
+    } catch (e) {
+      // Another process made it in between (two opening a new vault at once): it is there; go on.
+      if ((e as { code?: string }).code !== "EEXIST") throw e;
+      return dir;
+    }
     try {
       chmodSync(dir, mode); // mkdir's mode went through the umask
     } catch {
