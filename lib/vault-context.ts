@@ -13,7 +13,7 @@ import { normalizeVaultPath } from "./vault/paths";
 export const DEFAULT_IMMUTABLE_PATHS = ["sources/"];
 // More prefixes than any person sets by hand: a row of 200,000 (state.db may come from a synced folder) made
 // every get_vault_info 3.7 MB and every write ~75 ms slower (the configuration audit of 2026-12-05).
-const MAX_IMMUTABLE_PATHS = 1000;
+export const MAX_IMMUTABLE_PATHS = 1000;
 
 /**
  * The immutablePaths setting as it is enforced: each prefix in the form `lettuce config` writes ("sources/"),

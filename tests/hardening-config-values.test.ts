@@ -97,6 +97,8 @@ test("flags: an empty host or port, a hex port and a limit of 0 are refused; a t
       expect(r.code).toBe(2);
     }
     expect(existsSync(join(root, ".lettuce", "serve.json"))).toBe(false);
+    const many = Array.from({ length: 1001 }, (_, i) => `f${i}`).join(",");
+    expect((await runLettuce(["config", root, "immutablePaths", many])).code).toBe(2);
     expect((await runLettuce(["search", root, "glacier", "--limit", "1"])).stdout).toContain("a.md");
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -152,6 +154,20 @@ test("a base URL that does not parse leaves the tools answering, and says which 
       await s.close();
     }
   });
+}, 60_000);
+
+test("a host given in brackets binds the address inside them and answers at its printed URL", async () => {
+  const root = tempDir("lettuce-brackets-");
+  writeFileSync(join(root, "a.md"), "# A\n");
+  const server = spawnLettuce(["serve", root, "--port", String(freePort()), "--host", "[::1]"], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  try {
+    await server.waitForStdout(/Index current/, 60_000);
+    const url = /(http:\/\/\[::1\]:\d+\/mcp)/.exec(server.stdout())![1]!;
+    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+  } finally {
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
 }, 60_000);
 
 test("a server on every IPv6 interface answers at its own printed address", async () => {

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_DAYS, MAX_MAX_ROWS, maxRows, MIN_MAX_ROWS, retentionDays } from "../audit/log";
 import { CONTEXT_MODES, contextMode } from "../store/context-runs";
 import { openStateDb, setSetting } from "../store/state-db";
-import { checkVaultDir, immutablePathsIn } from "../vault-context";
+import { checkVaultDir, immutablePathsIn, MAX_IMMUTABLE_PATHS } from "../vault-context";
 import { normalizeVaultPath } from "../vault/paths";
 import { parse, UsageError, type Command } from "./command";
 
@@ -26,7 +26,9 @@ const SETTINGS: Record<string, { help: string; parse(v: string): string; show(db
             throw new UsageError((e as Error).message);
           }
         });
-      return JSON.stringify([...new Set(list)]);
+      const unique = [...new Set(list)];
+      if (unique.length > MAX_IMMUTABLE_PATHS) throw new UsageError(`immutablePaths takes at most ${MAX_IMMUTABLE_PATHS} prefixes; a parent folder covers those under it`);
+      return JSON.stringify(unique);
     },
     show: (db) => immutablePathsIn(db).join(",") || '""',
   },

@@ -38,10 +38,11 @@ export const serveCommand: Command = {
     if (positionals.length !== 1) throw new UsageError("serve takes exactly one vault path");
     const port = intOption(values.port, "port", DEFAULT_PORT);
     if (port > 65535) throw new UsageError("--port must be at most 65535");
-    const host = (values.host ?? "127.0.0.1").trim();
+    // Brackets are URL syntax, not part of the address ("[::1]" binds ::1; the URL adds them again).
+    const host = (values.host ?? "127.0.0.1").trim().replace(/^\[(.*)\]$/, "$1");
     // An empty host made Bun listen on every interface, and the start then died on its own URL.
     if (!host) throw new UsageError("--host needs an address or a name, such as 127.0.0.1");
-    if (["0.0.0.0", "::", "0", "*", "[::]"].includes(host)) {
+    if (["0.0.0.0", "::", "0", "*"].includes(host)) {
       console.error(`lettuce: --host ${host} listens on every network interface; the bearer token travels as plain HTTP there (use a tunnel or TLS in front, see docs/install.md)`);
     }
     // Asked before the index is opened: a server of an older Lettuce, still running after an upgrade, has
