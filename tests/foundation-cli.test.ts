@@ -8,7 +8,7 @@ import { COMMANDS } from "../lib/cli/run";
 import { openStateDb } from "../lib/store/state-db";
 import { verifyToken } from "../lib/store/tokens";
 import { VERSION } from "../lib/version";
-import { BUN, freePort, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
+import { BUN, exitedWithin, freePort, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
 import { connectClient, copyVault, payload, REPO } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -308,18 +308,7 @@ describe("stdio", () => {
       const out = await new Response(Bun.spawn([BUN, "-e", client], { stdout: "pipe", stderr: "inherit" }).stdout).text();
       const pid = Number(out.trim());
       expect(pid).toBeGreaterThan(0);
-      const alive = () => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      for (let t0 = Date.now(); alive() && Date.now() - t0 < 20_000; ) await Bun.sleep(200);
-      const left = alive();
-      if (left) process.kill(pid, "SIGKILL");
-      expect(left).toBe(false);
+      expect(await exitedWithin(pid, 20_000)).toBe(true);
       expect(readdirSync(join(big, ".lettuce", "users"))).toEqual([]);
       rmSync(big, { recursive: true, force: true });
     }, 60_000);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openIndexDb } from "../lib/store/index-db";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
-import { BUN, freePort, httpMcp, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
+import { BUN, exitedWithin, freePort, httpMcp, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
 test(".lettuce/ is closed to other users, new or already there, and keeps the vault's group bits", () => {
@@ -239,16 +239,7 @@ test("a stdio client that exits with a write under way: the write finishes whole
         setTimeout(() => { console.log(child.pid); process.exit(0); }, 200);
       });`;
     const pid = Number((await new Response(Bun.spawn([BUN, "-e", client], { stdout: "pipe" }).stdout).text()).trim());
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    for (let t0 = Date.now(); alive() && Date.now() - t0 < 60_000; ) await Bun.sleep(200);
-    expect(alive()).toBe(false);
+    expect(await exitedWithin(pid, 60_000)).toBe(true);
     // Whole: every link rewritten and the note moved, not cut off half-way by the exit.
     expect(existsSync(join(root, "moved", "Target2.md"))).toBe(true);
     const stale = readdirSync(join(root, "src")).filter((n) => readFileSync(join(root, "src", n), "utf8").includes("[[Target]]"));

@@ -2,6 +2,7 @@
 import type { Subprocess } from "bun";
 import { join } from "node:path";
 import { REPO } from "./server";
+import { pidAlive } from "../../lib/platform/pid";
 
 /** The Bun binary running these tests: the same one `npm ci` installs. */
 export const BUN = process.execPath;
@@ -118,4 +119,12 @@ export function httpMcp(port: number, token: string) {
     /** The tool's answer, parsed from its text (an error's too: {error, kind, …}). */
     call: async (name: string, args: unknown = {}): Promise<any> => JSON.parse((await result(name, args)).content[0].text),
   };
+}
+
+/** Whether process `pid` (not a child of this one) has exited within `ms`; a survivor is killed. */
+export async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  for (const t0 = Date.now(); pidAlive(pid) && Date.now() - t0 < ms; ) await Bun.sleep(200);
+  if (!pidAlive(pid)) return true;
+  process.kill(pid, "SIGKILL");
+  return false;
 }
