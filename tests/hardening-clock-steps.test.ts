@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
 import { createLoginCode } from "../lib/web/sessions";
-import { freePort, httpMcp, runLettuce, spawnLettuce, type LiveProcess } from "./helpers/cli";
+import { freePort, httpMcp, runLettuce, servedVault, spawnLettuce, type LiveProcess } from "./helpers/cli";
 import { startTestServer, tempDir, waitFor } from "./helpers/server";
 
 const FAKETIME = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1"].find(existsSync);
@@ -185,14 +185,9 @@ views:
       writeFileSync(note, `---\ndue: ${today}\n---\nx\n`);
       const mtime = new Date(`${day}T${when.slice(-5)}:00${offset}`);
       utimesSync(note, mtime, mtime);
-      const db = openStateDb(root);
-      const token = createToken(db, "tz", "read").token;
-      db.close();
-      const port = freePort();
-      const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { TZ: zone, LETTUCE_EMBED_PROVIDER: "none" } });
+      const served = await servedVault(root, { scope: "read", env: { TZ: zone } });
       try {
-        await server.waitForStdout(/Index current/, 60_000);
-        const page = await httpMcp(port, token).call("query_database", {
+        const page = await served.mcp.call("query_database", {
           databaseId: "T.base",
           fields: ["formula.mday", "formula.editedToday", "formula.sinceToday", "formula.dueToday", "formula.dueVsNow"],
         });
@@ -204,8 +199,7 @@ views:
         expect(p["formula.dueToday"]).toBe(true);
         expect(p["formula.dueVsNow"]).toBe(true);
       } finally {
-        await server.stop();
-        rmSync(root, { recursive: true, force: true });
+        await served.close();
       }
     }, 60_000);
   }

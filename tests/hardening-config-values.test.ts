@@ -7,8 +7,7 @@ import { join } from "node:path";
 import { envNumber } from "../lib/env-number";
 import { startHttpServer } from "../lib/server/serve";
 import { openStateDb } from "../lib/store/state-db";
-import { createToken } from "../lib/store/tokens";
-import { freePort, httpMcp, runLettuce, spawnLettuce } from "./helpers/cli";
+import { runLettuce, servedVault } from "./helpers/cli";
 import { withEnv } from "./helpers/env";
 import { startTestServer, tempDir } from "./helpers/server";
 
@@ -25,13 +24,9 @@ test("a number setting is used only when it is a plain number in range; otherwis
 test("a server started with unusable values keeps its limits, its timers and its answers", async () => {
   const root = tempDir("lettuce-config-");
   writeFileSync(join(root, "w.md"), "# W\n\n> [!ai] file this\n");
-  const db = openStateDb(root);
-  const token = createToken(db, "config", "write").token;
-  db.close();
-  const port = freePort();
-  const server = spawnLettuce(["serve", root, "--port", String(port)], {
+  const { port, token, server, mcp, close } = await servedVault(root, {
+    scope: "write",
     env: {
-      LETTUCE_EMBED_PROVIDER: "none",
       LETTUCE_REQUEST_TIMEOUT_MS: "-1", // every read answered internal
       LETTUCE_MODEL_RATE_LIMIT: " ", // the rate limit silently off
       LETTUCE_DIRECTIVE_LEASE_MS: "2592000000", // a timer past 2^31 ms: every millisecond
@@ -40,8 +35,6 @@ test("a server started with unusable values keeps its limits, its timers and its
     },
   });
   try {
-    await server.waitForStdout(/Index current/, 60_000);
-    const mcp = httpMcp(port, token);
     expect((await mcp.call("get_vault_info")).noteCount).toBe(1);
     // The default limit, 120 model-backed calls a minute, still holds.
     const kinds: (string | undefined)[] = [];
@@ -63,8 +56,7 @@ test("a server started with unusable values keeps its limits, its timers and its
       expect(server.stderr()).toContain(`lettuce: ${name}=`);
     }
   } finally {
-    await server.stop();
-    rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }, 90_000);
 
@@ -159,14 +151,12 @@ test("a base URL that does not parse leaves the tools answering, and says which 
 test("a host given in brackets binds the address inside them and answers at its printed URL", async () => {
   const root = tempDir("lettuce-brackets-");
   writeFileSync(join(root, "a.md"), "# A\n");
-  const server = spawnLettuce(["serve", root, "--port", String(freePort()), "--host", "[::1]"], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  const { server, close } = await servedVault(root, { args: ["--host", "[::1]"] });
   try {
-    await server.waitForStdout(/Index current/, 60_000);
     const url = /(http:\/\/\[::1\]:\d+\/mcp)/.exec(server.stdout())![1]!;
     expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
   } finally {
-    await server.stop();
-    rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }, 60_000);
 

@@ -5,9 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openIndexDb } from "../lib/store/index-db";
-import { openStateDb } from "../lib/store/state-db";
-import { createToken } from "../lib/store/tokens";
-import { BUN, exitedWithin, freePort, httpMcp, MAIN, runLettuce, spawnLettuce } from "./helpers/cli";
+import { BUN, exitedWithin, freePort, httpMcp, MAIN, runLettuce, servedVault, spawnLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
 test(".lettuce/ is closed to other users, new or already there, and keeps the vault's group bits", () => {
@@ -174,14 +172,9 @@ test("a serve stopped by SIGTERM during a long write answers it before it exits"
   mkdirSync(join(root, "links"), { recursive: true });
   writeFileSync(join(root, "Target.md"), "# Target\n");
   for (let i = 0; i < 3000; i++) writeFileSync(join(root, "links", `l${i}.md`), `# L${i}\n\nsee [[Target]]\n`);
-  const db = openStateDb(root);
-  const token = createToken(db, "stop", "write").token;
-  db.close();
-  const port = freePort();
-  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  const { server, mcp, close } = await servedVault(root, { scope: "write" });
   try {
-    await server.waitForStdout(/Index current/, 60_000);
-    const call = httpMcp(port, token).call("move_note", { from: "Target.md", to: "Moved.md" });
+    const call = mcp.call("move_note", { from: "Target.md", to: "Moved.md" });
     await Bun.sleep(300);
     server.proc.kill("SIGTERM");
     const moved = await call; // answered, not a reset connection
@@ -190,18 +183,15 @@ test("a serve stopped by SIGTERM during a long write answers it before it exits"
     expect(readFileSync(join(root, "links", "l2999.md"), "utf8")).toContain("[[Moved]]");
     expect(readdirSync(join(root, "links")).filter((n) => n.startsWith(".lettuce-tmp"))).toEqual([]);
   } finally {
-    await server.stop().catch(() => {});
-    rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }, 120_000);
 
 test("a serve stopped with a web UI tab open exits at once", async () => {
   const root = tempDir("lettuce-stop-tab-");
   writeFileSync(join(root, "a.md"), "# A\n");
-  const port = freePort();
-  const server = spawnLettuce(["serve", root, "--port", String(port)], { env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  const { port, server, close } = await servedVault(root);
   try {
-    await server.waitForStdout(/Index current/, 60_000);
     const login = /(http:\/\/\S+\/login\?code=[\w-]+)/.exec(server.stdout())![1]!;
     const res = await fetch(login, { redirect: "manual" });
     const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
@@ -215,8 +205,7 @@ test("a serve stopped with a web UI tab open exits at once", async () => {
     expect(performance.now() - t0).toBeLessThan(3000);
     await reader.cancel().catch(() => {});
   } finally {
-    await server.stop().catch(() => {});
-    rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }, 60_000);
 

@@ -1,6 +1,9 @@
 // Run the real `lettuce` CLI (bun main.ts …) as a child process.
 import type { Subprocess } from "bun";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { openStateDb } from "../../lib/store/state-db";
+import { createToken, type Scope } from "../../lib/store/tokens";
 import { REPO } from "./server";
 import { pidAlive } from "../../lib/platform/pid";
 
@@ -127,4 +130,40 @@ export async function exitedWithin(pid: number, ms: number): Promise<boolean> {
   if (!pidAlive(pid)) return true;
   process.kill(pid, "SIGKILL");
   return false;
+}
+
+export interface ServedVault {
+  port: number;
+  /** A token of the scope asked for ("" when none was asked for). */
+  token: string;
+  server: LiveProcess;
+  mcp: ReturnType<typeof httpMcp>;
+  /** Stop the server and remove the vault. */
+  close(): Promise<void>;
+}
+
+/**
+ * `lettuce serve root` in a child on a free port, with no background embedding, once its index is current;
+ * `scope` makes a token first. The new hardening tests each wrote this start and stop out.
+ */
+export async function servedVault(root: string, opts: { scope?: Scope; env?: Record<string, string | undefined>; args?: string[] } = {}): Promise<ServedVault> {
+  let token = "";
+  if (opts.scope) {
+    const db = openStateDb(root);
+    token = createToken(db, `served-${opts.scope}`, opts.scope).token;
+    db.close();
+  }
+  const port = freePort();
+  const server = spawnLettuce(["serve", root, "--port", String(port), ...(opts.args ?? [])], { env: { LETTUCE_EMBED_PROVIDER: "none", ...opts.env } });
+  const close = async () => {
+    await server.stop().catch(() => {});
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    await server.waitForStdout(/Index current/, 60_000);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { port, token, server, mcp: httpMcp(port, token), close };
 }
