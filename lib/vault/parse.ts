@@ -1,6 +1,7 @@
 import { parseYamlBounded } from "./yaml-lenient";
 import { HeadingIds } from "./heading-ids";
 import { mdLinks } from "./md-links";
+import { foldName } from "./paths";
 import { withoutClosingHashes } from "./line-ends";
 import { blocks, maskCode, type Block } from "./blocks";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
@@ -116,7 +117,7 @@ export function noteName(path: string): string {
 
 /** Resolution key of a link target: its last path segment, lowercased, without `.md`. */
 export function targetKeyOf(target: string): string {
-  return withoutMd(target.slice(target.lastIndexOf("/") + 1)).normalize("NFC").toLowerCase();
+  return foldName(withoutMd(target.slice(target.lastIndexOf("/") + 1)));
 }
 
 function asStringList(v: unknown, splitOnSpace: boolean): string[] {
