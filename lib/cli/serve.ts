@@ -167,30 +167,31 @@ export const stdioCommand: Command = {
   },
 };
 
-/**
- * Every 2 s: the client that started this process still runs; when it has exited, call `stop`. A client that
- * exits with an answer unread in the pipe (stdin closed, stdout closed unread) leaves this process no event at
- * all: it ran on for good as an orphan holding the index, its users/ file blocking every rebuild (the lifecycle
- * audit of 2026-12-05).
- */
-function whileClientLives(parent: number, stop: () => void): void {
+/** Every 2 s, `problem()`; the first time it names one, say it and call `stop`. */
+function stopWhen(problem: () => string | null, stop: () => void): void {
   const guard = setInterval(() => {
-    if (process.ppid === parent) return;
+    const why = problem();
+    if (!why) return;
     clearInterval(guard);
-    console.error("lettuce: the client that started `lettuce stdio` has exited; stopping once the calls under way are done.");
+    console.error(`lettuce: ${why}`);
     stop();
   }, 2000);
   guard.unref();
 }
 
-/** Every 2 s: the vault folder and its stores still the ones opened (VaultContext.gone); when not, say so and call `stop`. */
+/**
+ * The client that started this process has exited: `stop`. A client that exits with an answer unread in the
+ * pipe (stdin closed, stdout closed unread) leaves this process no event at all: it ran on for good as an
+ * orphan holding the index, its users/ file blocking every rebuild (the lifecycle audit of 2026-12-05).
+ */
+function whileClientLives(parent: number, stop: () => void): void {
+  stopWhen(() => (process.ppid === parent ? null : "the client that started `lettuce stdio` has exited; stopping once the calls under way are done."), stop);
+}
+
+/** The vault folder or its stores are no longer the ones opened (VaultContext.gone): say so and `stop`. */
 function whileVaultStays(vault: VaultContext, command: string, stop: () => void): void {
-  const guard = setInterval(() => {
+  stopWhen(() => {
     const why = vault.gone();
-    if (!why) return;
-    clearInterval(guard);
-    console.error(`lettuce: ${why} while serving; stopping, so that nothing more is written to deleted files. Start \`lettuce ${command}\` again.`);
-    stop();
-  }, 2000);
-  guard.unref();
+    return why && `${why} while serving; stopping, so that nothing more is written to deleted files. Start \`lettuce ${command}\` again.`;
+  }, stop);
 }
