@@ -8,6 +8,12 @@ import { openIndexDb } from "../lib/store/index-db";
 import { BUN, exitedWithin, freePort, httpMcp, MAIN, runLettuce, servedVault, spawnLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 
+// Running Lettuce as another user (nobody): needs root, setpriv, and a checkout that user may read (a clone in
+// a 0700 temp folder is not: then the cases skip, saying why).
+const AS_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"];
+const nobodyRunsLettuce = () => process.getuid?.() === 0 && Bun.spawnSync([...AS_NOBODY, BUN, MAIN, "--version"]).exitCode === 0;
+const NOBODY_SKIP = "needs root, setpriv and a checkout the user nobody may read, to run Lettuce as another user";
+
 test(".lettuce/ is closed to other users, new or already there, and keeps the vault's group bits", () => {
   const root = tempDir("lettuce-modes-");
   try {
@@ -111,11 +117,10 @@ test("a note the server's user may not read is permission-denied to read_note, a
   writeFileSync(join(root, "open.md"), "# Open\n", { mode: 0o666 });
   writeFileSync(join(root, "diary.md"), "# Diary\n\nprivate\n", { mode: 0o600 });
   chmodSync(join(root, "diary.md"), 0o600);
-  const asNobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", BUN, MAIN];
+  const asNobody = [...AS_NOBODY, BUN, MAIN];
   try {
-    const probe = Bun.spawnSync(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", BUN, "--version"]);
-    if (process.getuid?.() !== 0 || probe.exitCode !== 0) {
-      console.log("hardening-lifecycle: unreadable-note case skipped: needs root and setpriv to run Lettuce as another user");
+    if (!nobodyRunsLettuce()) {
+      console.log(`hardening-lifecycle: unreadable-note case skipped: ${NOBODY_SKIP}`);
       return;
     }
     const lines = [
@@ -144,14 +149,13 @@ test("a folder the server's user may not read neither turns on the periodic full
   writeFileSync(join(root, "notes", "a.md"), "# A\n", { mode: 0o666 });
   mkdirSync(join(root, "lost+found"), { mode: 0o700 }); // root's, as at the top of a mounted drive
   chmodSync(join(root, "lost+found"), 0o700);
-  const probe = Bun.spawnSync(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", BUN, "--version"]);
-  if (process.getuid?.() !== 0 || probe.exitCode !== 0) {
-    console.log("hardening-lifecycle: unreadable-folder case skipped: needs root and setpriv to run Lettuce as another user");
+  if (!nobodyRunsLettuce()) {
+    console.log(`hardening-lifecycle: unreadable-folder case skipped: ${NOBODY_SKIP}`);
     rmSync(root, { recursive: true, force: true });
     return;
   }
   const port = freePort();
-  const server = spawnLettuce(["serve", root, "--port", String(port)], { prefix: ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"], env: { LETTUCE_EMBED_PROVIDER: "none" } });
+  const server = spawnLettuce(["serve", root, "--port", String(port)], { prefix: AS_NOBODY, env: { LETTUCE_EMBED_PROVIDER: "none" } });
   try {
     await server.waitForStdout(/Index current/, 60_000);
     const token = /Bearer ([\w-]{43})/.exec(server.stdout())?.[1] ?? /\n([\w-]{43})\n/.exec(server.stdout())?.[1];
