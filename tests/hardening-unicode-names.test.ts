@@ -122,6 +122,14 @@ describe("links and names in any normalisation and letter case", () => {
     expect(await backlinks("Über.md")).toEqual(["Index.md"]);
   });
 
+  // SQLite's NOCASE folds ASCII only: `über.md` (or `ÜBER.md`, typed decomposed) answered note-not-found for Über.md.
+  test("a note is read by its path in another letter case in any script, as links find it", async () => {
+    for (const p of ["über.md", "ÜBER", NFD("über.md")]) expect((await s.call("read_note", { path: p })).path).toBe("Über.md");
+    expect((await s.call("read_outline", { path: "über" }))[0]).toMatchObject({ level: 1, title: "Über" });
+    // Exact spellings still win among ASCII case twins.
+    expect((await s.call("read_note", { path: "plan.md" })).path).toBe("plan.md");
+  });
+
   test("of two notes differing only in case, a link spelled exactly finds its own", async () => {
     expect(await backlinks("Plan.md")).toEqual(["Links.md"]);
     expect(await backlinks("plan.md")).toEqual(["Links.md"]);

@@ -2,7 +2,9 @@ import type { Database } from "bun:sqlite";
 import { accessSync, constants as fsConstants, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
-import { lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
+import { foldName, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
+import { nameKey } from "../vault/fold";
+import { noteName } from "../vault/parse";
 import { isNoteEntry, isNotePath, MAX_NOTE_FILE_BYTES } from "../vault/scan";
 import { startsWith } from "../store/sql-text";
 
@@ -56,7 +58,7 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
     if (row) return row;
   }
   for (const s of spellings) {
-    row = nocase.get(withMd(s)) as NoteRow | null;
+    row = (nocase.get(withMd(s)) as NoteRow | null) ?? foldedMatch(db, withMd(s));
     if (row) return row;
   }
   // Indexed state may lag a file created a moment ago; say so precisely.
@@ -83,6 +85,21 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
     throw new ToolError("note-not-found", `Note not found: ${rel}; did you mean ${guesses.map((g) => JSON.stringify(g)).join(" or ")}?`, { didYouMean: guesses });
   }
   throw new ToolError("note-not-found", `Note not found: ${rel}`);
+}
+
+/**
+ * The note at `path` in another letter case outside ASCII (`über.md` for `Über.md`): SQLite's NOCASE folds
+ * ASCII only. The note's name key narrows it to the few notes of that name, compared by foldName as links are.
+ */
+function foldedMatch(db: Database, path: string): NoteRow | null {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(path)) return null;
+  const key = nameKey(noteName(path));
+  if (!key) return null;
+  const want = foldName(path);
+  const named = db.query("SELECT n.id, n.path FROM name_keys k JOIN notes n ON n.id = k.note_id WHERE k.key = ? ORDER BY n.path").all(key) as { id: number; path: string }[];
+  const hit = named.find((r) => foldName(r.path) === want);
+  return hit ? (db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE id = ?`).get(hit.id) as NoteRow) : null;
 }
 
 /** Up to five notes whose file name or title is the last part of `rel` (case aside, ".md" optional). */
