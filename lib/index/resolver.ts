@@ -29,6 +29,22 @@ function best(paths: string[] | undefined): string | null {
   return b;
 }
 
+/**
+ * Obsidian's rule for a name several files share (observed on Obsidian 1.13.7 through getFirstLinkpathDest;
+ * the exact vault path, checked before this, wins over both): a file in the linking note's own folder (not an
+ * ancestor's), else the shortest path. Shortest-only sent `[[Dup]]` in `B/src.md` to `A/Dup.md` beside
+ * `B/Dup.md`, and move_note then rewrote the link for the wrong note.
+ */
+function nearest(paths: string[], sourcePath: string): string | null {
+  if (paths.length > 1) {
+    const folderOf = (p: string) => fold(p.slice(0, p.lastIndexOf("/") + 1));
+    const dir = folderOf(sourcePath);
+    const here = paths.filter((p) => folderOf(p) === dir);
+    if (here.length) return best(here);
+  }
+  return best(paths);
+}
+
 /** What a parse worker needs to resolve links the way the main thread would. */
 export interface ResolverSnapshot {
   notes: [string, string[]][];
@@ -37,7 +53,8 @@ export interface ResolverSnapshot {
 
 /**
  * In-memory link resolution, as Obsidian does it: the exact vault path, then
- * the file name (case-insensitive, shortest path wins), then frontmatter aliases.
+ * the file name (case-insensitive; among several, the linking note's folder, then the shortest path),
+ * then frontmatter aliases.
  * Kept in memory because every indexed link is resolved through it.
  */
 export class LinkResolver {
@@ -126,6 +143,23 @@ export class LinkResolver {
     return list.includes(path) ? path : (best(list) ?? undefined);
   }
 
+  /**
+   * Where `link` (in the note at `sourcePath`, as it will be) resolves once the note at `from` is at `to`: the
+   * plan of a move, to find the links to other notes the moved note would take over. Changes the maps and
+   * puts them back before returning, with no turn for another caller in between.
+   */
+  resolveAfterMove(link: LinkRef, sourcePath: string, from: string, to: string): string | null {
+    const aliases = this.aliasesFor(from);
+    this.removeNote(from);
+    this.addNote(to, aliases);
+    try {
+      return this.resolve(link, sourcePath);
+    } finally {
+      this.removeNote(to);
+      this.addNote(from, aliases);
+    }
+  }
+
   resolve(link: LinkRef, sourcePath: string): string | null {
     const target = link.target.trim();
     if (target === "") return sourcePath; // [[#Heading]] points into the note itself
@@ -134,7 +168,10 @@ export class LinkResolver {
       const hit = this.bareCache.get(target);
       if (hit !== undefined) return hit;
       const key = fold(target);
-      const r = this.atPath(target + ".md") ?? best(this.notesByName.get(key)) ?? best(this.byAlias.get(key)) ?? null;
+      const named = this.notesByName.get(key);
+      // A name several notes share resolves by the linking note's folder: not cached under the name alone.
+      if (named && named.length > 1 && !this.atPath(target + ".md")) return nearest(named, sourcePath);
+      const r = this.atPath(target + ".md") ?? best(named) ?? best(this.byAlias.get(key)) ?? null;
       this.bareCache.set(target, r);
       return r;
     }
@@ -161,9 +198,9 @@ export class LinkResolver {
         // A partial path ("Folder/Note") must match the end of the candidate's path.
         const suffix = "/" + fold(isNoteTarget ? withMd! : clean);
         const fit = candidates.filter((p) => ("/" + fold(p)).endsWith(suffix));
-        if (fit.length) return best(fit);
+        if (fit.length) return nearest(fit, sourcePath);
       } else {
-        return best(candidates);
+        return nearest(candidates, sourcePath);
       }
     }
     if (isNoteTarget) return best(this.byAlias.get(fold(clean)));

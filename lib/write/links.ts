@@ -24,6 +24,12 @@ export interface MoveRewrite {
   to: string;
   /** Resolution as the index does it, before the move. */
   resolve(link: LinkRef, source: string): string | null;
+  /**
+   * Resolution once the move is done (`source` as it will be). A link to another note that would then
+   * resolve elsewhere (the moved note takes its name or alias, or the moved note's own link is read from
+   * another folder) is pinned to the note it names now.
+   */
+  resolveAfter?(link: LinkRef, source: string): string | null;
   /** Aliases of the moved note: links through an alias keep working and are left alone. */
   aliases: string[];
   /** True when no other note shares the destination's name, so [[Name]] stays unambiguous. */
@@ -48,15 +54,24 @@ function newWikiTarget(target: string, r: MoveRewrite): string | null {
   return next === target ? null : next;
 }
 
-function rewriteWikilink(inner: string, r: MoveRewrite): string | null {
+function rewriteWikilink(inner: string, r: MoveRewrite, inTable: boolean): string | null {
   const pipe = inner.search(/\\?\|/);
   const hash = inner.indexOf("#");
   const cut = [pipe, hash].filter((i) => i !== -1).reduce((a, b) => Math.min(a, b), inner.length);
   const target = inner.slice(0, cut).trim();
   if (!target) return null; // [[#Heading]] points into its own note
-  if (r.resolve({ target, kind: "wikilink" }, r.oldSource) !== r.from) return null;
-  const next = newWikiTarget(target, r);
-  return next === null ? null : next + inner.slice(cut);
+  const now = r.resolve({ target, kind: "wikilink" }, r.oldSource);
+  if (now === r.from) {
+    const next = newWikiTarget(target, r);
+    return next === null ? null : next + inner.slice(cut);
+  }
+  if (now === null || !r.resolveAfter || r.resolveAfter({ target, kind: "wikilink" }, r.newSource) === now) return null;
+  // Pinned by its vault path, which wins over any name; a link through an alias keeps showing the alias.
+  const rest = inner.slice(cut);
+  const pinned = (/\.md$/i.test(target) ? now : stripMd(now)) + rest;
+  const viaAlias = foldName(stripMd(target.slice(target.lastIndexOf("/") + 1))) !== foldName(noteName(now));
+  if (!viaAlias || /\\?\|/.test(rest)) return pinned;
+  return `${pinned}${inTable ? "\\|" : "|"}${inner}`;
 }
 
 function rewriteUrl(url: string, r: MoveRewrite): string | null {
@@ -76,11 +91,13 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
   if (resolved === null) return null;
   const moved = resolved === r.from;
   const sourceMoved = r.oldSource !== r.newSource;
-  if (!moved && !sourceMoved) return null;
+  // A link found by name ([f](Foo.md) for deep/Foo.md) that the move would send elsewhere: written as a path.
+  const shifts = !moved && r.resolveAfter !== undefined && r.resolveAfter({ target: decoded, kind: "markdown" }, r.newSource) !== resolved;
+  if (!moved && !sourceMoved && !shifts) return null;
   const dest = moved ? r.to : resolved;
   const rel = foldName(posix.normalize(posix.join(dirOf(r.oldSource), decoded)));
-  const relative = !decoded.startsWith("/") && (rel === foldName(resolved) || rel + ".md" === foldName(resolved));
-  if (!relative && !moved) return null; // a vault-absolute link to an unmoved note still works
+  const relative = !decoded.startsWith("/") && (shifts || rel === foldName(resolved) || rel + ".md" === foldName(resolved));
+  if (!relative && !moved && !shifts) return null; // a vault-absolute link to an unmoved note still works
   let next = relative ? posix.relative("/" + dirOf(r.newSource), "/" + dest) : (decoded.startsWith("/") ? "/" : "") + dest;
   if (!/\.md$/i.test(decoded)) next = stripMd(next);
   const out = angle ? `<${next}${frag}>` : encodeUrlPath(next) + frag;
@@ -98,11 +115,12 @@ export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: num
     if (line === undefined) continue;
     // Links inside inline code are text, not links: find matches on a copy with code blanked (as the parser does).
     const masked = blankCodeSpans(line);
+    const inTable = /^\s*\|/.test(line);
     const edits: { start: number; end: number; text: string }[] = [];
     for (const m of masked.matchAll(WIKILINK)) {
       const start = m.index! + m[1]!.length + 2;
       const inner = line.slice(start, start + m[2]!.length);
-      const next = rewriteWikilink(inner, r);
+      const next = rewriteWikilink(inner, r, inTable);
       if (next !== null) edits.push({ start, end: start + inner.length, text: next });
     }
     for (const m of mdLinks(masked)) {

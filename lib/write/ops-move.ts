@@ -6,7 +6,8 @@ import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { BIG_NOTE_BYTES } from "../index/parse-pool";
 import { notesAtLinkCap } from "../store/index-db";
-import { linkLinesOf, noteName } from "../vault/parse";
+import { linkLinesOf, noteName, targetKeyOf } from "../vault/parse";
+import type { LinkRef } from "../index/resolver";
 import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
@@ -23,11 +24,24 @@ export function backlinkSources(vault: VaultContext, path: string): string[] {
   return rows.map((r) => r.path);
 }
 
-/** The notes a move reads for links to `path`: its backlinks, and the notes whose links the index holds only in part. */
-function moveSources(vault: VaultContext, path: string): string[] {
+/** Notes other than `path` with a link by the name key `key` that resolves to another note than `path`. */
+function linkedByName(vault: VaultContext, key: string, path: string): string[] {
+  const rows = vault.indexDb
+    .query("SELECT DISTINCT n.path AS path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.target_key = ? AND l.resolved IS NOT NULL AND l.resolved != ? AND n.path != ?")
+    .all(key, path, path) as { path: string }[];
+  return rows.map((r) => r.path);
+}
+
+/**
+ * The notes a move reads: the backlinks of `path`; the notes whose links the index holds only in part; and the
+ * notes with a link to another note by the destination's name or alias, which the moved note could take over
+ * (`[[Foo]]` for deep/Foo.md when Bar.md becomes a/Foo.md, the shorter path).
+ */
+function moveSources(vault: VaultContext, path: string, to: string): string[] {
   const backlinks = backlinkSources(vault, path);
   const capped = notesAtLinkCap(vault.indexDb).filter((p) => p !== path && !backlinks.includes(p));
-  return capped.length ? [...backlinks, ...capped].sort() : backlinks;
+  const named = linkedByName(vault, targetKeyOf(to), path).filter((p) => !backlinks.includes(p) && !capped.includes(p));
+  return capped.length || named.length ? [...new Set([...backlinks, ...capped, ...named])].sort() : backlinks;
 }
 
 export interface MoveNoteArgs {
@@ -63,7 +77,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   name: "move_note",
   lockPaths(vault, a) {
     const src = existingPath(vault, a.from);
-    const links = src && a.updateLinks !== false ? moveSources(vault, src) : [];
+    const links = src && a.updateLinks !== false ? moveSources(vault, src, a.to) : [];
     return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(a.to), ...links];
   },
   pinned: (a) => a.expectedHash !== undefined,
@@ -92,10 +106,14 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
       const resolver = vault.indexer.resolver;
       // Folded in every script (SQLite's NOCASE folds ASCII only): a bare [[über]] also names A/Über.md.
       const others = resolver.notesNamed(dst.path).filter((p) => p !== src.path);
+      const dstKey = targetKeyOf(dst.path);
       const common = {
         from: src.path,
         to: dst.path,
         resolve: resolver.resolve.bind(resolver),
+        // Only a link by the destination's name (or alias), or the moved note's own, can resolve otherwise after.
+        resolveAfter: (link: LinkRef, source: string) =>
+          source === dst.path || targetKeyOf(link.target) === dstKey ? resolver.resolveAfterMove(link, source, src.path, dst.path) : resolver.resolve(link, source),
         aliases: resolver.aliasesFor(src.path),
         nameUnique: others.length === 0,
       };
@@ -111,7 +129,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
         if (!(e instanceof ToolError)) throw e;
       }
       let readSinceTurn = 0;
-      for (const path of moveSources(vault, src.path)) {
+      for (const path of moveSources(vault, src.path, dst.path)) {
         // Other callers get a turn between notes, not only after all of them (the small ones are parsed here).
         if (readSinceTurn >= TURN_BYTES) {
           await nextTurn();

@@ -1,0 +1,102 @@
+// Links to a name several notes share, as Obsidian resolves them, and moves that would change where such a
+// link goes (the Obsidian and write-content audits of 2026-12-05). Obsidian's rule, observed on 1.13.7 through
+// getFirstLinkpathDest: the exact vault path, then a note in the linking note's own folder, then the
+// shortest path.
+import { afterEach, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { runLettuce } from "./helpers/cli";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+
+let s: TestServer | null = null;
+afterEach(() => {
+  s?.close();
+  s = null;
+});
+
+async function serve(files: Record<string, string>): Promise<TestServer> {
+  const root = tempDir();
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  s = await startTestServer({ root });
+  return s;
+}
+
+const read = (p: string) => readFileSync(join(s!.root, p), "utf8");
+const targets = async (path: string) => Object.fromEntries((await s!.call("list_outgoing_links", { path })).items.map((l: any) => [l.target, l.resolvedPath]));
+const resolved = async (path: string) => (await s!.call("list_outgoing_links", { path })).items.map((l: any) => l.resolvedPath);
+
+test("a name several notes share resolves to the one beside the linking note, then the shortest path; an exact path wins", async () => {
+  await serve({
+    "A/Dup.md": "# A dup\n",
+    "Longer/B/Dup.md": "# B dup\n",
+    "Longer/B/src.md": "[[Dup]] and [d](Dup.md) and ![[Dup]]\n",
+    "Longer/C/src.md": "[[Dup]]\n",
+    "Longer/B/Deep/src.md": "[[Dup]]\n",
+    "Root.md": "[[Dup]]\n",
+  });
+  expect(await targets("Longer/B/src.md")).toEqual({ Dup: "Longer/B/Dup.md", "Dup.md": "Longer/B/Dup.md" });
+  // Elsewhere (an ancestor's folder counts for nothing): the shortest path.
+  expect(await targets("Longer/C/src.md")).toEqual({ Dup: "A/Dup.md" });
+  expect(await targets("Longer/B/Deep/src.md")).toEqual({ Dup: "A/Dup.md" });
+  expect((await s!.call("list_backlinks", { path: "Longer/B/Dup.md" })).items.map((b: any) => b.sourcePath)).toEqual(["Longer/B/src.md", "Longer/B/src.md", "Longer/B/src.md"]);
+
+  // Moving the other Dup leaves the link beside its own note alone.
+  const moved = await s!.call("move_note", { from: "A/Dup.md", to: "Z/Other.md" });
+  expect(moved.notesUpdated.sort()).toEqual(["Longer/B/Deep/src.md", "Longer/C/src.md", "Root.md"]);
+  expect(read("Longer/B/src.md")).toBe("[[Dup]] and [d](Dup.md) and ![[Dup]]\n");
+  expect(read("Longer/C/src.md")).toBe("[[Other]]\n");
+
+  // A note at the vault path itself wins over the one beside the link.
+  writeFileSync(join(s!.root, "Dup.md"), "# Root dup\n");
+  await s!.vault.indexer.fullScan();
+  expect((await targets("Longer/B/src.md")).Dup).toBe("Dup.md");
+});
+
+test("a move to a name another note has keeps that note's links pointing at it", async () => {
+  await serve({
+    "deep/x/Foo.md": "# real Foo\n",
+    "N1.md": "see [[Foo]] and [f](Foo.md) and [[Foo#Part|the part]]\n",
+    "Bar.md": "# Bar\n",
+    "L.md": "[[Bar]]\n",
+  });
+  const moved = await s!.call("move_note", { from: "Bar.md", to: "a/Foo.md" });
+  expect(moved.notesUpdated.sort()).toEqual(["L.md", "N1.md"]);
+  expect(read("L.md")).toBe("[[a/Foo]]\n");
+  expect(read("N1.md")).toBe("see [[deep/x/Foo]] and [f](deep/x/Foo.md) and [[deep/x/Foo#Part|the part]]\n");
+  expect(await resolved("N1.md")).toEqual(["deep/x/Foo.md", "deep/x/Foo.md", "deep/x/Foo.md"]);
+  // Undone as one edit.
+  expect((await runLettuce(["revert", s!.root, String(moved.editId)])).code).toBe(0);
+  expect(read("N1.md")).toBe("see [[Foo]] and [f](Foo.md) and [[Foo#Part|the part]]\n");
+});
+
+test("a move to a name another note has as its alias keeps the alias links on that note, still showing the alias", async () => {
+  await serve({
+    "Other.md": "---\naliases: [Plan]\n---\n# Other\n",
+    "Draft.md": "# Draft\n",
+    "L.md": "[[Draft]] and [[Plan]] and [[Plan|my plan]]\n",
+    "T.md": "| a | b |\n|---|---|\n| [[Plan]] | x |\n",
+  });
+  await s!.call("move_note", { from: "Draft.md", to: "Plan.md" });
+  expect(read("L.md")).toBe("[[Plan]] and [[Other|Plan]] and [[Other|my plan]]\n");
+  expect(read("T.md")).toBe("| a | b |\n|---|---|\n| [[Other\\|Plan]] | x |\n");
+  expect(await resolved("L.md")).toEqual(["Plan.md", "Other.md", "Other.md"]);
+  expect(await resolved("T.md")).toEqual(["Other.md"]);
+});
+
+test("the moved note's own links keep the notes they named from its old folder", async () => {
+  await serve({
+    "a/Me.md": "[[./Near]] and [o](Other.md)\n",
+    "a/Near.md": "# near a\n",
+    "b/Other.md": "# other b\n",
+    "c/Near.md": "# near c\n",
+    "c/Other.md": "# other c\n",
+  });
+  // From a/, [o](Other.md) finds b/Other.md by name (the shortest of two); from c/ it would be c/Other.md.
+  expect(await targets("a/Me.md")).toEqual({ "./Near": "a/Near.md", "Other.md": "b/Other.md" });
+  await s!.call("move_note", { from: "a/Me.md", to: "c/Me.md" });
+  expect(await resolved("c/Me.md")).toEqual(["a/Near.md", "b/Other.md"]);
+  expect(read("c/Me.md")).toBe("[[a/Near]] and [o](../b/Other.md)\n");
+});
