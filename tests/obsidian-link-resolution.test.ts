@@ -100,3 +100,19 @@ test("the moved note's own links keep the notes they named from its old folder",
   expect(await resolved("c/Me.md")).toEqual(["a/Near.md", "b/Other.md"]);
   expect(read("c/Me.md")).toBe("[[a/Near]] and [o](../b/Other.md)\n");
 });
+
+// Obsidian warns that links do not work with these in a file name: a move to `X#Y.md` rewrote every link to
+// `[[X#Y]]`, which is X.md's heading Y.
+test("an agent cannot create or move to a name a link could not name; a person's own stays reachable", async () => {
+  await serve({ "T.md": "# T\n", "X.md": "# X\n", "L.md": "[[T]] [[T|alias]] [x](T.md)\n", "C# notes.md": "# the person's\n", "a#b/old.md": "# in a folder\n" });
+  for (const to of ["X#Y.md", "X|Y.md", "X]Y.md", "X[Y.md", "X^Y.md", "new#dir/T.md"]) {
+    const res: any = await s!.callRaw("move_note", { from: "T.md", to });
+    expect(res.kind).toBe("path-invalid");
+  }
+  expect((await s!.callRaw("write_note", { path: "Q#1.md", content: "x\n" }) as any).kind).toBe("path-invalid");
+  expect(read("L.md")).toBe("[[T]] [[T|alias]] [x](T.md)\n");
+  // Names already there are read and edited; an existing folder may hold a new note.
+  await s!.call("write_note", { path: "C# notes.md", content: "# edited\n", overwrite: true });
+  await s!.call("write_note", { path: "a#b/new.md", content: "# new\n" });
+  expect(read("C# notes.md")).toBe("# edited\n");
+});

@@ -128,12 +128,18 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
  * as "notes/dm.meeting", in the proposal a person approves (the Unicode audit of 2026-12-05). Names already
  * on disk stay reachable.
  */
+// What a wikilink cannot hold in its target (Obsidian warns of the same): `[[X#Y]]` is X's heading Y, `[[X|Y]]`
+// X shown as Y, `[[X]Y]]` no link at all. A move to `X#Y.md` rewrote every link to one pointing at X.md.
+const LINK_BREAKING = /[#^[\]|]/;
+
 function newName(vault: VaultContext, st: NoteState, input: string): NoteState {
   const parts = st.path.split("/");
   for (let i = 0; i < parts.length; i++) {
-    if (!DISGUISING.test(parts[i]!)) continue;
+    const hidden = DISGUISING.test(parts[i]!);
+    if (!hidden && !LINK_BREAKING.test(parts[i]!)) continue;
     if (i < parts.length - 1 && lstatInVault(vault.root, parts.slice(0, i + 1).join("/"))?.isDirectory()) continue;
-    throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: a new name may not hold invisible or direction-changing characters (${JSON.stringify(parts[i])})`);
+    const why = hidden ? "invisible or direction-changing characters" : "# ^ [ ] or | (a link could not name it)";
+    throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: a new name may not hold ${why} (${JSON.stringify(parts[i])})`);
   }
   return st;
 }
