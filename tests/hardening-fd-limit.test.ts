@@ -77,8 +77,9 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
     // Room for the connection and little else.
     expect(setSoftLimit(pid, lowestFreeDescriptor(pid) + 4)).toBe(0);
     const refused = await call("read_note", { path: "Garden/Compost.md" });
+    // The server's log beside the answer: a failure here says why (the one CI flake of this test said nothing).
+    expect({ answer: JSON.parse(refused.content[0].text), log: server.stderr().slice(-2000) }).toMatchObject({ answer: { kind: "rate-limited", retry_after_ms: 1000 } });
     expect(refused.isError).toBe(true);
-    expect(JSON.parse(refused.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
     expect(setSoftLimit(pid, soft)).toBe(0);
     expect(server.proc.exitCode).toBeNull();
     const read = await call("read_note", { path: "Garden/Compost.md" });
@@ -86,10 +87,12 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
 
     // With the workers running and not one descriptor free (the client's connection kept alive), the note's
     // own open fails: that is no "note-not-found" (an agent may create the note again), it is a moment's shortage.
-    expect(setSoftLimit(pid, lowestFreeDescriptor(pid))).toBe(0);
+    // The limit goes a few below the lowest free number: a descriptor of the moment closing after the count
+    // (CI saw this case flake once) frees a number above the limit, which the process may not use.
+    expect(setSoftLimit(pid, lowestFreeDescriptor(pid) - 3)).toBe(0);
     const short = await call("read_note", { path: "Garden/Compost.md" });
     expect(setSoftLimit(pid, soft)).toBe(0);
-    expect(JSON.parse(short.content[0].text)).toMatchObject({ kind: "rate-limited", retry_after_ms: 1000 });
+    expect({ answer: JSON.parse(short.content[0].text), log: server.stderr().slice(-2000) }).toMatchObject({ answer: { kind: "rate-limited", retry_after_ms: 1000 } });
   } finally {
     await server.stop();
   }
