@@ -231,7 +231,11 @@ export function encodeText(t: NoteText, text: string): Buffer {
   return Buffer.from(out, "utf8");
 }
 
-/** Agent text meant for a note: CRLF folded to LF when the note is edited as LF (encodeText restores it). */
+/**
+ * Agent text meant for a note: CRLF folded to LF when the note is edited as LF, that is when it uses CRLF
+ * throughout (encodeText restores it) or has no CR at all. A CRLF patch into an LF note wrote mixed endings
+ * (the write-content audit); a note already mixed is edited as it is.
+ */
 export function agentText(t: NoteText, s: string): string {
-  return t.crlf ? s.replace(/\r\n/g, "\n") : s;
+  return t.crlf || !t.text.includes("\r") ? s.replace(/\r\n/g, "\n") : s;
 }

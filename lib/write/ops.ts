@@ -223,7 +223,11 @@ function resolveCitation(vault: VaultContext, raw: string, from: string, index: 
 /** The shortest wikilink that reaches `path` from `from`: the bare name when it is unambiguous. */
 function wikilinkTo(vault: VaultContext, path: string, from: string): string {
   const name = noteName(path);
-  if (vault.indexer.resolver.resolve({ target: name, kind: "wikilink" }, from) === path) return `[[${name}]]`;
+  // Bare only when no other note has the name, or the note is at the root, whose path the bare name is
+  // (docs/writes.md): `[[Dup]]` that finds d/Dup.md by folder or shortest path today can point elsewhere later.
+  const r = vault.indexer.resolver;
+  const sure = r.notesNamed(path).length === 1 || !path.includes("/");
+  if (sure && r.resolve({ target: name, kind: "wikilink" }, from) === path) return `[[${name}]]`;
   return `[[${stripMd(path)}|${name}]]`;
 }
 
@@ -243,7 +247,8 @@ export const filePageOp: WriteOp<FilePageArgs> = {
     const links = cited.map((p) => wikilinkTo(vault, p, page.path));
     const fm: Record<string, unknown> = { title: a.title };
     if (a.tags?.length) fm.tags = a.tags;
-    const body = a.content.replace(/^\uFEFF/, "").trim();
+    // LF as the rest of the page (a CRLF body gave mixed endings).
+    const body = a.content.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n").trim();
     const h1 = /^#[ \t]/.test(body) ? "" : `# ${a.title}\n\n`;
     const text = `---\n${toYaml(fm).trimEnd()}\n---\n\n${h1}${body}\n\n## Sources\n\n${links.map((l) => `- ${l}`).join("\n")}\n`;
     const after = Buffer.from(text, "utf8");

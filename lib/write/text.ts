@@ -37,7 +37,11 @@ const MAX_COUNTED = 100;
 export function applyEditsToText(text: string, edits: Edit[]): string {
   let out = text;
   edits.forEach((e, i) => {
-    const found = findAll(out, e.find, MAX_COUNTED);
+    // Half a surrogate pair matched half an emoji, and the write stored U+FFFD in its place.
+    if (!e.find.isWellFormed() || !e.replace.isWellFormed()) {
+      throw new ToolError("invalid-input", `edits[${i}] holds half of a surrogate pair; send whole characters`, { edit: i });
+    }
+    const found = findAll(out, e.find, MAX_COUNTED).filter((at) => wholeCharacters(out, at, at + e.find.length));
     const count = found.length;
     if (count !== 1) {
       const kind = count === 0 ? "edit-no-match" : "edit-ambiguous";
@@ -51,16 +55,29 @@ export function applyEditsToText(text: string, edits: Edit[]): string {
   return out;
 }
 
+/**
+ * A match that neither starts on nor stops before a combining mark: "Cafe" in a decomposed "Café" matched the
+ * letters before its accent, and the replacement took the accent over.
+ */
+function wholeCharacters(text: string, start: number, end: number): boolean {
+  const mark = /^\p{M}/u;
+  return !mark.test(text.slice(start, start + 2)) && !mark.test(text.slice(end, end + 2));
+}
+
 export type SectionMode = "replace" | "append" | "prepend";
 
 const MAX_HEADINGS_IN_ERROR = 30;
 
 /** Find a heading by slug id, else by title (case-insensitive); refuse when none or several match. */
 export function findHeading(headings: ParsedHeading[], wanted: string, path: string): ParsedHeading {
-  const w = wanted.replace(/^\s*#+\s*/, "").trim();
-  const byId = headings.filter((h) => h.id === w);
+  // "## Design" names the heading Design; "#project status" is first a title that starts with # (a tag in it).
+  const w = wanted.replace(/^\s*#+[ \t]+/, "").trim();
+  const bare = wanted.replace(/^\s*#+\s*/, "").trim();
+  const titled = (t: string) => headings.filter((h) => h.title.toLowerCase() === t.toLowerCase());
+  const byId = headings.filter((h) => h.id === w || h.id === bare);
   if (byId.length === 1) return byId[0]!;
-  const byTitle = headings.filter((h) => h.title.toLowerCase() === w.toLowerCase());
+  let byTitle = titled(w);
+  if (!byTitle.length && bare !== w) byTitle = titled(bare);
   if (byTitle.length === 1) return byTitle[0]!;
   if (byTitle.length > 1) {
     throw new ToolError("heading-ambiguous", `${byTitle.length} headings in ${path} are titled ${JSON.stringify(w)}; pass one's id instead`, {
@@ -74,11 +91,16 @@ export function findHeading(headings: ParsedHeading[], wanted: string, path: str
   });
 }
 
-// Lines that continue a block without a blank line between them: list items, table rows, quotes.
-const CONTINUOUS = /^[ \t]*(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|\||>)/;
+// Lines that continue a block of their kind without a blank line between them: list items, table rows,
+// quotes. Kinds do not mix: a list item put against a person's table took the table into the item.
+function blockKind(line: string): string | null {
+  const m = /^[ \t]*(?:([-*+]|\d{1,9}[.)])(?:[ \t]|$)|(\|)|(>))/.exec(line);
+  return m ? (m[1] ? "list" : m[2] ? "table" : "quote") : null;
+}
 
 function needsBlankBetween(above: string, below: string): boolean {
-  return !(CONTINUOUS.test(above) && CONTINUOUS.test(below));
+  const kind = blockKind(above);
+  return kind === null || kind !== blockKind(below);
 }
 
 function contentLines(content: string): string[] {
