@@ -20,6 +20,7 @@ beforeAll(async () => {
     "Dup.md": "# root dup\n",
     "d/Dup.md": "# d dup\n",
     "Unique.md": "# unique\n",
+    "log.md": "# Log\n\n## [2026-01-01] note | pasted\n\n```js\nconsole.log(1)\n",
   };
   for (const [p, t] of Object.entries(files)) {
     const abs = join(root, p);
@@ -73,4 +74,14 @@ test("file_page writes its body with LF, and cites a shared name by its path", a
   await s.call("file_page", { path: "d/Q.md", title: "Q", content: "q", citations: ["d/Dup.md", "Dup.md", "Unique"] });
   const page = read("d/Q.md");
   expect(page).toContain("- [[d/Dup|Dup]]\n- [[Dup]]\n- [[Unique]]\n");
+});
+
+test("append_log closes a code block the log left open, so the entry is not inside it", async () => {
+  await s.call("append_log", { op: "note", title: "after code" });
+  const log = read("log.md");
+  expect(log).toStartWith("# Log\n\n## [2026-01-01] note | pasted\n\n```js\nconsole.log(1)\n```\n\n## [");
+  expect((await s.call("read_outline", { path: "log.md" })).map((h: any) => h.title).at(-1)).toContain("after code");
+  // A closed block is left as it is.
+  await s.call("append_log", { op: "note", title: "again" });
+  expect(read("log.md").match(/```/g)!.length).toBe(2);
 });

@@ -3,6 +3,7 @@
 // else in the note (frontmatter included) keeps its bytes.
 import { ToolError } from "../errors";
 import { findAll } from "../text-find";
+import { blocks } from "../vault/blocks";
 import { parseHeadings, type ParsedHeading } from "../vault/parse";
 
 /** Lines with their terminators (\n, \r\n or a lone \r), as the parser counts them. */
@@ -205,8 +206,24 @@ export function appendLogText(text: string | null, e: LogEntry): string {
   if (text === null || text.trim() === "") return `# Log\n\n${formatLogEntry(e)}`;
   let t = text;
   if (!t.endsWith("\n")) t += "\n";
+  // A log that ends inside a code block left open would take the entry into it, out of sight: closed first
+  // (the open block already ran to the end, so the person's text renders as before).
+  const fence = openFenceAtEnd(t);
+  if (fence) t += fence + "\n";
   if (!t.endsWith("\n\n")) t += "\n";
   return t + formatLogEntry(e);
+}
+
+/** The fence that closes a fenced code block left open at the end of `text` ("```" for "```js"), or null. */
+function openFenceAtEnd(text: string): string | null {
+  if (!text.includes("```") && !text.includes("~~~")) return null;
+  const lines = text.replace(/\n$/, "").split("\n");
+  const last = blocks(lines).at(-1);
+  if (!last || last.type !== "code" || last.startLine + last.lineCount < lines.length) return null;
+  const run = /^ {0,3}(`{3,}|~{3,})/.exec(lines[last.startLine]!)?.[1];
+  if (!run) return null;
+  const closing = new RegExp(`^ {0,3}${run[0] === "`" ? "`" : "~"}{${run.length},}[ \\t]*$`);
+  return last.lineCount > 1 && closing.test(lines[lines.length - 1]!) ? null : run;
 }
 
 /** Today's date where the server runs (the person's calendar day), as YYYY-MM-DD. */
