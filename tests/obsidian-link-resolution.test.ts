@@ -116,3 +116,12 @@ test("an agent cannot create or move to a name a link could not name; a person's
   await s!.call("write_note", { path: "a#b/new.md", content: "# new\n" });
   expect(read("C# notes.md")).toBe("# edited\n");
 });
+
+test("a destination ending in / is a folder the note moves into, keeping its name, as mv does", async () => {
+  await serve({ "Sub/keep.md": "# keep\n", "Idea.md": "# Idea\n", "L.md": "[[Idea]]\n" });
+  const moved = await s!.call("move_note", { from: "Idea.md", to: "Sub/" });
+  expect(moved.path).toBe("Sub/Idea.md");
+  expect(read("Sub/Idea.md")).toBe("# Idea\n");
+  expect(read("L.md")).toBe("[[Idea]]\n");
+  expect((await s!.call("move_note", { from: "Sub/Idea.md", to: "New/Deeper//" })).path).toBe("New/Deeper/Idea.md");
+});

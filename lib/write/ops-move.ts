@@ -73,17 +73,22 @@ async function linkLines(vault: VaultContext, path: string, text: string): Promi
   return offloaded.linkLines(vault, path, text);
 }
 
+/** `to` as `mv` reads it: a destination ending in "/" is a folder the note moves into, keeping its name. */
+function intoFolder(to: string, src: string): string {
+  return to.endsWith("/") ? to.replace(/\/+$/, "/") + src.slice(src.lastIndexOf("/") + 1) : to;
+}
+
 export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   name: "move_note",
   lockPaths(vault, a) {
     const src = existingPath(vault, a.from);
-    const links = src && a.updateLinks !== false ? moveSources(vault, src, a.to) : [];
-    return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(a.to), ...links];
+    const links = src && a.updateLinks !== false ? moveSources(vault, src, intoFolder(a.to, src)) : [];
+    return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(src ? intoFolder(a.to, src) : a.to), ...links];
   },
   pinned: (a) => a.expectedHash !== undefined,
   async plan(vault, a, base) {
     const src = resolveForChange(vault, a.from, "moved", base, a.expectedHash);
-    const dst = resolveTarget(vault, a.to, { caseTwin: false });
+    const dst = resolveTarget(vault, intoFolder(a.to, src.path), { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
     // A new spelling of the same file; not a twin that happens to differ only in case (sameInode).
     const caseOnly = foldName(dst.path) === foldName(src.path) && (dst.bytes === null || sameInode(src.abs, dst.abs));
