@@ -125,3 +125,9 @@ test("a destination ending in / is a folder the note moves into, keeping its nam
   expect(read("L.md")).toBe("[[Idea]]\n");
   expect((await s!.call("move_note", { from: "Sub/Idea.md", to: "New/Deeper//" })).path).toBe("New/Deeper/Idea.md");
 });
+
+test("a move keeps the spaces a person put around a link's target", async () => {
+  await serve({ "Target Note.md": "# T\n", "L.md": "[[ Target Note ]] and [[Target Note |x]]\n" });
+  await s!.call("move_note", { from: "Target Note.md", to: "Renamed Note.md" });
+  expect(read("L.md")).toBe("[[ Renamed Note ]] and [[Renamed Note |x]]\n");
+});

@@ -60,10 +60,12 @@ function rewriteWikilink(inner: string, r: MoveRewrite, inTable: boolean): strin
   const cut = [pipe, hash].filter((i) => i !== -1).reduce((a, b) => Math.min(a, b), inner.length);
   const target = inner.slice(0, cut).trim();
   if (!target) return null; // [[#Heading]] points into its own note
+  // The spaces around the target as the person wrote them ("[[ Target Note ]]").
+  const [lead, trail] = [/^\s*/.exec(inner)![0], /\s*$/.exec(inner.slice(0, cut))![0]];
   const now = r.resolve({ target, kind: "wikilink" }, r.oldSource);
   if (now === r.from) {
     const next = newWikiTarget(target, r);
-    return next === null ? null : next + inner.slice(cut);
+    return next === null ? null : lead + next + trail + inner.slice(cut);
   }
   if (now === null || !r.resolveAfter || r.resolveAfter({ target, kind: "wikilink" }, r.newSource) === now) return null;
   // Pinned by its vault path, which wins over any name; a link through an alias keeps showing the alias.
