@@ -5,7 +5,7 @@
 // common cases and needs nothing outside the notes).
 import type { LoadedBase } from "./base-file";
 import { evaluate, evaluationBudget, isDateString, MAX_PASS_MS, propertyOf, toJsonValue, type Value } from "./evaluate";
-import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
+import { UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
 import { CostlyVerdicts } from "./verdicts";
 
@@ -74,8 +74,11 @@ export function inferType(values: unknown[]): { type: ColumnType; options?: stri
   return { type: "text" };
 }
 
-function exprReader(id: string): Expr {
-  return parseExpr(id);
+// A column id names a formula or a file property; it is not an expression: `formula.My Formula`,
+// `formula.price-per` and `formula.1x` are names Obsidian allows, and parsing them failed or read a subtraction.
+function columnExpr(id: string): Expr {
+  const dot = id.indexOf(".");
+  return { t: "member", obj: { t: "id", name: id.slice(0, dot) }, name: id.slice(dot + 1) };
 }
 
 /** Every column of a base over the given rows, in order: configured properties, view columns, then frontmatter keys by how many rows have them. */
@@ -114,7 +117,7 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
       const formula = id.startsWith("formula.") ? base.formulas.get(id.slice(8)) : undefined;
       if (formula instanceof UnsupportedExpression) error = `Lettuce cannot evaluate ${JSON.stringify(formula.expression)}: ${formula.what}`;
       else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
-      const expr = error ? null : exprReader(id);
+      const expr = error ? null : columnExpr(id);
       const compute = (row: RowNote, budget = evaluationBudget()): unknown => {
         if (!expr) return null;
         try {
