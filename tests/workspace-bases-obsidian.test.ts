@@ -26,6 +26,29 @@ views:
     name: T
     order: [file.name, formula.My Formula, formula.price-per, formula.1x]
 `,
+  // Formulas.md's deadline example (start_date + "2w") and Bases syntax.md's date arithmetic and fields, over dates as
+  // frontmatter holds them: strings.
+  "Dates.base": `filters: 'file.inFolder("Tasks")'
+formulas:
+  deadline: 'due + "2w"'
+  year: 'due.year'
+  days: '(due - date("2026-02-27")) / 86400000'
+  left: '(due - today()) / 86400000'
+  ms: 'number(due)'
+  day: 'start.date()'
+  same: 'due'
+  march: 'due.contains("-03-")'
+  label: 'due + "!"'
+views:
+  - type: table
+    name: T
+    order: [due, start, formula.deadline, formula.year, formula.days, formula.left, formula.ms, formula.day, formula.same, formula.march, formula.label]
+`,
+  "Soon.base": `filters:
+  and:
+    - file.inFolder("Tasks")
+    - 'due + "30d" > date("2026-04-01")'
+`,
 };
 
 describe("Bases as Obsidian's help writes them", () => {
@@ -55,5 +78,27 @@ describe("Bases as Obsidian's help writes them", () => {
     const rows = await rowsOf("Names.base");
     expect(rows["Tasks/Alpha.md"]).toMatchObject({ "formula.My Formula": 4, "formula.price-per": 3, "formula.1x": 2 });
     expect(rows["Tasks/Beta.md"]).toMatchObject({ "formula.My Formula": 10, "formula.price-per": 6, "formula.1x": 5 });
+  });
+
+  test("a frontmatter date (YYYY-MM-DD or a date-time) is a date in formulas and filters, and keeps its text", async () => {
+    const rows = await rowsOf("Dates.base");
+    const alpha = rows["Tasks/Alpha.md"];
+    expect(alpha).toMatchObject({ due: "2026-03-01", start: "2026-03-01T10:00:00Z" });
+    expect(alpha["formula.deadline"]).toBe("2026-03-15");
+    expect(alpha["formula.year"]).toBe(2026);
+    expect(alpha["formula.days"]).toBe(2);
+    expect(typeof alpha["formula.left"]).toBe("number");
+    expect(alpha["formula.ms"]).toBe(new Date(2026, 2, 1).getTime());
+    const local = new Date(Date.parse("2026-03-01T10:00:00Z"));
+    const two = (n: number) => String(n).padStart(2, "0");
+    expect(alpha["formula.day"]).toBe(`${local.getFullYear()}-${two(local.getMonth() + 1)}-${two(local.getDate())}`);
+    expect(alpha["formula.same"]).toBe("2026-03-01");
+    expect(alpha["formula.march"]).toBe(true);
+    expect(alpha["formula.label"]).toBe("2026-03-01!");
+    expect(rows["Tasks/Beta.md"]["formula.deadline"]).toBe("2026-04-29");
+    expect(rows["Tasks/Gamma.md"]["formula.year"]).toBeUndefined();
+    const schema = await s.call("get_database_schema", { databaseId: "Dates.base" });
+    expect(schema.schema.find((c: any) => c.id === "formula.same").type).toBe("date");
+    expect(Object.keys(await rowsOf("Soon.base"))).toEqual(["Tasks/Beta.md"]);
   });
 });

@@ -5,7 +5,7 @@ import { hasText } from "../text-find";
 import { TooCostly, UnsupportedExpression, type Expr } from "./expr";
 import {
   addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, localDay, parseDate, parseDuration,
-  propertyOf, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
+  propertyValue, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
 import { envNumber } from "../env-number";
 import { normalizeTag } from "../vault/parse";
@@ -112,6 +112,8 @@ function linkMatches(link: string, target: string): boolean {
 }
 
 function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Value {
+  // A frontmatter date is its text to every method but the date ones.
+  if (recv instanceof DateV && recv.text !== undefined && name !== "date") recv = recv.text;
   if (isFile(recv)) {
     const f = recv[FILE];
     switch (name) {
@@ -286,8 +288,9 @@ function arithmetic(op: string, a: Value, b: Value): Value {
 function member(obj: Value, name: string, env: EvalEnv): Value {
   if (isFile(obj)) return fileField(obj[FILE], name);
   if (typeof obj === "object" && obj !== null && FORMULA in obj) return formula(name, env);
-  if (isPlainObject(obj)) return propertyOf(obj, name);
+  if (isPlainObject(obj)) return propertyValue(obj, name);
   if ((typeof obj === "string" || Array.isArray(obj)) && name === "length") return obj.length;
+  if (obj instanceof DateV && obj.text !== undefined && name === "length") return obj.text.length;
   if (obj instanceof DateV) {
     const d = new Date(obj.ms);
     const f: Record<string, number> = { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes(), second: d.getSeconds(), millisecond: d.getMilliseconds() };
@@ -326,7 +329,7 @@ export function evaluate(e: Expr, env: EvalEnv): Value {
       if (e.name === "file") return { [FILE]: env.file };
       if (e.name === "note") return env.file.frontmatter;
       if (e.name === "formula") return { [FORMULA]: true };
-      return propertyOf(env.file.frontmatter, e.name);
+      return propertyValue(env.file.frontmatter, e.name);
     case "member":
       return member(evaluate(e.obj, env), e.name, env);
     case "index": {

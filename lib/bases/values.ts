@@ -25,8 +25,11 @@ export class DateV {
   constructor(
     readonly ms: number,
     readonly hasTime: boolean,
+    /** The frontmatter text it was read from: what it prints as, and what string methods see. */
+    readonly text?: string,
   ) {}
   toString(): string {
+    if (this.text !== undefined) return this.text;
     if (this.hasTime) return new Date(this.ms).toISOString();
     const d = new Date(this.ms);
     const two = (n: number) => String(n).padStart(2, "0");
@@ -161,7 +164,11 @@ export function compare(a: Value, b: Value): number | null {
   if (a instanceof DateV || b instanceof DateV) {
     const da = toDate(a);
     const db = toDate(b);
-    return da && db ? da.ms - db.ms : null;
+    if (da && db) return da.ms - db.ms;
+    // A date as written in frontmatter against a string that is no date ("2026-03"): compared as the strings they were.
+    const ta = a instanceof DateV ? a.text : a;
+    const tb = b instanceof DateV ? b.text : b;
+    return typeof ta === "string" && typeof tb === "string" ? compare(ta, tb) : null;
   }
   if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
   const na = toNumber(a);
@@ -176,6 +183,18 @@ export function asString(v: Value): string {
   if (isFile(v)) return v[FILE].path;
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
+}
+
+/**
+ * A property as the expression language sees it: an ISO date or date-time string is a date (Obsidian's
+ * date properties), so `due + "2w"`, `due.year` and `number(due)` work; it keeps its text, which is what
+ * it prints as and what string methods (`contains`, `startsWith`, …) read.
+ */
+export function propertyValue(obj: Record<string, unknown>, name: string): Value {
+  const v = propertyOf(obj, name);
+  if (typeof v !== "string" || !/^\d{4}-\d\d-\d\d/.test(v)) return v;
+  const d = parseDate(v);
+  return d ? new DateV(d.ms, d.hasTime, v) : v;
 }
 
 /** A property by name; Obsidian treats property names case-insensitively, so a differently-cased key is the fallback. */
