@@ -10,6 +10,7 @@ const NOTES: Record<string, string> = {
   "Tasks/Alpha.md": "---\npriority: 2\ndue: 2026-03-01\nstart: 2026-03-01T10:00:00Z\n---\n# Alpha\n\nSee [[Beta]] and ![[Gamma]].\n",
   "Tasks/Beta.md": "---\npriority: 5\ndue: 2026-04-15\n---\n# Beta\n\nBack to [[Alpha]].\n",
   "Tasks/Gamma.md": "---\npriority: 1\n---\n# Gamma\n",
+  "Tasks/Delta.md": "# Delta\n\nNobody links here.\n",
 };
 
 const BASES: Record<string, string> = {
@@ -49,6 +50,17 @@ views:
     - file.inFolder("Tasks")
     - 'due + "30d" > date("2026-04-01")'
 `,
+  "Linked.base": `filters:
+  and:
+    - file.inFolder("Tasks")
+    - file.backlinks.length > 0
+views:
+  - type: table
+    name: T
+    order: [file.backlinks, file.embeds, file.nosuch]
+`,
+  "FileFile.base": `filters: 'file.file == null'\n`,
+  "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
 
 describe("Bases as Obsidian's help writes them", () => {
@@ -100,5 +112,23 @@ describe("Bases as Obsidian's help writes them", () => {
     const schema = await s.call("get_database_schema", { databaseId: "Dates.base" });
     expect(schema.schema.find((c: any) => c.id === "formula.same").type).toBe("date");
     expect(Object.keys(await rowsOf("Soon.base"))).toEqual(["Tasks/Beta.md"]);
+  });
+
+  test("file.backlinks and file.embeds are lists of paths; any other file.x is unsupported-expression naming it", async () => {
+    const rows = await rowsOf("Linked.base");
+    expect(Object.keys(rows)).toEqual(["Tasks/Alpha.md", "Tasks/Beta.md", "Tasks/Gamma.md"]);
+    expect(rows["Tasks/Alpha.md"]).toMatchObject({ "file.backlinks": ["Tasks/Beta.md"], "file.embeds": ["Tasks/Gamma.md"] });
+    expect(rows["Tasks/Gamma.md"]["file.backlinks"]).toEqual(["Tasks/Alpha.md"]);
+    expect(rows["Tasks/Beta.md"]["file.embeds"]).toBeUndefined();
+    const schema = await s.call("get_database_schema", { databaseId: "Linked.base" });
+    const col = schema.schema.find((c: any) => c.id === "file.nosuch");
+    expect(col.error).toContain("file.nosuch");
+    for (const [id, what] of [["FileFile.base", "file.file"], ["FileIndex.base", "file.nosuch"]]) {
+      for (const tool of ["query_database", "get_database_schema"]) {
+        const res: any = await s.callRaw(tool, { databaseId: id });
+        expect(res.kind).toBe("unsupported-expression");
+        expect(res.content[0].text).toContain(what);
+      }
+    }
   });
 });

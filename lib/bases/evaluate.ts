@@ -93,8 +93,13 @@ function fileField(f: RowFile, name: string): Value {
       return f.links();
     case "properties":
       return f.frontmatter;
+    case "backlinks":
+      return f.backlinks();
+    case "embeds":
+      return f.embeds();
     default:
-      return null;
+      // file["x"] gets here unparsed (expr.ts refuses file.x): refused too, never a silent null.
+      throw new UnsupportedExpression(`file.${name}`, `the file property file.${name}`);
   }
 }
 

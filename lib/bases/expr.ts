@@ -44,6 +44,9 @@ export const METHODS = new Set([
   "date",
 ]);
 
+/** The file properties the evaluator knows (`file.name`, …): any other is refused, not read as null. */
+export const FILE_FIELDS = new Set(["name", "basename", "path", "folder", "ext", "size", "mtime", "ctime", "tags", "links", "backlinks", "embeds", "properties"]);
+
 type Tok = { k: "num"; v: number } | { k: "str"; v: string } | { k: "id"; v: string } | { k: "op"; v: string } | { k: "end" };
 
 const OPS = ["==", "!=", ">=", "<=", "&&", "||", ">", "<", "!", "+", "-", "*", "/", "%", "(", ")", "[", "]", ",", "."];
@@ -187,7 +190,11 @@ export function parseExpr(src: string): Expr {
         if (isOp("(")) {
           if (!METHODS.has(t.v)) throw new UnsupportedExpression(src, `the method .${t.v}()`);
           e = { t: "method", obj: e, name: t.v, args: args() };
-        } else e = { t: "member", obj: e, name: t.v };
+        } else {
+          // file.backlinks.length > 0 over an unknown property was null: no rows, and no word why.
+          if (e.t === "id" && e.name === "file" && !FILE_FIELDS.has(t.v)) throw new UnsupportedExpression(src, `the file property file.${t.v}`);
+          e = { t: "member", obj: e, name: t.v };
+        }
       } else if (isOp("[")) {
         p++;
         const key = or();

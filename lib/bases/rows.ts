@@ -46,6 +46,8 @@ function parseObject(json: string): Record<string, unknown> {
 
 function toRowNote(db: Database, r: NoteRowLite): RowNote {
   let links: string[] | null = null;
+  let backlinks: string[] | null = null;
+  let embeds: string[] | null = null;
   const file: RowFile = {
     path: r.path,
     folder: r.folder,
@@ -57,6 +59,16 @@ function toRowNote(db: Database, r: NoteRowLite): RowNote {
     links() {
       links ??= (db.query("SELECT coalesce(resolved, target) AS t FROM links WHERE note_id = ? ORDER BY ord").all(r.id) as { t: string }[]).map((x) => x.t);
       return links;
+    },
+    backlinks() {
+      backlinks ??= (
+        db.query("SELECT DISTINCT n.path AS p FROM links l JOIN notes n ON n.id = l.note_id WHERE l.resolved = ? AND l.note_id != ? ORDER BY n.path").all(r.path, r.id) as { p: string }[]
+      ).map((x) => x.p);
+      return backlinks;
+    },
+    embeds() {
+      embeds ??= (db.query("SELECT coalesce(resolved, target) AS t FROM links WHERE note_id = ? AND embed = 1 ORDER BY ord").all(r.id) as { t: string }[]).map((x) => x.t);
+      return embeds;
     },
   };
   return { id: r.id, path: r.path, title: r.title, file };

@@ -5,7 +5,7 @@
 // common cases and needs nothing outside the notes).
 import type { LoadedBase } from "./base-file";
 import { evaluate, evaluationBudget, isDateString, MAX_PASS_MS, propertyOf, toJsonValue, type Value } from "./evaluate";
-import { UnsupportedExpression, type Expr } from "./expr";
+import { FILE_FIELDS, UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
 import { CostlyVerdicts } from "./verdicts";
 
@@ -40,6 +40,8 @@ const FILE_TYPES: Record<string, ColumnType> = {
   "file.ctime": "date",
   "file.tags": "multi_select",
   "file.links": "multi_select",
+  "file.backlinks": "multi_select",
+  "file.embeds": "multi_select",
 };
 
 function frequencies(values: string[]): string[] {
@@ -117,6 +119,7 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
       const formula = id.startsWith("formula.") ? base.formulas.get(id.slice(8)) : undefined;
       if (formula instanceof UnsupportedExpression) error = `Lettuce cannot evaluate ${JSON.stringify(formula.expression)}: ${formula.what}`;
       else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
+      else if (id.startsWith("file.") && !FILE_FIELDS.has(id.slice(5))) error = `Lettuce cannot evaluate ${JSON.stringify(id)}: the file property ${id}`;
       const expr = error ? null : columnExpr(id);
       const compute = (row: RowNote, budget = evaluationBudget()): unknown => {
         if (!expr) return null;

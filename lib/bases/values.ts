@@ -15,6 +15,10 @@ export interface RowFile {
   frontmatter: Record<string, unknown>;
   /** Where the note's links point: resolved vault paths, or the link text when unresolved. Loaded on first use. */
   links(): string[];
+  /** The notes that link to this one, by path (itself left out). Loaded on first use. */
+  backlinks(): string[];
+  /** What the note embeds (`![[…]]`): resolved vault paths, or the link text when unresolved. Loaded on first use. */
+  embeds(): string[];
 }
 
 // Dates are the local calendar's, as in Obsidian: a date without a time is local midnight, today() is
