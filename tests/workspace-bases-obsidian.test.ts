@@ -11,6 +11,10 @@ const NOTES: Record<string, string> = {
   "Tasks/Beta.md": "---\npriority: 5\ndue: 2026-04-15\n---\n# Beta\n\nBack to [[Alpha]].\n",
   "Tasks/Gamma.md": "---\npriority: 1\n---\n# Gamma\n",
   "Tasks/Delta.md": "# Delta\n\nNobody links here.\n",
+  "Paging/😀 Emoji.md": "# Emoji\n",
+  "Paging/Ｆull.md": "# Full\n",
+  "Paging/plain.md": "# plain\n",
+  "Paging/𐀀 Linear B.md": "# Linear B\n",
 };
 
 const BASES: Record<string, string> = {
@@ -59,6 +63,7 @@ views:
     name: T
     order: [file.backlinks, file.embeds, file.nosuch]
 `,
+  "Paging.base": `filters: 'file.inFolder("Paging")'\n`,
   "FileFile.base": `filters: 'file.file == null'\n`,
   "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
@@ -130,5 +135,20 @@ describe("Bases as Obsidian's help writes them", () => {
         expect(res.content[0].text).toContain(what);
       }
     }
+  });
+
+  test("paging with limit 1 returns every row when paths mix emoji and characters in U+E000–U+FFFF", async () => {
+    const all = Object.keys(await rowsOf("Paging.base"));
+    expect(all.length).toBe(4);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const page = await s.call("query_database", { databaseId: "Paging.base", limit: 1, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.rows.map((r: any) => r.id));
+      if (!page.hasMore) break;
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual(all);
+    expect(seen).toContain("Paging/😀 Emoji.md");
   });
 });

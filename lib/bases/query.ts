@@ -8,6 +8,7 @@ import { loadBase, resolveBaseId, type BaseView } from "./base-file";
 import { rowsOf, type RowNote, type VaultLike } from "./rows";
 import { columnsOf, type Column, type ColumnReader } from "./schema";
 import { readVaultText } from "../vault/read-file";
+import { compareAsSql } from "../store/sql-text";
 
 export interface DatabaseSchema {
   name: string;
@@ -157,7 +158,8 @@ export function queryDatabase(vault: VaultLike, input: QueryInput): QueryResult 
   let contentBytes = 0;
   let hasMore = false;
   for (const row of rows) {
-    if (after !== null && row.path <= after) continue;
+    // Rows come in SQLite's path order (code points), so the cursor is compared in that order.
+    if (after !== null && compareAsSql(row.path, after) <= 0) continue;
     if (!tests.every((t) => t(row))) continue;
     if (out.length >= input.limit || (withContent && out.length > 0 && contentBytes >= PAGE_CONTENT_BUDGET)) {
       hasMore = true;
