@@ -64,6 +64,18 @@ views:
     order: [file.backlinks, file.embeds, file.nosuch]
 `,
   "Paging.base": `filters: 'file.inFolder("Paging")'\n`,
+  "Chain.base": `filters: 'file.inFolder("Tasks")'
+formulas:
+  a: 'file.hasLink(this.file)'
+  b: 'formula.a + "!"'
+  c: 'formula.nope + 1'
+  d: 'priority + 1'
+views:
+  - type: table
+    name: T
+    order: [formula.b, formula.c, formula.d]
+`,
+  "NopeFilter.base": `filters: 'formula.nope == null'\n`,
   "FileFile.base": `filters: 'file.file == null'\n`,
   "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
@@ -150,5 +162,20 @@ describe("Bases as Obsidian's help writes them", () => {
     }
     expect(seen).toEqual(all);
     expect(seen).toContain("Paging/😀 Emoji.md");
+  });
+
+  test("a formula using one that cannot be evaluated, or one that does not exist, has an error; a filter naming a missing formula is refused", async () => {
+    const schema = await s.call("get_database_schema", { databaseId: "Chain.base" });
+    const byId = Object.fromEntries(schema.schema.map((c: any) => [c.id, c]));
+    expect(byId["formula.b"].error).toContain("this");
+    expect(byId["formula.c"].error).toContain("nope");
+    expect(byId["formula.d"].error).toBeUndefined();
+    const rows = await rowsOf("Chain.base");
+    expect(rows["Tasks/Alpha.md"]).toEqual({ "formula.d": 3, priority: 2, due: "2026-03-01", start: "2026-03-01T10:00:00Z" });
+    for (const tool of ["query_database", "get_database_schema"]) {
+      const res: any = await s.callRaw(tool, { databaseId: "NopeFilter.base" });
+      expect(res.kind).toBe("unsupported-expression");
+      expect(res.content[0].text).toContain("formula.nope");
+    }
   });
 });

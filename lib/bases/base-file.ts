@@ -8,7 +8,7 @@ import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { readVaultText } from "../vault/read-file";
 import { parseYamlBounded } from "../vault/yaml-lenient";
 import { evaluate, truthy, type EvalEnv } from "./evaluate";
-import { parseExpr, UnsupportedExpression, type Expr } from "./expr";
+import { formulaRefs, parseExpr, UnsupportedExpression, type Expr } from "./expr";
 
 export type FilterNode = { op: "and" | "or" | "not"; items: FilterNode[] } | { op: "expr"; src: string; expr: Expr };
 
@@ -191,6 +191,26 @@ function compile(root: string, id: string, stamp: string, size: number): LoadedB
       }
     }
   }
+
+  // A formula the base does not define was null, so `formula.nope == null` selected every note.
+  const unknownFormula = (src: string, e: Expr): UnsupportedExpression | null => {
+    const name = formulaRefs(e).find((n) => !formulas.has(n));
+    return name === undefined ? null : new UnsupportedExpression(src, `formula.${name} (no formula named ${JSON.stringify(name)} in this base)`);
+  };
+  for (const [name, f] of formulas) {
+    if (f instanceof UnsupportedExpression) continue;
+    const err = unknownFormula(formulaSources.get(name)!, f);
+    if (err) formulas.set(name, err);
+  }
+  const firstUnknown = (f: FilterNode): UnsupportedExpression | null => {
+    if (f.op === "expr") return unknownFormula(f.src, f.expr);
+    for (const x of f.items) {
+      const err = firstUnknown(x);
+      if (err) return err;
+    }
+    return null;
+  };
+  if (filters) filterError ??= firstUnknown(filters);
 
   const properties = new Map<string, { displayName?: string }>();
   if (d.properties && typeof d.properties === "object" && !Array.isArray(d.properties)) {

@@ -306,7 +306,8 @@ function member(obj: Value, name: string, env: EvalEnv): Value {
 
 function formula(name: string, env: EvalEnv): Value {
   const f = env.formulas.get(name);
-  if (f === undefined) return null;
+  // base-file.ts refuses a base naming a formula it lacks; formula[expr] still gets here.
+  if (f === undefined) throw new UnsupportedExpression(`formula.${name}`, `no formula named ${JSON.stringify(name)} in this base`);
   if (f instanceof UnsupportedExpression) throw f;
   if (env.memo?.has(name)) return env.memo.get(name)!;
   const stack = env.stack ?? new Set<string>();

@@ -225,3 +225,36 @@ export function parseExpr(src: string): Expr {
   }
   return e;
 }
+
+/** The formulas an expression names (`formula.x`, `formula["x"]`), so that a base naming one it lacks is refused, not read as null. */
+export function formulaRefs(e: Expr, out: string[] = []): string[] {
+  switch (e.t) {
+    case "member":
+      if (e.obj.t === "id" && e.obj.name === "formula") out.push(e.name);
+      else formulaRefs(e.obj, out);
+      break;
+    case "index":
+      if (e.obj.t === "id" && e.obj.name === "formula" && e.key.t === "lit" && typeof e.key.v === "string") out.push(e.key.v);
+      else formulaRefs(e.obj, out);
+      formulaRefs(e.key, out);
+      break;
+    case "list":
+      e.items.forEach((x) => formulaRefs(x, out));
+      break;
+    case "call":
+      e.args.forEach((x) => formulaRefs(x, out));
+      break;
+    case "method":
+      formulaRefs(e.obj, out);
+      e.args.forEach((x) => formulaRefs(x, out));
+      break;
+    case "unary":
+      formulaRefs(e.arg, out);
+      break;
+    case "binary":
+      formulaRefs(e.left, out);
+      formulaRefs(e.right, out);
+      break;
+  }
+  return out;
+}

@@ -5,7 +5,7 @@
 // common cases and needs nothing outside the notes).
 import type { LoadedBase } from "./base-file";
 import { evaluate, evaluationBudget, isDateString, MAX_PASS_MS, propertyOf, toJsonValue, type Value } from "./evaluate";
-import { FILE_FIELDS, UnsupportedExpression, type Expr } from "./expr";
+import { FILE_FIELDS, TooCostly, UnsupportedExpression, type Expr } from "./expr";
 import { envFor, type RowNote } from "./rows";
 import { CostlyVerdicts } from "./verdicts";
 
@@ -121,11 +121,14 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
       else if (id.startsWith("formula.") && formula === undefined) error = `no formula named ${id.slice(8)} in this base`;
       else if (id.startsWith("file.") && !FILE_FIELDS.has(id.slice(5))) error = `Lettuce cannot evaluate ${JSON.stringify(id)}: the file property ${id}`;
       const expr = error ? null : columnExpr(id);
+      let unsupported: UnsupportedExpression | undefined;
       const compute = (row: RowNote, budget = evaluationBudget()): unknown => {
         if (!expr) return null;
         try {
           return toJsonValue(evaluate(expr, envFor(base, row.file, budget)));
-        } catch {
+        } catch (e) {
+          // A formula it uses that cannot be evaluated (or is not there) is this column's error too, not a silent null.
+          if (e instanceof UnsupportedExpression && !(e instanceof TooCostly)) unsupported ??= e;
           return null; // this row's value cannot be worked out (as before); the pass's time is checked below
         }
       };
@@ -151,6 +154,10 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
           }
         }
         if (!error) costlyColumns.clear(costlyKey);
+        if (!error && unsupported) {
+          error = `Lettuce cannot evaluate ${JSON.stringify(unsupported.expression)}: ${unsupported.what}`;
+          values.clear();
+        }
         // A row outside the base's rows (none today) gets a budget of its own.
         read = (row) => (error ? null : values.has(row) ? values.get(row) : compute(row));
       }
