@@ -14,6 +14,9 @@ const NOTES: Record<string, string> = {
   "Paging/😀 Emoji.md": "# Emoji\n",
   "Paging/Ｆull.md": "# Full\n",
   "Paging/plain.md": "# plain\n",
+  "Case/A.md": "---\nOwner: Ada\nStatus: open\n---\n# A\n",
+  "Case/B.md": "---\nowner: Bob\nstatus: done\n---\n# B\n",
+  "Case/C.md": "---\nowner: Cy\n---\n# C\n",
   "Paging/𐀀 Linear B.md": "# Linear B\n",
 };
 
@@ -76,6 +79,7 @@ views:
     order: [formula.b, formula.c, formula.d]
 `,
   "NopeFilter.base": `filters: 'formula.nope == null'\n`,
+  "Case.base": `filters: 'file.inFolder("Case")'\n`,
   "FileFile.base": `filters: 'file.file == null'\n`,
   "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
@@ -177,5 +181,16 @@ describe("Bases as Obsidian's help writes them", () => {
       expect(res.kind).toBe("unsupported-expression");
       expect(res.content[0].text).toContain("formula.nope");
     }
+  });
+
+  test("property names differing only in case are one column, spelt as most rows spell it (the first seen on a tie)", async () => {
+    const schema = await s.call("get_database_schema", { databaseId: "Case.base" });
+    expect(schema.schema.map((c: any) => c.id)).toEqual(["owner", "Status"]);
+    const rows = await rowsOf("Case.base");
+    expect(rows).toEqual({
+      "Case/A.md": { owner: "Ada", Status: "open" },
+      "Case/B.md": { owner: "Bob", Status: "done" },
+      "Case/C.md": { owner: "Cy" },
+    });
   });
 });

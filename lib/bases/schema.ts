@@ -91,20 +91,24 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
   };
   for (const id of base.properties.keys()) add(id);
   for (const id of base.viewColumns) add(id);
-  const seen = new Map<string, { n: number; first: number }>();
+  // Property names ignore case (propertyOf reads `owner` for a column Owner), so Owner and owner are one
+  // column, spelt as most rows spell it (the first seen on a tie).
+  const seen = new Map<string, { n: number; first: number; spellings: Map<string, number> }>();
   let i = 0;
   for (const r of rows) {
     for (const k of Object.keys(r.file.frontmatter)) {
-      const s = seen.get(k);
-      if (s) s.n++;
-      else seen.set(k, { n: 1, first: i++ });
+      const lc = k.toLowerCase();
+      let s = seen.get(lc);
+      if (!s) seen.set(lc, (s = { n: 0, first: i++, spellings: new Map() }));
+      s.n++;
+      s.spellings.set(k, (s.spellings.get(k) ?? 0) + 1);
     }
   }
   const known = new Set(ids.map((x) => x.toLowerCase()));
   [...seen.entries()]
-    .filter(([k]) => !known.has(k.toLowerCase()))
+    .filter(([lc]) => !known.has(lc))
     .sort((a, b) => b[1].n - a[1].n || a[1].first - b[1].first)
-    .forEach(([k]) => add(k));
+    .forEach(([, s]) => add([...s.spellings.entries()].reduce((best, e) => (e[1] > best[1] ? e : best))[0]));
 
   // A formula column is evaluated over every row once, here, under a budget of its own (a whole pass's, as
   // the base's filter has), all of them within a few such budgets: read for each row with a budget of its
