@@ -80,6 +80,17 @@ views:
 `,
   "NopeFilter.base": `filters: 'formula.nope == null'\n`,
   "Case.base": `filters: 'file.inFolder("Case")'\n`,
+  "Numbers.base": `filters: 'file.inFolder("Case")'
+formulas:
+  s: '123.toString()'
+  t: '1.isTruthy()'
+  f: '2.5.toFixed(2)'
+  n: '1.5 + .5'
+views:
+  - type: table
+    name: T
+    order: [formula.s, formula.t, formula.f, formula.n]
+`,
   "FileFile.base": `filters: 'file.file == null'\n`,
   "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
@@ -192,5 +203,12 @@ describe("Bases as Obsidian's help writes them", () => {
       "Case/B.md": { owner: "Bob", Status: "done" },
       "Case/C.md": { owner: "Cy" },
     });
+  });
+
+  test("a number followed by a method is a method call (123.toString(), 1.isTruthy())", async () => {
+    const schema = await s.call("get_database_schema", { databaseId: "Numbers.base" });
+    for (const c of schema.schema) expect(c.error).toBeUndefined();
+    const rows = await rowsOf("Numbers.base");
+    expect(rows["Case/C.md"]).toMatchObject({ "formula.s": "123", "formula.t": true, "formula.f": "2.50", "formula.n": 2 });
   });
 });

@@ -74,7 +74,8 @@ function tokenize(src: string): Tok[] {
       i = j + 1;
       continue;
     }
-    const num = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i));
+    // A dot belongs to a number only with a digit after it: `123.toString()` and `1.isTruthy()` (Functions.md) are method calls.
+    const num = /^(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i));
     if (num && !(c === "." && out.length && out[out.length - 1]!.k !== "op")) {
       out.push({ k: "num", v: Number(num[0]) });
       i += num[0].length;
