@@ -91,6 +91,17 @@ views:
     name: T
     order: [formula.s, formula.t, formula.f, formula.n]
 `,
+  "Far.base": `filters:
+  and:
+    - file.inFolder("Tasks")
+    - 'now() + "999999999999y" + "x" != ""'
+formulas:
+  far: 'due + "9999999999y"'
+views:
+  - type: table
+    name: T
+    order: [formula.far]
+`,
   "FileFile.base": `filters: 'file.file == null'\n`,
   "FileIndex.base": `filters: 'file["nosuch"] == null'\n`,
 };
@@ -210,5 +221,11 @@ describe("Bases as Obsidian's help writes them", () => {
     for (const c of schema.schema) expect(c.error).toBeUndefined();
     const rows = await rowsOf("Numbers.base");
     expect(rows["Case/C.md"]).toMatchObject({ "formula.s": "123", "formula.t": true, "formula.f": "2.50", "formula.n": 2 });
+  });
+
+  test("a date moved past the calendar's end is no date (null, \"Invalid Date\" as text), never an internal error", async () => {
+    const rows = await rowsOf("Far.base");
+    expect(Object.keys(rows).length).toBe(4);
+    expect(rows["Tasks/Alpha.md"]["formula.far"]).toBeUndefined();
   });
 });

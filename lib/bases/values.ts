@@ -32,8 +32,13 @@ export class DateV {
     /** The frontmatter text it was read from: what it prints as, and what string methods see. */
     readonly text?: string,
   ) {}
+  /** Past ±8.64e15 ms (`now() + "999999999y"`) there is no date: printing one threw RangeError (a tool answered internal). */
+  get valid(): boolean {
+    return !Number.isNaN(new Date(this.ms).getTime());
+  }
   toString(): string {
     if (this.text !== undefined) return this.text;
+    if (!this.valid) return "Invalid Date";
     if (this.hasTime) return new Date(this.ms).toISOString();
     const d = new Date(this.ms);
     const two = (n: number) => String(n).padStart(2, "0");
@@ -211,7 +216,7 @@ export function propertyOf(obj: Record<string, unknown>, name: string): Value {
 
 /** A value as JSON for an agent: dates as ISO strings, durations in ms. */
 export function toJsonValue(v: Value): unknown {
-  if (v instanceof DateV) return v.toString();
+  if (v instanceof DateV) return v.valid ? v.toString() : null;
   if (v instanceof DurationV) return v.ms + v.months * 30 * 86_400_000;
   if (Array.isArray(v)) return v.map((x) => toJsonValue(x as Value));
   if (isFile(v)) return v[FILE].path;
