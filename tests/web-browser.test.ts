@@ -75,6 +75,10 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
         ].join("\n\n"),
       );
       writeFileSync(join(root, HOSTILE_NAME), "# <script>alert(6)</script>\n\nA note with a hostile name.\n");
+      writeFileSync(
+        join(root, "Long lines.md"),
+        `# Long lines\n\n${"a".repeat(300)}\n\nhttps://example.com/${"segment/".repeat(40)}\n\n\`${"code".repeat(80)}\`\n\n- ${"b".repeat(200)}\n\nשלום עולם, זו פסקה בעברית.\n`,
+      );
       shots = process.env.LETTUCE_SCREENSHOTS === "1" ? join(REPO, "docs/screenshots") : tempDir("lettuce-shots-");
       mkdirSync(shots, { recursive: true });
 
@@ -201,6 +205,26 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
         const tree = await page.locator("nav.tree").boundingBox();
         expect(tree!.width).toBeGreaterThan(300);
         await shot("phone-home");
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 800 });
+      }
+    });
+
+    test("long words, web addresses and inline code wrap inside the note's column, on a desktop and a phone", async () => {
+      try {
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: 844 });
+          await go(`/notes/${encodeURIComponent("Long lines.md")}`);
+          const spill = await page.evaluate(() => {
+            const m = document.querySelector(".markdown")!;
+            return m.scrollWidth - m.clientWidth;
+          });
+          expect(spill, `${width} px`).toBeLessThanOrEqual(0);
+          await shot(`long-lines-${width}`);
+        }
+        // A Hebrew paragraph runs right to left.
+        const dir = await page.evaluate(() => getComputedStyle([...document.querySelectorAll(".markdown p")].find((p) => p.textContent!.includes("שלום"))!).unicodeBidi);
+        expect(dir).toBe("plaintext");
       } finally {
         await page.setViewportSize({ width: 1280, height: 800 });
       }

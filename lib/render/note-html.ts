@@ -20,16 +20,43 @@ import { sliceWhole } from "../text-cut";
 const MAX_EMBED_CHARS = 50_000;
 const IMAGE = /\.(png|jpe?g|gif|webp|avif|bmp|svg|ico)$/i;
 
-export const noteHref = (path: string, heading?: string | null) =>
-  "/notes/" + path.split("/").map(encodeURIComponent).join("/") + (heading ? `#h-${slugOf(heading)}` : "");
+export const noteHref = (path: string, heading?: string | null, block?: string | null) =>
+  "/notes/" + path.split("/").map(encodeURIComponent).join("/") + (block ? `#b-${blockSlug(block)}` : heading ? `#h-${slugOf(heading)}` : "");
 export const fileHref = (path: string) => "/api/file?path=" + encodeURIComponent(path);
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
+/** A heading's anchor; of nested headings (`[[Note#Section#Sub]]`, Obsidian's form) the last one's. */
 function slugOf(heading: string): string {
-  return headingSlug(headingPlainText(heading));
+  const last = heading.split("#").filter((h) => h.trim()).pop() ?? heading;
+  return headingSlug(headingPlainText(last));
+}
+
+const blockSlug = (id: string) => id.replace(/[^A-Za-z0-9-]/g, "");
+// A block id at the end of a line (`text ^abc-1`), or alone on the line after a list, table or quote.
+const BLOCK_ID = /(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$/;
+
+/**
+ * The block a `^id` marks, its id taken off: the list item or paragraph the line ends, or, for an id on a line
+ * of its own, the block above it. Obsidian embeds that block alone (`![[Note#^id]]`); the whole note was shown.
+ */
+function blockOf(body: string, id: string): string | null {
+  const lines = body.split("\n");
+  const i = lines.findIndex((l) => BLOCK_ID.exec(l)?.[1] === id);
+  if (i === -1) return null;
+  const blank = (l: string | undefined) => l === undefined || l.trim() === "";
+  const own = lines[i]!.replace(BLOCK_ID, "");
+  if (!own.trim()) {
+    let start = i - 1;
+    while (start > 0 && !blank(lines[start - 1])) start--;
+    return start >= 0 && start < i ? lines.slice(start, i).join("\n") : null;
+  }
+  if (/^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]/.test(own)) return own.replace(/^[ \t]+/, "");
+  let start = i;
+  while (start > 0 && !blank(lines[start - 1]) && !/^#{1,6}[ \t]/.test(lines[start - 1]!)) start--;
+  return [...lines.slice(start, i), own].join("\n");
 }
 
 interface RenderContext {
@@ -68,9 +95,9 @@ function sectionOf(body: string, heading: string): string | null {
   return start === -1 ? null : lines.slice(start).join("\n");
 }
 
-function embedNote(path: string, heading: string | null, label: string): string {
+function embedNote(path: string, heading: string | null, block: string | null, label: string): string {
   const c = ctx();
-  const link = `<a class="wikilink" href="${escapeHtml(noteHref(path, heading))}">${escapeHtml(label)}</a>`;
+  const link = `<a class="wikilink" href="${escapeHtml(noteHref(path, heading, block))}">${escapeHtml(label)}</a>`;
   // One level of embedding: an embed inside an embed is a link, which also ends cycles.
   if (c.depth >= 1) return link;
   let body: string;
@@ -79,7 +106,8 @@ function embedNote(path: string, heading: string | null, label: string): string 
   } catch {
     return `<span class="unresolved">${escapeHtml(label)}</span>`;
   }
-  if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
+  if (block) body = blockOf(body, block) ?? `*No block ^${block} in ${path}.*`;
+  else if (heading) body = sectionOf(body, heading) ?? `*No heading “${heading}” in ${path}.*`;
   if (body.length > MAX_EMBED_CHARS) body = sliceWhole(body, MAX_EMBED_CHARS) + "\n\n*… cut; open the note for the rest.*";
   const inner = renderWith({ root: c.root, resolve: c.resolve, path, depth: c.depth + 1, slugger: new HeadingIds() }, body);
   return `<div class="embed"><div class="embed-title">${link}</div><div class="embed-body">${inner}</div></div>`;
@@ -88,7 +116,8 @@ function embedNote(path: string, heading: string | null, label: string): string 
 function renderWikilink(inner: string, embed: boolean): string {
   const { target, heading, block, display } = parseWikilinkInner(inner);
   const resolved = resolve(target, "wikilink");
-  const label = display ?? (target || heading || block || inner);
+  // [[Note#Section]] reads "Note › Section", as Obsidian shows it.
+  const label = display ?? (target && heading ? `${target} › ${heading.split("#").filter(Boolean).join(" › ")}` : target || heading || block || inner);
   if (embed && resolved) {
     if (IMAGE.test(resolved)) {
       // ![[pic.png|300]] or |300x200 sets the size, as in Obsidian.
@@ -97,12 +126,12 @@ function renderWikilink(inner: string, embed: boolean): string {
       const alt = size ? target : label;
       return `<img src="${escapeHtml(fileHref(resolved))}" alt="${escapeHtml(alt)}"${dims}>`;
     }
-    if (/\.md$/i.test(resolved)) return embedNote(resolved, heading, label);
+    if (/\.md$/i.test(resolved)) return embedNote(resolved, heading, block, label);
     return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
   }
   if (!resolved) return `<a class="wikilink unresolved" href="${escapeHtml(noteHref(target.endsWith(".md") ? target : target + ".md"))}">${escapeHtml(label)}</a>`;
   if (!/\.md$/i.test(resolved)) return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
-  return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, heading))}">${escapeHtml(label)}</a>`;
+  return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, heading, block))}">${escapeHtml(label)}</a>`;
 }
 
 const isExternal = (href: string) => /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(href) || href.startsWith("//");
@@ -116,7 +145,14 @@ function splitHref(href: string): { target: string; fragment: string | null } {
   } catch {
     /* keep it as written */
   }
-  return { target, fragment: hash === -1 ? null : href.slice(hash + 1) };
+  // `#Section%20Two` names the heading Section Two, as the path part is decoded.
+  let fragment = hash === -1 ? null : href.slice(hash + 1);
+  try {
+    if (fragment) fragment = decodeURIComponent(fragment);
+  } catch {
+    /* keep it as written */
+  }
+  return { target, fragment };
 }
 
 const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
@@ -159,6 +195,21 @@ const obsidian: MarkedExtension = {
       },
     },
     {
+      // ` ^abc-1` at a line's end marks a block for [[Note#^abc-1]]: Obsidian hides it; here it is the anchor.
+      name: "blockId",
+      level: "inline",
+      start: (src) => {
+        const m = /(?:^|[ \t])\^[A-Za-z0-9-]+[ \t]*(?:\n|$)/.exec(src);
+        return m ? m.index : undefined;
+      },
+      tokenizer(src, tokens) {
+        const m = /^(?:[ \t]+|(?=\^))\^([A-Za-z0-9-]+)[ \t]*(?=\n|$)/.exec(src);
+        if (!m || (!/^[ \t]/.test(m[0]) && tokens.length > 0)) return undefined;
+        return { type: "blockId", raw: m[0], id: m[1] };
+      },
+      renderer: (t) => (ctx().depth > 0 ? "" : `<span class="block-id" id="b-${escapeHtml(blockSlug(t.id as string))}"></span>`),
+    },
+    {
       name: "tag",
       level: "inline",
       // Only after whitespace or at the start: `C#` and `page#part` are not tags.
@@ -178,6 +229,9 @@ const obsidian: MarkedExtension = {
   ],
   renderer: {
     heading({ tokens, depth, text }) {
+      // An embedded note's headings take no ids: they would repeat the page's own, and the outline and
+      // [[#Section]] would jump into the embed.
+      if (ctx().depth > 0) return `<h${depth}>${this.parser.parseInline(tokens)}</h${depth}>\n`;
       const id = ctx().slugger.next(headingPlainText(text));
       return `<h${depth} id="h-${escapeHtml(id)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
     },
@@ -200,7 +254,7 @@ const obsidian: MarkedExtension = {
       const text = this.parser.parseInline(tokens);
       const t = title ? ` title="${escapeHtml(title)}"` : "";
       if (isExternal(href)) return `<a class="external" href="${escapeHtml(href)}"${t} rel="noopener noreferrer" target="_blank">${text}</a>`;
-      if (href.startsWith("#")) return `<a href="#h-${escapeHtml(href.slice(1))}"${t}>${text}</a>`;
+      if (href.startsWith("#")) return `<a href="#h-${escapeHtml(splitHref(href).fragment ?? "")}"${t}>${text}</a>`;
       const { target, fragment } = splitHref(href);
       const resolved = resolve(target, "markdown");
       if (!resolved) return `<a class="unresolved" href="${escapeHtml(noteHref(target))}"${t}>${text}</a>`;

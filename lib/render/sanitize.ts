@@ -25,7 +25,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
     details: ["open", "class"],
     code: ["class"],
     div: ["class"],
-    span: ["class"],
+    span: ["class", "id"],
     summary: ["class"],
     h1: ["id"], h2: ["id"], h3: ["id"], h4: ["id"], h5: ["id"], h6: ["id"],
   },
@@ -35,7 +35,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
     div: ["callout", "callout-*", "embed", "embed-title", "embed-body"],
     details: ["callout", "callout-*"],
     summary: ["callout-title"],
-    span: ["unresolved"],
+    span: ["unresolved", "block-id"],
   },
   allowedSchemes: ["http", "https", "mailto"],
   // Images come from the vault (relative /api/file URLs) or inline data; never from another host.
@@ -55,6 +55,8 @@ const OPTIONS: sanitizeHtml.IOptions = {
         }),
       ]),
     ),
+    // Block anchors live under b- (a note's own <span id> cannot take an id the page uses).
+    span: (tagName, attribs) => ({ tagName, attribs: attribs.id ? { ...attribs, id: attribs.id.startsWith("b-") ? attribs.id : `b-${attribs.id}` } : attribs }),
     a: (tagName, attribs) => {
       // Links leaving the vault open in a new tab, without handing it this page.
       const out: sanitizeHtml.Attributes = { ...attribs };

@@ -1,0 +1,56 @@
+// A note in the web UI as Obsidian shows it (the web rendering audit of 2026-12-05): block embeds and block
+// links, heading links written as Obsidian writes them, ids that do not repeat the page's own.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { loginSession, type WebSession } from "./web-helpers";
+
+let s: TestServer;
+let web: WebSession;
+const NOTES: Record<string, string> = {
+  "Target.md": "# Target\n\n## Section One\n\nFirst paragraph\nof two lines. ^blk1\n\nOther text.\n\n- item a\n- item b ^li-1\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n^tbl\n\n## Section Two\n\n### Sub of two\n\nDeep.\n",
+  "Host.md": "# Host\n\n![[Target#^blk1]]\n\n![[Target#^li-1]]\n\n![[Target#^tbl]]\n\n![[Target]]\n\n## Section Two\n\nMine.\n",
+  "Links.md": "[[Target#Section Two#Sub of two]] and [md](Target.md#Section%20Two) and [[Target#^blk1]] and [[#^here]]\n\nA line here ^here\n",
+};
+const html = async (path: string) => ((await (await web.fetch(`/api/note?path=${encodeURIComponent(path)}`)).json()) as { html: string }).html;
+
+beforeAll(async () => {
+  const root = tempDir();
+  for (const [p, t] of Object.entries(NOTES)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), t);
+  }
+  s = await startTestServer({ root });
+  web = await loginSession(s.vault, s.url);
+});
+afterAll(() => s.close());
+
+test("a block embed shows that block alone: a paragraph, a list item, the table above a lone id", async () => {
+  const h = await html("Host.md");
+  const embeds = h.split('<div class="embed">').slice(1);
+  expect(embeds[0]).toContain("First paragraph");
+  expect(embeds[0]).not.toContain("Other text");
+  expect(embeds[0]).not.toContain("^blk1");
+  expect(embeds[1]).toContain("item b");
+  expect(embeds[1]).not.toContain("item a");
+  expect(embeds[2]).toContain("<table>");
+  expect(embeds[2]).not.toContain("item b");
+});
+
+test("an embedded note's headings take no ids, so the page's own are the only ones", async () => {
+  const h = await html("Host.md");
+  expect(h.match(/id="h-section-two"/g)!.length).toBe(1);
+});
+
+test("block ids are anchors, not text; links to blocks and nested or encoded headings reach them", async () => {
+  const t = await html("Target.md");
+  expect(t).toContain('id="b-blk1"');
+  expect(t).not.toMatch(/\^blk1|\^li-1/);
+  const l = await html("Links.md");
+  expect(l).toContain('href="/notes/Target.md#h-sub-of-two"');
+  expect(l).toContain('href="/notes/Target.md#h-section-two"');
+  expect(l).toContain('href="/notes/Target.md#b-blk1"');
+  expect(l).toContain('id="b-here"');
+  expect(l).toContain("Target › Section Two › Sub of two");
+});
