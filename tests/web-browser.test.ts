@@ -223,7 +223,7 @@ describeWithCorpus("obsidian-help", "web UI in Chromium", () => {
           await shot(`long-lines-${width}`);
         }
         // A Hebrew paragraph runs right to left.
-        const dir = await page.evaluate(() => getComputedStyle([...document.querySelectorAll(".markdown p")].find((p) => p.textContent!.includes("שלום"))!).unicodeBidi);
+        const dir = await page.evaluate(() => (globalThis as any).getComputedStyle([...document.querySelectorAll(".markdown p")].find((p) => p.textContent!.includes("שלום"))!).unicodeBidi);
         expect(dir).toBe("plaintext");
       } finally {
         await page.setViewportSize({ width: 1280, height: 800 });

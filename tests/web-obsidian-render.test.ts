@@ -11,6 +11,8 @@ let web: WebSession;
 const NOTES: Record<string, string> = {
   "Target.md": "# Target\n\n## Section One\n\nFirst paragraph\nof two lines. ^blk1\n\nOther text.\n\n- item a\n- item b ^li-1\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n^tbl\n\n## Section Two\n\n### Sub of two\n\nDeep.\n",
   "Host.md": "# Host\n\n![[Target#^blk1]]\n\n![[Target#^li-1]]\n\n![[Target#^tbl]]\n\n![[Target]]\n\n## Section Two\n\nMine.\n",
+  "Footnotes.md": "# Notes\n\nA claim[^1] and another[^src].\n\n[^1]: First source.\n[^src]: Named source.\n",
+  "Math.md": "# Math\n\n$$\na \\\\ b_1 *c*\n$$\n\nInline $x^2 *y*$ and prose with $5 and $10.\n",
   "Links.md": "[[Target#Section Two#Sub of two]] and [md](Target.md#Section%20Two) and [[Target#^blk1]] and [[#^here]]\n\nA line here ^here\n",
 };
 const html = async (path: string) => ((await (await web.fetch(`/api/note?path=${encodeURIComponent(path)}`)).json()) as { html: string }).html;
@@ -53,4 +55,16 @@ test("block ids are anchors, not text; links to blocks and nested or encoded hea
   expect(l).toContain('href="/notes/Target.md#b-blk1"');
   expect(l).toContain('id="b-here"');
   expect(l).toContain("Target › Section Two › Sub of two");
+});
+
+test("footnotes are numbered links to a list at the end; math is shown exactly as written", async () => {
+  const f = await html("Footnotes.md");
+  expect(f).toContain('href="#fn-1"');
+  expect(f).toContain('<li id="fn-1">');
+  expect(f).toContain("Named source.");
+  expect(f).not.toContain("[^1]");
+  const m = await html("Math.md");
+  expect(m).toContain('<div class="math">a \\\\ b_1 *c*</div>');
+  expect(m).toContain('<span class="math">x^2 *y*</span>');
+  expect(m).toContain("$5 and $10");
 });

@@ -8,6 +8,7 @@
 // own rows (link-table.ts).
 import { headingSlug, HeadingIds } from "../vault/heading-ids";
 import { Lexer, Marked, type MarkedExtension, type MarkedOptions, type Tokens } from "marked";
+import markedFootnote from "marked-footnote";
 import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
 import { lexerGuards, withFastRules } from "../vault/lexer-guards";
 import { sanitizeNoteHtml } from "./sanitize";
@@ -195,6 +196,28 @@ const obsidian: MarkedExtension = {
       },
     },
     {
+      // $$ … $$ math: shown as written (no TeX engine here), never read as Markdown (`\\` stayed a line break).
+      name: "mathBlock",
+      level: "block",
+      start: (src) => src.match(/^\$\$/m)?.index,
+      tokenizer(src) {
+        const m = /^\$\$([\s\S]*?)\$\$[ \t]*(?:\n|$)/.exec(src);
+        return m ? { type: "mathBlock", raw: m[0], text: m[1]!.replace(/^\n|\n$/g, "") } : undefined;
+      },
+      renderer: (t) => `<div class="math">${escapeHtml(t.text as string)}</div>\n`,
+    },
+    {
+      // $x^2$ (no space inside the dollars, as Obsidian reads it; "$5 and $10" is prose).
+      name: "mathInline",
+      level: "inline",
+      start: (src) => src.indexOf("$"),
+      tokenizer(src) {
+        const m = /^\$(?!\s)((?:\\.|[^$\\\n])+?)(?<!\s)\$(?!\d)/.exec(src);
+        return m ? { type: "mathInline", raw: m[0], text: m[1] } : undefined;
+      },
+      renderer: (t) => `<span class="math">${escapeHtml(t.text as string)}</span>`,
+    },
+    {
       // ` ^abc-1` at a line's end marks a block for [[Note#^abc-1]]: Obsidian hides it; here it is the anchor.
       name: "blockId",
       level: "inline",
@@ -274,7 +297,8 @@ const obsidian: MarkedExtension = {
   },
 };
 
-const instance = new Marked(obsidian);
+// Footnotes ([^1] and [^1]: …) as Obsidian shows them, ids under fn- (sanitize.ts keeps only those).
+const instance = new Marked(obsidian, markedFootnote({ prefixId: "fn-", refMarkers: false }));
 
 function renderWith(c: RenderContext, markdown: string, clean = true): string {
   stack.push(c);

@@ -13,10 +13,12 @@ const OPTIONS: sanitizeHtml.IOptions = {
     "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "kbd", "samp", "var",
     "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "sub", "sup", "small", "abbr", "cite", "q",
     "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption",
-    "a", "img", "figure", "figcaption", "details", "summary", "div", "span", "input",
+    "a", "img", "figure", "figcaption", "details", "summary", "div", "span", "input", "section",
   ],
   allowedAttributes: {
-    a: ["href", "title", "class", "rel", "target"],
+    a: ["href", "title", "class", "rel", "target", "id"],
+    li: ["id"],
+    section: ["class"],
     img: ["src", "alt", "title", "width", "height"],
     input: ["type", "checked", "disabled"],
     th: ["align", "colspan", "rowspan"],
@@ -32,10 +34,11 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowedClasses: {
     a: ["wikilink", "unresolved", "tag", "external", "external-image", "attachment"],
     code: ["language-*"],
-    div: ["callout", "callout-*", "embed", "embed-title", "embed-body"],
+    div: ["callout", "callout-*", "embed", "embed-title", "embed-body", "math"],
+    section: ["footnotes"],
     details: ["callout", "callout-*"],
     summary: ["callout-title"],
-    span: ["unresolved", "block-id"],
+    span: ["unresolved", "block-id", "math"],
   },
   allowedSchemes: ["http", "https", "mailto"],
   // Images come from the vault (relative /api/file URLs) or inline data; never from another host.
@@ -57,9 +60,12 @@ const OPTIONS: sanitizeHtml.IOptions = {
     ),
     // Block anchors live under b- (a note's own <span id> cannot take an id the page uses).
     span: (tagName, attribs) => ({ tagName, attribs: attribs.id ? { ...attribs, id: attribs.id.startsWith("b-") ? attribs.id : `b-${attribs.id}` } : attribs }),
+    // Footnote anchors (fn-…) are the only ids a link or list item keeps.
+    li: (tagName, attribs) => ({ tagName, attribs: (attribs.id?.startsWith("fn-") ? { id: attribs.id } : {}) as sanitizeHtml.Attributes }),
     a: (tagName, attribs) => {
       // Links leaving the vault open in a new tab, without handing it this page.
       const out: sanitizeHtml.Attributes = { ...attribs };
+      if (out.id !== undefined && !out.id.startsWith("fn-")) delete out.id;
       if (out.target) {
         out.target = "_blank";
         out.rel = "noopener noreferrer";
