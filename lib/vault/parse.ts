@@ -3,7 +3,8 @@ import { HeadingIds } from "./heading-ids";
 import { mdLinks } from "./md-links";
 import { foldName } from "./paths";
 import { withoutClosingHashes } from "./line-ends";
-import { blocks, maskCode, type Block } from "./blocks";
+import type { Block } from "./blocks";
+import { maskBody } from "./comments";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
 export interface ParsedLink {
@@ -251,8 +252,8 @@ function headingsOf(bodyLines: string[], bl: Block[], bodyLineOffset: number): P
  */
 export function parseHeadings(content: string): ParsedHeading[] {
   const fm = splitFrontmatter(plainText(content));
-  const bodyLines = fm.body.split("\n");
-  return headingsOf(bodyLines, blocks(bodyLines), fm.raw ? lineStarts(fm.raw).length - 1 : 0);
+  const { bodyLines, bl } = maskBody(fm.body);
+  return headingsOf(bodyLines, bl, fm.raw ? lineStarts(fm.raw).length - 1 : 0);
 }
 
 /** The 0-based lines of `content` that hold a link (code, comments and math hold none): where move_note rewrites. */
@@ -277,10 +278,8 @@ export function parseNote(path: string, content: string): ParsedNote {
   const bodyLineOffset = fm.raw ? lineStarts(fm.raw).length - 1 : 0;
   const starts = lineStarts(body);
 
-  // Split once: the block scan, the code mask and the heading texts all work by line.
-  const bodyLines = body.split("\n");
-  const bl = blocks(bodyLines);
-  const masked = maskCode(bodyLines, bl, body);
+  // Split once: the block scan, the masks and the heading texts all work by line.
+  const { bodyLines, bl, masked } = maskBody(body);
 
   const headings = headingsOf(bodyLines, bl, bodyLineOffset);
 
@@ -371,11 +370,10 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
  * reads the line around each link from the body alone.
  */
 export function bodyLinks(body: string): { line: number; index: number; lineStart: number; lineEnd: number }[] {
-  const lines = body.split("\n");
   const starts = lineStarts(body);
   // Each link's line bounds come from the line table: looked up from the link, they cost a scan of the line
   // per link (a 2 MB line of links: 9 s on the request thread in the anchor pass).
-  return collectLinks(maskCode(lines, blocks(lines), body), starts, 0, true).map((l) => ({
+  return collectLinks(maskBody(body).masked, starts, 0, true).map((l) => ({
     line: l.line,
     index: l.index!,
     lineStart: starts[l.line - 1]!,
@@ -384,13 +382,12 @@ export function bodyLinks(body: string): { line: number; index: number; lineStar
 }
 
 /**
- * A note's body (no frontmatter) and the same text with code blanked out,
+ * A note's body (no frontmatter) and the same text with code, comments and math blanked out,
  * offsets and lines unchanged: for scanners outside the indexer (suggest_links).
  */
 export function proseOf(content: string): { body: string; masked: string; bodyLineOffset: number } {
   const text = plainText(content);
   const fm = splitFrontmatter(text);
   const body = fm.body;
-  const lines = body.split("\n");
-  return { body, masked: maskCode(lines, blocks(lines)), bodyLineOffset: fm.raw ? lineStarts(fm.raw).length - 1 : 0 };
+  return { body, masked: maskBody(body).masked, bodyLineOffset: fm.raw ? lineStarts(fm.raw).length - 1 : 0 };
 }

@@ -1,0 +1,80 @@
+// Obsidian's reading of a note where Lettuce read it otherwise (the Obsidian audits of 2026-12-05): what
+// comments and math hold, setext headings over several lines, move_note's view of code spans, which
+// words are tags, and Markdown links' fragments. Each case through the real server, on a real temp vault.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+
+function vaultWith(files: Record<string, string>): string {
+  const root = tempDir("lettuce-obsidian-");
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, ".."), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+const names = (list: any[]) => list.map((x: any) => x.path ?? x.name ?? x.tag ?? x.title).sort();
+
+const read = (s: TestServer, path: string) => readFileSync(join(s.root, path), "utf8");
+
+describe("comments and math hide links, tags and headings", () => {
+  let s: TestServer;
+  const notes: Record<string, string> = {
+    "T.md": "# T\n",
+    "c1.md": "%%[[T]] #incomment%%\n",
+    "c2.md": "before\n%%\nhidden [[T]] #inblock\n# heading in comment\n%%\nafter #seen\n",
+    "c3.md": "<!-- [[T]] #inhtml -->\n",
+    "c4.md": "$$\n[[T]] #inmath\n# heading in math\n$$\n",
+    "c5.md": "%%\n# Hidden title\n%%\ntext\n",
+    "real.md": "# Real\n[[T]] #visible, costs $5 or $6\n",
+  };
+  beforeAll(async () => {
+    s = await startTestServer({ root: vaultWith(notes) });
+  });
+  afterAll(() => s.close());
+
+  test("list_backlinks lists only the note whose link a reader sees", async () => {
+    const back = await s.call("list_backlinks", { path: "T.md" });
+    expect(back.items.map((i: any) => i.sourcePath)).toEqual(["real.md"]);
+  });
+
+  test("list_tags has no tag from a comment or math block", async () => {
+    const tags = (await s.call("list_tags", {})).items.map((i: any) => i.tag).sort();
+    expect(tags).toEqual(["seen", "visible"]);
+  });
+
+  test("read_outline has no heading from a comment or math block, and such a heading is no title", async () => {
+    expect(await s.call("read_outline", { path: "c2.md" })).toEqual([]);
+    expect(await s.call("read_outline", { path: "c4.md" })).toEqual([]);
+    expect((await s.call("read_note", { path: "c5.md" })).title).toBe("c5");
+  });
+
+  test("move_note leaves the links inside comments and math as written", async () => {
+    const moved = await s.call("move_note", { from: "T.md", to: "Renamed.md" });
+    expect(moved.linksUpdated).toBe(1);
+    for (const p of ["c1.md", "c2.md", "c3.md", "c4.md"]) expect(read(s, p)).toBe(notes[p]!);
+    expect(read(s, "real.md")).toBe("# Real\n[[Renamed]] #visible, costs $5 or $6\n");
+  });
+});
+
+describe("patch_section with a heading inside a comment or math block", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "p1.md": "## A\n\n%%\n## hidden\n%%\n\na\n\n## B\n",
+        "p2.md": "# A\n\n$$\n# x\n$$\n\na\n\n# B\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("appends after the section's last line, not inside the comment", async () => {
+    await s.call("patch_section", { path: "p1.md", heading: "A", mode: "append", content: "x" });
+    expect(read(s, "p1.md")).toBe("## A\n\n%%\n## hidden\n%%\n\na\n\nx\n\n## B\n");
+    await s.call("patch_section", { path: "p2.md", heading: "A", mode: "append", content: "x" });
+    expect(read(s, "p2.md")).toBe("# A\n\n$$\n# x\n$$\n\na\n\nx\n\n# B\n");
+  });
+});
