@@ -7,6 +7,7 @@
 // Snippets also skip what a reader would not call text: Obsidian comments
 // (%% … %%), HTML comments, and lines that are only markup (badges, images,
 // embeds, HTML tags, rules, table separators).
+import { blankHidden } from "../vault/comments";
 import { foldText, type QueryTerm } from "./fts-query";
 
 /** Characters of a note's body a snippet looks at (from its start). */
@@ -41,33 +42,10 @@ interface ProseLine {
  * markup-only lines emptied. Offsets within a line are kept.
  */
 export function* proseLines(window: string): Generator<ProseLine> {
-  let open: "%%" | "-->" | null = null;
+  // The parser's comment scanner (lib/vault/comments.ts), less math: a snippet may quote a formula.
   let start = 0;
-  for (const line of window.split("\n")) {
-    let out = "";
-    let i = 0;
-    while (i < line.length) {
-      if (open) {
-        const j = line.indexOf(open, i);
-        const end = j === -1 ? line.length : j + open.length;
-        out += " ".repeat(end - i);
-        i = end;
-        if (j !== -1) open = null;
-        continue;
-      }
-      const a = line.indexOf("%%", i);
-      const b = line.indexOf("<!--", i);
-      const k = a === -1 ? b : b === -1 ? a : Math.min(a, b);
-      if (k === -1) {
-        out += line.slice(i);
-        break;
-      }
-      const marker = k === a ? "%%" : "<!--";
-      out += line.slice(i, k) + " ".repeat(marker.length);
-      open = marker === "%%" ? "%%" : "-->";
-      i = k + marker.length;
-    }
-    yield { start, text: isMarkupOnly(out) ? "" : out };
+  for (const line of blankHidden(window, false).split("\n")) {
+    yield { start, text: isMarkupOnly(line) ? "" : line };
     start += line.length + 1;
   }
 }
