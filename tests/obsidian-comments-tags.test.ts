@@ -78,3 +78,23 @@ describe("patch_section with a heading inside a comment or math block", () => {
     expect(read(s, "p2.md")).toBe("# A\n\n$$\n# x\n$$\n\na\n\nx\n\n# B\n");
   });
 });
+
+describe("patch_section under a setext heading over several lines", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "s1.md": "Long title\ncontinued\n=========\n\nbody\n\n# Next\n",
+        "s2.md": "One\ntwo\nthree\n---\n\nbody\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("keeps every title line and the underline", async () => {
+    await s.call("patch_section", { path: "s1.md", heading: "Long title continued", mode: "replace", content: "NEW" });
+    expect(read(s, "s1.md")).toBe("Long title\ncontinued\n=========\n\nNEW\n\n# Next\n");
+    await s.call("patch_section", { path: "s2.md", heading: "One two three", mode: "prepend", content: "first" });
+    expect(read(s, "s2.md")).toBe("One\ntwo\nthree\n---\n\nfirst\n\nbody\n");
+  });
+});

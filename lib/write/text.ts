@@ -121,8 +121,17 @@ export function patchSectionText(path: string, text: string, heading: string, mo
   const lines = splitLines(text);
   const hIdx = h.line - 1;
   let bodyStart = hIdx + 1;
-  // A setext heading (Title + ==== / ----) owns its underline.
-  if (!/^ {0,3}#/.test(lines[hIdx] ?? "") && /^ {0,3}(?:=+|-+)[ \t]*[\r\n]*$/.test(lines[hIdx + 1] ?? "")) bodyStart = hIdx + 2;
+  // A setext heading (Title + ==== / ----) owns its underline, and its title may run over several lines
+  // above it: the first underline before a blank line ends the heading (checking only the next line
+  // took the person's second title line and the underline as the section's body, and replaced them).
+  if (!/^ {0,3}#/.test(lines[hIdx] ?? "")) {
+    for (let j = hIdx + 1; j < lines.length && !isBlank(lines[j]!); j++) {
+      if (/^ {0,3}(?:=+|-+)[ \t]*[\r\n]*$/.test(lines[j]!)) {
+        bodyStart = j + 1;
+        break;
+      }
+    }
+  }
   const next = headings.find((o) => o.line > h.line && o.level <= h.level);
   const end = next ? next.line - 1 : lines.length;
   const body = lines.slice(bodyStart, end);
