@@ -98,3 +98,30 @@ describe("patch_section under a setext heading over several lines", () => {
     expect(read(s, "s2.md")).toBe("One\ntwo\nthree\n---\n\nfirst\n\nbody\n");
   });
 });
+
+describe("move_note rewrites the links the parser sees, no others", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "T.md": "# T\n",
+        "spans.md": "a `b\nc` [[T]] `d\ne`\n",
+        "inside.md": "text `code with\n[[T]] inside` more [[T]]\n",
+        "mixed.md": "[[T]] %% [[T]] %% <!-- [[T]] --> $$[[T]]$$ [[T|t]]\n",
+        "bom.md": "\ufeff`x` [[T]] `y\r\n[[T]]` [[T]]\r\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("a link between two code spans that run over lines is rewritten; links in spans, comments and math are not", async () => {
+    const back = await s.call("list_backlinks", { path: "T.md" });
+    expect([...new Set(back.items.map((i: any) => i.sourcePath))].sort()).toEqual(["bom.md", "inside.md", "mixed.md", "spans.md"]);
+    const moved = await s.call("move_note", { from: "T.md", to: "U.md" });
+    expect(moved.linksUpdated).toBe(6);
+    expect(read(s, "spans.md")).toBe("a `b\nc` [[U]] `d\ne`\n");
+    expect(read(s, "inside.md")).toBe("text `code with\n[[T]] inside` more [[U]]\n");
+    expect(read(s, "mixed.md")).toBe("[[U]] %% [[T]] %% <!-- [[T]] --> $$[[T]]$$ [[U|t]]\n");
+    expect(read(s, "bom.md")).toBe("\ufeff`x` [[U]] `y\r\n[[T]]` [[U]]\r\n");
+  });
+});

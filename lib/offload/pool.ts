@@ -18,6 +18,7 @@ import type { PackedVectors } from "../semantic/pair-jobs";
 import type { NoteReadPlan } from "../retrieval/note-read";
 import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { VaultContext } from "../vault-context";
+import type { LinkLine } from "../vault/parse";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText } from "./json-text";
@@ -349,7 +350,7 @@ export const offloaded = {
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** The lines of a note's text that hold links, for move_note's rewrite of a big note. */
-  linkLines: (vault: VaultContext, path: string, text: string) => readPool(vault).run<number[]>({ kind: "linkLines", path, text }),
+  linkLines: (vault: VaultContext, path: string, text: string) => readPool(vault).run<LinkLine[]>({ kind: "linkLines", path, text }),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
   /** find_duplicates' and topic_map's whole-vault passes over note vectors (lib/semantic/pair-jobs.ts). */

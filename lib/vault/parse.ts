@@ -256,12 +256,28 @@ export function parseHeadings(content: string): ParsedHeading[] {
   return headingsOf(bodyLines, bl, fm.raw ? lineStarts(fm.raw).length - 1 : 0);
 }
 
-/** The 0-based lines of `content` that hold a link (code, comments and math hold none): where move_note rewrites. */
-export function linkLinesOf(path: string, content: string): number[] {
-  return [...new Set(parseNote(path, content).links.map((l) => l.line - 1))];
+/** A line of a note that holds a link: its 0-based number, and its text as the parser read it (code, comments and math blanked). */
+export interface LinkLine {
+  line: number;
+  masked: string;
+}
+
+/**
+ * Where move_note rewrites, and what it may rewrite there: the parser's own reading of each line, so that
+ * the rewrite sees a link exactly where list_backlinks does (it blanked code spans line by line, and missed
+ * a link between two spans that run over lines, or rewrote one inside a span over lines).
+ */
+export function linkLinesOf(path: string, content: string): LinkLine[] {
+  const { note, masked, bodyLineOffset } = parse(path, content);
+  const maskedLines = masked.split("\n");
+  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => ({ line, masked: maskedLines[line - bodyLineOffset] ?? "" }));
 }
 
 export function parseNote(path: string, content: string): ParsedNote {
+  return parse(path, content).note;
+}
+
+function parse(path: string, content: string): { note: ParsedNote; masked: string; bodyLineOffset: number } {
   const text = plainText(content);
   const fm = splitFrontmatter(text);
   let frontmatter: Record<string, unknown> = {};
@@ -306,7 +322,8 @@ export function parseNote(path: string, content: string): ParsedNote {
 
   const directives = extractDirectives(body, masked, bodyLineOffset);
   const mentions = extractMentions(body, masked, bodyLineOffset);
-  return { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+  const note = { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+  return { note, masked, bodyLineOffset };
 }
 
 /**

@@ -5,11 +5,12 @@
 // |alias parts are kept as written.
 import { posix } from "node:path";
 import type { LinkRef } from "../index/resolver";
-import { blankCodeSpans } from "../vault/code-spans";
 import { mdLinks } from "../vault/md-links";
 import { foldName } from "../vault/paths";
-import { linkLinesOf, noteName } from "../vault/parse";
+import { linkLinesOf, noteName, type LinkLine } from "../vault/parse";
 import { splitLines } from "./text";
+
+const hasEol = (line: string) => /[\r\n]$/.test(line);
 
 // Markdown links are found as the parser finds them (lib/vault/md-links.ts, linear on hostile lines: this
 // file's own pattern, with a text running over '[' and a backtracking destination, took a 250 KB line of '['
@@ -108,15 +109,18 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
 
 /** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
 /** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere (a big note, in a read worker). */
-export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: number[] = linkLinesOf(r.oldSource, text)): { text: string; count: number } {
+export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: LinkLine[] = linkLinesOf(r.oldSource, text)): { text: string; count: number } {
   if (!linkLines.length) return { text, count: 0 };
   const lines = splitLines(text);
   let count = 0;
-  for (const i of linkLines) {
+  for (const { line: i, masked: seen } of linkLines) {
     const line = lines[i];
     if (line === undefined) continue;
-    // Links inside inline code are text, not links: find matches on a copy with code blanked (as the parser does).
-    const masked = blankCodeSpans(line);
+    // Matches are found in the line as the parser read it (code, comments and math blanked), spliced into the
+    // line as written. The parser reads the text without a byte-order mark: the first line may be one longer.
+    const lead = line.length - (/\r\n$/.test(line) ? 2 : hasEol(line) ? 1 : 0) - seen.length;
+    if (lead < 0) continue;
+    const masked = " ".repeat(lead) + seen;
     const inTable = /^\s*\|/.test(line);
     const edits: { start: number; end: number; text: string }[] = [];
     for (const m of masked.matchAll(WIKILINK)) {

@@ -6,7 +6,7 @@ import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { BIG_NOTE_BYTES } from "../index/parse-pool";
 import { notesAtLinkCap } from "../store/index-db";
-import { linkLinesOf, noteName, targetKeyOf } from "../vault/parse";
+import { linkLinesOf, noteName, targetKeyOf, type LinkLine } from "../vault/parse";
 import type { LinkRef } from "../index/resolver";
 import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
@@ -67,7 +67,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * The lines of a note that hold links. A big note is parsed in a read worker: on the thread answering
  * every caller an 8 MB note held them all ~0.6 s. The pool is loaded on first need (the CLI's start-up).
  */
-async function linkLines(vault: VaultContext, path: string, text: string): Promise<number[]> {
+async function linkLines(vault: VaultContext, path: string, text: string): Promise<LinkLine[]> {
   if (text.length < BIG_NOTE_BYTES) return linkLinesOf(path, text);
   const { offloaded } = await import("../offload/pool");
   return offloaded.linkLines(vault, path, text);
