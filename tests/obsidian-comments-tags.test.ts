@@ -125,3 +125,23 @@ describe("move_note rewrites the links the parser sees, no others", () => {
     expect(read(s, "bom.md")).toBe("\ufeff`x` [[U]] `y\r\n[[T]]` [[U]]\r\n");
   });
 });
+
+describe("words spelt in hex letters are tags; colours are not", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "words.md": "#cafe #face #dad #add #beef #decade\n",
+        "colours.md": "#fff #eee #ffffff #ff0000 #1e1e1e #a1b2c3 #ff000080\n",
+        "front.md": "---\ntags: [cafe, bead, fff]\n---\nbody\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("inline words are tags, colours are prose, frontmatter tags are all tags", async () => {
+    expect((await s.call("read_note", { path: "words.md" })).tags.sort()).toEqual(["add", "beef", "cafe", "dad", "decade", "face"]);
+    expect((await s.call("read_note", { path: "colours.md" })).tags).toEqual([]);
+    expect((await s.call("read_note", { path: "front.md" })).tags.sort()).toEqual(["bead", "cafe", "fff"]);
+  });
+});

@@ -5,6 +5,7 @@ import { foldName } from "./paths";
 import { withoutClosingHashes } from "./line-ends";
 import type { Block } from "./blocks";
 import { maskBody } from "./comments";
+import { MAX_TAG_CHARS, normalizeTag, TAG, TagSet } from "./tags";
 import { cut, extractDirectives, extractMentions, type ParsedDirective, type ParsedMention } from "./work-markers";
 
 export interface ParsedLink {
@@ -134,12 +135,6 @@ function asStringList(v: unknown, splitOnSpace: boolean): string[] {
   return [];
 }
 
-// A tag is '#' after whitespace or line start, made of letters (with their combining marks: #हिंदी,
-// a decomposed #résumé), digits, _ - /,
-// with at least one non-digit (Obsidian's rule: #1984 is not a tag).
-const TAG = /(?<=^|[\s])#([\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{M}\p{N}_\-/]*)/gu;
-// CSS colours (#fff, #ff0000, #ff000080) are prose, not tags.
-const HEX_COLOUR = /^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
 
 /**
@@ -149,14 +144,9 @@ const WIKILINK = /(!?)\[\[([^\[\]\n]+?)\]\]/g;
  * heading is cut (with "…"); a tag or alias that long is no tag or alias at all.
  */
 export const MAX_NAME_CHARS = 300;
-export const MAX_TAG_CHARS = 200;
+export { MAX_TAG_CHARS, normalizeTag };
 
 const capName = (s: string) => cut(s, MAX_NAME_CHARS);
-
-/** A tag as stored and compared: no leading #, no trailing /, composed (NFC: #résumé typed either way is one tag). */
-export function normalizeTag(raw: string): string {
-  return raw.replace(/^#+/, "").replace(/\/+$/, "").normalize("NFC");
-}
 
 function lineStarts(text: string): number[] {
   const starts = [0];
@@ -299,14 +289,9 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
 
   const headings = headingsOf(bodyLines, bl, bodyLineOffset);
 
-  const tagSet = new Map<string, string>();
-  const addTag = (raw: string) => {
-    const tag = normalizeTag(raw);
-    if (!tag || tag.length > MAX_TAG_CHARS || HEX_COLOUR.test(tag) || /^[\d/]+$/.test(tag)) return;
-    if (!tagSet.has(tag.toLowerCase())) tagSet.set(tag.toLowerCase(), tag);
-  };
-  for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) addTag(t);
-  for (const m of masked.matchAll(TAG)) addTag(m[1]!);
+  const tagSet = new TagSet();
+  for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) tagSet.add(t, false);
+  for (const m of masked.matchAll(TAG)) tagSet.add(m[1]!, true);
 
   const links = collectLinks(masked, starts, bodyLineOffset);
 
@@ -322,7 +307,7 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
 
   const directives = extractDirectives(body, masked, bodyLineOffset);
   const mentions = extractMentions(body, masked, bodyLineOffset);
-  const note = { title, frontmatter, frontmatterError, tags: [...tagSet.values()], aliases, links, headings, directives, mentions, body };
+  const note = { title, frontmatter, frontmatterError, tags: tagSet.list(), aliases, links, headings, directives, mentions, body };
   return { note, masked, bodyLineOffset };
 }
 

@@ -1,0 +1,40 @@
+// Which words are tags, and how a tag is stored. Obsidian's rule (Tags.md): letters, digits, _ - /,
+// with at least one character that is not a digit (#1984 is no tag).
+
+/** A tag this long is no tag (one "#tag" of 105,000 characters came back in every page of list_tags). */
+export const MAX_TAG_CHARS = 200;
+
+// Letters with their combining marks (#हिंदी, a decomposed #résumé), digits, _ - /.
+const PART = String.raw`\p{L}\p{M}\p{N}_\-/`;
+const NON_DIGIT = String.raw`\p{L}_\-/`;
+/** '#' after whitespace or line start, then the tag. */
+export const TAG = new RegExp(String.raw`(?<=^|[\s])#([${PART}]*[${NON_DIGIT}][${PART}]*)`, "gu");
+
+/**
+ * An inline #word that is a CSS colour, prose and not a tag: 3, 4, 6 or 8 hex digits holding a digit
+ * (#ff0000, #1e1e1e, #a1b2c3) or one letter repeated (#fff, #eee, #ffffff). Words spelt in hex letters
+ * alone (#cafe, #face, #decade) are tags, as they are in Obsidian.
+ */
+function isColour(tag: string): boolean {
+  if (!/^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(tag)) return false;
+  return /\d/.test(tag) || /^(.)\1*$/i.test(tag);
+}
+
+/** A tag as stored and compared: no leading #, no trailing /, composed (NFC: #résumé typed either way is one tag). */
+export function normalizeTag(raw: string): string {
+  return raw.replace(/^#+/, "").replace(/\/+$/, "").normalize("NFC");
+}
+
+/** A note's tags, first spelling kept, compared without case. Frontmatter tags are never taken for colours: they were written as tags. */
+export class TagSet {
+  private readonly byKey = new Map<string, string>();
+  add(raw: string, inline: boolean): void {
+    const tag = normalizeTag(raw);
+    if (!tag || tag.length > MAX_TAG_CHARS || /^[\d/]+$/.test(tag) || (inline && isColour(tag))) return;
+    const key = tag.toLowerCase();
+    if (!this.byKey.has(key)) this.byKey.set(key, tag);
+  }
+  list(): string[] {
+    return [...this.byKey.values()];
+  }
+}
