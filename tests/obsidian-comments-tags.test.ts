@@ -145,3 +145,27 @@ describe("words spelt in hex letters are tags; colours are not", () => {
     expect((await s.call("read_note", { path: "front.md" })).tags.sort()).toEqual(["bead", "cafe", "fff"]);
   });
 });
+
+describe("emoji in tags", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "e1.md": "#🍎 and #tag🍎x and #👩‍💻/dev and #👍🏽 and #❤️ and #🇫🇷\n",
+        "e2.md": "#1984 #2️⃣ alone\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("an emoji is part of a tag, whole with its joiners, skin tone and variation selector", async () => {
+    expect((await s.call("read_note", { path: "e1.md" })).tags.sort()).toEqual(["❤️", "👍🏽", "👩‍💻/dev", "🇫🇷", "🍎", "tag🍎x"].sort());
+    const listed = (await s.call("list_tags", {})).items.map((i: any) => i.tag);
+    expect(listed).toContain("🍎");
+    expect((await s.call("notes_by_tag", { tag: "👩‍💻" })).items?.map((i: any) => i.path) ?? []).toEqual(["e1.md"]);
+  });
+
+  test("digits with no emoji or letter are still no tag", async () => {
+    expect((await s.call("read_note", { path: "e2.md" })).tags).toEqual([]);
+  });
+});

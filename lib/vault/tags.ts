@@ -1,12 +1,15 @@
-// Which words are tags, and how a tag is stored. Obsidian's rule (Tags.md): letters, digits, _ - /,
-// with at least one character that is not a digit (#1984 is no tag).
+// Which words are tags, and how a tag is stored. Obsidian's rule (Tags.md): letters, digits, _ - / and
+// emoji, with at least one character that is not a digit (#1984 is no tag).
 
 /** A tag this long is no tag (one "#tag" of 105,000 characters came back in every page of list_tags). */
 export const MAX_TAG_CHARS = 200;
 
-// Letters with their combining marks (#हिंदी, a decomposed #résumé), digits, _ - /.
-const PART = String.raw`\p{L}\p{M}\p{N}_\-/`;
-const NON_DIGIT = String.raw`\p{L}_\-/`;
+// Letters with their combining marks (#हिंदी, a decomposed #résumé), digits, _ - /, and emoji: a
+// pictograph, joined to the next by U+200D (👩‍💻), followed by U+FE0F where it asks to be drawn as an
+// emoji or by a skin tone (👍🏽), and flags (🇫🇷, two regional indicators).
+const EMOJI = String.raw`\p{Extended_Pictographic}\p{Regional_Indicator}`;
+const PART = String.raw`\p{L}\p{M}\p{N}_\-/${EMOJI}\p{Emoji_Modifier}\u200d\ufe0f`;
+const NON_DIGIT = String.raw`\p{L}_\-/${EMOJI}`;
 /** '#' after whitespace or line start, then the tag. */
 export const TAG = new RegExp(String.raw`(?<=^|[\s])#([${PART}]*[${NON_DIGIT}][${PART}]*)`, "gu");
 
