@@ -169,3 +169,26 @@ describe("emoji in tags", () => {
     expect((await s.call("read_note", { path: "e2.md" })).tags).toEqual([]);
   });
 });
+
+describe("a Markdown link's fragment", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "Note.md": "# Note\n## My Heading\n## 100% sure\n",
+        "md.md": "[t](Note.md#My%20Heading)\n",
+        "wiki.md": "[[Note#My Heading]]\n",
+        "bad.md": "[t](Note.md#100%sure)\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("is percent-decoded as its path is, and kept as written when an escape is bad", async () => {
+    const back = await s.call("list_backlinks", { path: "Note.md" });
+    const heading = (p: string) => back.items.find((i: any) => i.sourcePath === p)?.heading;
+    expect(heading("md.md")).toBe("My Heading");
+    expect(heading("wiki.md")).toBe("My Heading");
+    expect(heading("bad.md")).toBe("100%sure");
+  });
+});

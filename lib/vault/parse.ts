@@ -204,6 +204,15 @@ export function parseWikilinkInner(inner: string): { target: string; heading: st
   return { target: target.trim(), heading, block, display: display || null };
 }
 
+/** `s` percent-decoded, or as written when it holds a bad escape (a literal "100%"). */
+function decodedOr(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 function isExternal(url: string): boolean {
   return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) || url.startsWith("//");
 }
@@ -342,12 +351,9 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
       heading = url.slice(hash + 1) || null;
       url = url.slice(0, hash);
     }
-    let target = url;
-    try {
-      target = decodeURIComponent(url);
-    } catch {
-      /* keep as written */
-    }
+    // The fragment is percent-encoded as the path is: [t](Note.md#My%20Heading) names the heading [[Note#My Heading]] does.
+    heading = heading && decodedOr(heading);
+    const target = decodedOr(url);
     const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
