@@ -8,18 +8,15 @@ import { blocks, maskCode, type Block } from "./blocks";
 type Opener = "%%" | "<!--" | "$$";
 const CLOSER: Record<Opener, string> = { "%%": "%%", "<!--": "-->", $$: "$$" };
 
-// Spaces for text[from, to), its line breaks kept. By line, not a regex replace per character: comments
-// are in most notes of a real vault (templates leave %% … %% in each), and the replace was most of the cost.
-// The search for line breaks stays inside the stretch: past it, a long line of short comments was rescanned to its end for each.
+// Spaces for text[from, to), its line breaks kept. Not a regex replace per character: comments are in
+// most notes of a real vault (templates leave %% … %% in each), and the replace was most of the cost.
 function blank(text: string, from: number, to: number): string {
   const s = text.slice(from, to);
-  let out = "";
-  for (let i = 0; ; ) {
-    const nl = s.indexOf("\n", i);
-    if (nl === -1) return out + " ".repeat(s.length - i);
-    out += " ".repeat(nl - i) + "\n";
-    i = nl + 1;
-  }
+  if (!s.includes("\n")) return " ".repeat(s.length);
+  return s
+    .split("\n")
+    .map((line) => " ".repeat(line.length))
+    .join("\n");
 }
 
 /**
@@ -37,23 +34,25 @@ export function blankHidden(text: string, math = true): string {
   if (math && text.includes("$$")) openers.push("$$");
   // The common note has none: the text as it is, with no copy.
   if (!openers.length) return text;
-  const next = new Map<Opener, number>(openers.map((o) => [o, -2]));
+  // Where each opener is next found (-2: not searched yet, -1: none left).
+  const next = openers.map(() => -2);
   let out = "";
   let from = 0;
   for (;;) {
-    let at = -1;
-    let opener: Opener | null = null;
-    for (const [o, pos] of next) {
-      let p = pos;
-      if (p !== -1 && p < from) next.set(o, (p = text.indexOf(o, from)));
-      if (p !== -1 && (at === -1 || p < at)) [at, opener] = [p, o];
+    let k = -1;
+    for (let o = 0; o < openers.length; o++) {
+      let p = next[o]!;
+      if (p !== -1 && p < from) next[o] = p = text.indexOf(openers[o]!, from);
+      if (p !== -1 && (k === -1 || p < next[k]!)) k = o;
     }
-    if (!opener) break;
+    if (k === -1) break;
+    const opener = openers[k]!;
+    const at = next[k]!;
     const end = text.indexOf(CLOSER[opener], at + opener.length);
     if (end === -1) {
       // No `$$` after this one anywhere: no more math to look for.
       if (opener === "$$") {
-        next.set("$$", -1);
+        next[k] = -1;
         continue;
       }
       out += text.slice(from, at) + blank(text, at, text.length);
@@ -72,16 +71,16 @@ export function blankHidden(text: string, math = true): string {
  * blanked, `masked` the same with comments and math blanked too: a heading is hidden when the
  * first character of its first line that code left visible is blanked in `masked`.
  */
-export function visibleBlocks(bl: Block[], codeMasked: string, masked: string): Block[] {
+export function visibleBlocks(bl: Block[], bodyLines: string[], codeMasked: string, masked: string): Block[] {
   if (masked === codeMasked || !bl.some((b) => b.type === "heading")) return bl;
-  const starts = [0];
-  for (let i = codeMasked.indexOf("\n"); i !== -1; i = codeMasked.indexOf("\n", i + 1)) starts.push(i + 1);
+  // Line offsets from the lines' lengths, as far as the headings go: no second scan of the text.
+  let line = 0;
+  let offset = 0;
   return bl.filter((b) => {
     if (b.type !== "heading") return true;
-    const from = starts[b.startLine];
-    if (from === undefined) return true;
-    const to = b.startLine + 1 < starts.length ? starts[b.startLine + 1]! - 1 : codeMasked.length;
-    for (let i = from; i < to; i++) {
+    for (; line < b.startLine && line < bodyLines.length; line++) offset += bodyLines[line]!.length + 1;
+    const to = offset + (bodyLines[b.startLine]?.length ?? 0);
+    for (let i = offset; i < to; i++) {
       const c = codeMasked.charCodeAt(i);
       if (c !== 32 && c !== 9) return masked.charCodeAt(i) !== 32;
     }
@@ -99,5 +98,5 @@ export function maskBody(body: string): { bodyLines: string[]; bl: Block[]; mask
   const all = blocks(bodyLines);
   const codeMasked = maskCode(bodyLines, all, body);
   const masked = blankHidden(codeMasked);
-  return { bodyLines, bl: visibleBlocks(all, codeMasked, masked), masked };
+  return { bodyLines, bl: visibleBlocks(all, bodyLines, codeMasked, masked), masked };
 }
