@@ -29,6 +29,7 @@ describe("comments and math hide links, tags and headings", () => {
     "c4.md": "$$\n[[T]] #inmath\n# heading in math\n$$\n",
     "c5.md": "%%\n# Hidden title\n%%\ntext\n",
     "real.md": "# Real\n[[T]] #visible, costs $5 or $6\n",
+    "c6.md": "# Plan %% draft %%\n\n%% aside %% Setext title\n===\n",
   };
   beforeAll(async () => {
     s = await startTestServer({ root: vaultWith(notes) });
@@ -49,6 +50,11 @@ describe("comments and math hide links, tags and headings", () => {
     expect(await s.call("read_outline", { path: "c2.md" })).toEqual([]);
     expect(await s.call("read_outline", { path: "c4.md" })).toEqual([]);
     expect((await s.call("read_note", { path: "c5.md" })).title).toBe("c5");
+  });
+
+  test("a heading is named without the comments it holds", async () => {
+    expect((await s.call("read_outline", { path: "c6.md" })).map((h: any) => h.title)).toEqual(["Plan", "Setext title"]);
+    expect((await s.call("read_note", { path: "c6.md" })).title).toBe("Plan");
   });
 
   test("move_note leaves the links inside comments and math as written", async () => {

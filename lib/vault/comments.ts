@@ -67,29 +67,53 @@ export function blankHidden(text: string, math = true): string {
 }
 
 /**
- * The blocks less the headings a comment or math block holds. `codeMasked` is the body with code
- * blanked, `masked` the same with comments and math blanked too: a heading is hidden when the
- * first character of its first line that code left visible is blanked in `masked`.
+ * The blocks less the headings a comment or math block holds, and the lines with what comments hide
+ * taken out of the headings that stay ("# Plan %% draft %%" is the heading "Plan"). `codeMasked` is
+ * the body with code blanked, `masked` the same with comments and math blanked too: a heading is
+ * hidden when every character of its first line that code left visible is blanked in `masked`
+ * ("%% note %% Title" over a setext underline is still the heading Title).
  */
-export function visibleBlocks(bl: Block[], bodyLines: string[], codeMasked: string, masked: string): Block[] {
-  if (masked === codeMasked || !bl.some((b) => b.type === "heading")) return bl;
-  // Line offsets from the lines' lengths, as far as the headings go: no second scan of the text.
+export function visibleBlocks(bl: Block[], bodyLines: string[], codeMasked: string, masked: string): { bl: Block[]; lines: string[] } {
+  if (masked === codeMasked || !bl.some((b) => b.type === "heading")) return { bl, lines: bodyLines };
+  // Line offsets from the lines' lengths, as far as the headings go (blocks come in order): no second scan of the text.
   let line = 0;
   let offset = 0;
-  return bl.filter((b) => {
+  const offsetOf = (n: number) => {
+    for (; line < n && line < bodyLines.length; line++) offset += bodyLines[line]!.length + 1;
+    return offset;
+  };
+  const hiddenAt = (i: number) => masked.charCodeAt(i) === 32 && codeMasked.charCodeAt(i) !== 32 && codeMasked.charCodeAt(i) !== 9;
+  let lines = bodyLines;
+  const kept = bl.filter((b) => {
     if (b.type !== "heading") return true;
-    for (; line < b.startLine && line < bodyLines.length; line++) offset += bodyLines[line]!.length + 1;
-    const to = offset + (bodyLines[b.startLine]?.length ?? 0);
-    for (let i = offset; i < to; i++) {
+    const from = offsetOf(b.startLine);
+    const first = bodyLines[b.startLine] ?? "";
+    let seen = false;
+    let hidden = false;
+    for (let i = from; i < from + first.length && !seen; i++) {
       const c = codeMasked.charCodeAt(i);
-      if (c !== 32 && c !== 9) return masked.charCodeAt(i) !== 32;
+      if (c === 32 || c === 9) continue;
+      if (hiddenAt(i)) hidden = true;
+      else seen = true;
+    }
+    if (hidden && !seen) return false;
+    for (let n = b.startLine; n < b.startLine + b.lineCount && n < bodyLines.length; n++) {
+      const at = offsetOf(n);
+      const text = bodyLines[n]!;
+      let out = "";
+      for (let i = 0; i < text.length; i++) if (!hiddenAt(at + i)) out += text[i];
+      if (out.length === text.length) continue;
+      if (lines === bodyLines) lines = bodyLines.slice();
+      // The comment's own spaces were code-visible: what is left of it is a run of blanks.
+      lines[n] = out.replace(/[ \t]{2,}/g, " ");
     }
     return true;
   });
+  return { bl: kept, lines };
 }
 
 /**
- * A note's body split by line, its blocks (less the headings hidden in comments and math) and its
+ * A note's body split by line (its headings' lines without what comments hide), its blocks (less the headings hidden in comments and math) and its
  * text as the parser reads it: code, comments and math blanked, offsets and lines kept. Every
  * reader of links, tags and headings starts here, so all of them see the same text.
  */
@@ -98,5 +122,6 @@ export function maskBody(body: string): { bodyLines: string[]; bl: Block[]; mask
   const all = blocks(bodyLines);
   const codeMasked = maskCode(bodyLines, all, body);
   const masked = blankHidden(codeMasked);
-  return { bodyLines, bl: visibleBlocks(all, bodyLines, codeMasked, masked), masked };
+  const seen = visibleBlocks(all, bodyLines, codeMasked, masked);
+  return { bodyLines: seen.lines, bl: seen.bl, masked };
 }
