@@ -30,6 +30,8 @@ describe("comments and math hide links, tags and headings", () => {
     "c5.md": "%%\n# Hidden title\n%%\ntext\n",
     "real.md": "# Real\n[[T]] #visible, costs $5 or $6\n",
     "c6.md": "# Plan %% draft %%\n\n%% aside %% Setext title\n===\n",
+    // Comment and math marks inside code are text: they hide nothing.
+    "code.md": "```\n%%\n```\n`<!--` [[T]] #incode `$$`\n",
   };
   beforeAll(async () => {
     s = await startTestServer({ root: vaultWith(notes) });
@@ -38,12 +40,12 @@ describe("comments and math hide links, tags and headings", () => {
 
   test("list_backlinks lists only the note whose link a reader sees", async () => {
     const back = await s.call("list_backlinks", { path: "T.md" });
-    expect(back.items.map((i: any) => i.sourcePath)).toEqual(["real.md"]);
+    expect(back.items.map((i: any) => i.sourcePath).sort()).toEqual(["code.md", "real.md"]);
   });
 
   test("list_tags has no tag from a comment or math block", async () => {
     const tags = (await s.call("list_tags", {})).items.map((i: any) => i.tag).sort();
-    expect(tags).toEqual(["seen", "visible"]);
+    expect(tags).toEqual(["incode", "seen", "visible"]);
   });
 
   test("read_outline has no heading from a comment or math block, and such a heading is no title", async () => {
@@ -59,7 +61,7 @@ describe("comments and math hide links, tags and headings", () => {
 
   test("move_note leaves the links inside comments and math as written", async () => {
     const moved = await s.call("move_note", { from: "T.md", to: "Renamed.md" });
-    expect(moved.linksUpdated).toBe(1);
+    expect(moved.linksUpdated).toBe(2);
     for (const p of ["c1.md", "c2.md", "c3.md", "c4.md"]) expect(read(s, p)).toBe(notes[p]!);
     expect(read(s, "real.md")).toBe("# Real\n[[Renamed]] #visible, costs $5 or $6\n");
   });
