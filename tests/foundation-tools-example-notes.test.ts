@@ -168,6 +168,8 @@ describe("read_note", () => {
     // What an older Lettuce's index looks like to this one: another format, rebuilt from the notes, whose
     // files were born at their last save.
     const db = new Database(join(root, ".lettuce/index.db"));
+    // The closed server's checkpoint thread may still be finishing its last checkpoint (a loaded machine).
+    db.exec("PRAGMA busy_timeout = 5000");
     db.query("UPDATE meta SET value = 'older' WHERE key = 'format'").run();
     db.close();
     const again = await startTestServer({ root });
