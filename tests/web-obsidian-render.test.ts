@@ -13,6 +13,7 @@ const NOTES: Record<string, string> = {
   "Host.md": "# Host\n\n![[Target#^blk1]]\n\n![[Target#^li-1]]\n\n![[Target#^tbl]]\n\n![[Target]]\n\n## Section Two\n\nMine.\n",
   "Footnotes.md": "# Notes\n\nA claim[^1] and another[^src].\n\n[^1]: First source.\n[^src]: Named source.\n",
   "Math.md": "# Math\n\n$$\na \\\\ b_1 *c*\n$$\n\nInline $x^2 *y*$ and prose with $5 and $10.\n",
+  "Comments.md": "# C\n\nUse `%%` to start a comment. Shown %%hidden one%% too.\n\n```c\nprintf(\"%%d %%s\");\n```\n\n%%\nA block comment\n\nover paragraphs\n%%\n\nAfter. #cafe #🍎 #ff0000\n",
   "Links.md": "[[Target#Section Two#Sub of two]] and [md](Target.md#Section%20Two) and [[Target#^blk1]] and [[#^here]]\n\nA line here ^here\n",
 };
 const html = async (path: string) => ((await (await web.fetch(`/api/note?path=${encodeURIComponent(path)}`)).json()) as { html: string }).html;
@@ -67,4 +68,18 @@ test("footnotes are numbered links to a list at the end; math is shown exactly a
   expect(m).toContain('<div class="math">a \\\\ b_1 *c*</div>');
   expect(m).toContain('<span class="math">x^2 *y*</span>');
   expect(m).toContain("$5 and $10");
+});
+
+test("comments are hidden, but a %% inside code is text; tags follow the index's rule", async () => {
+  const c = await html("Comments.md");
+  expect(c).toContain("<code>%%</code> to start a comment.");
+  expect(c).toContain("Shown");
+  expect(c).not.toContain("hidden one");
+  expect(c).toContain('printf("%%d %%s");');
+  expect(c).not.toContain("A block comment");
+  expect(c).not.toContain("over paragraphs");
+  expect(c).toContain("After.");
+  expect(c).toContain('href="/tags/cafe"');
+  expect(c).toContain(`href="/tags/${encodeURIComponent("🍎")}"`);
+  expect(c).not.toContain('href="/tags/ff0000"');
 });

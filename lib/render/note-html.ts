@@ -16,6 +16,9 @@ import { sanitizeNoteHtml } from "./sanitize";
 import type { LinkKind, ResolveLink } from "./link-table";
 import { readVaultText } from "../vault/read-file";
 import { sliceWhole } from "../text-cut";
+import { blocks, maskCode } from "../vault/blocks";
+import { blankHidden } from "../vault/comments";
+import { isColour, TAG_AT_START, TAG_START } from "../vault/tags";
 
 /** Largest note text rendered inside another by an embed. */
 const MAX_EMBED_CHARS = 50_000;
@@ -156,6 +159,29 @@ function splitHref(href: string): { target: string; fragment: string | null } {
   return { target, fragment };
 }
 
+/**
+ * The Markdown with Obsidian comments (%% … %%, <!-- … -->) turned to spaces, found by the parser's own
+ * scanner on the text with its code blanked (lib/vault/comments.ts): offsets kept, code untouched.
+ */
+function withoutComments(md: string): string {
+  if (!md.includes("%%") && !md.includes("<!--")) return md;
+  const lines = md.split("\n");
+  const code = maskCode(lines, blocks(lines), md);
+  const hidden = blankHidden(code, false);
+  if (hidden === code) return md;
+  // Runs where the scanner blanked what code left: spaces (line breaks kept) in the text as written.
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < md.length; i++) {
+    if (hidden.charCodeAt(i) === code.charCodeAt(i)) continue;
+    let j = i + 1;
+    while (j < md.length && (hidden.charCodeAt(j) !== code.charCodeAt(j) || md.charCodeAt(j) === 10)) j++;
+    out += md.slice(from, i) + hidden.slice(i, j);
+    from = i = j;
+  }
+  return out + md.slice(from);
+}
+
 const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
 
 const obsidian: MarkedExtension = {
@@ -163,8 +189,8 @@ const obsidian: MarkedExtension = {
   breaks: true, // Obsidian's default ("strict line breaks" off)
   tokenizer: lexerGuards as never, // lib/vault/lexer-guards.ts: marked's setext, paragraph and blockquote rules are slow under Bun
   hooks: {
-    // %%comments%% are for the editor only.
-    preprocess: (md) => md.replace(/%%[\s\S]*?%%/g, ""),
+    // %%comments%% are for the editor only; a %% inside code is text (printf("%%d") lost its line).
+    preprocess: withoutComments,
     // Block lexing with the fast paragraph and blockquote rules (the same matches).
     provideLexer(this: { block?: boolean }) {
       return (this.block === false ? Lexer.lexInline : (src: string, options?: MarkedOptions) => withFastRules(new Lexer(options)).lex(src)) as typeof Lexer.lex;
@@ -236,15 +262,16 @@ const obsidian: MarkedExtension = {
       name: "tag",
       level: "inline",
       // Only after whitespace or at the start: `C#` and `page#part` are not tags.
+      // The index's own rule (lib/vault/tags.ts): emoji allowed, #cafe a tag, #ff0000 a colour.
       start: (src) => {
-        const m = /(^|\s)#[\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/]/u.exec(src);
+        const m = TAG_START.exec(src);
         return m ? m.index + m[1]!.length : undefined;
       },
       tokenizer(src, tokens) {
         const prev = tokens[tokens.length - 1]?.raw ?? "";
         if (prev && !/\s$/.test(prev)) return undefined;
-        const m = /^#([\p{L}\p{M}\p{N}_\-/]*[\p{L}_\-/][\p{L}\p{M}\p{N}_\-/]*)/u.exec(src);
-        if (m && !/^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(m[1]!)) return { type: "tag", raw: m[0], tag: m[1]!.replace(/\/+$/, "") };
+        const m = TAG_AT_START.exec(src);
+        if (m && !isColour(m[1]!)) return { type: "tag", raw: m[0], tag: m[1]!.replace(/\/+$/, "") };
         return undefined;
       },
       renderer: (t) => `<a class="tag" href="/tags/${escapeHtml(encodeURIComponent(t.tag as string))}">#${escapeHtml(t.tag as string)}</a>`,

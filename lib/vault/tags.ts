@@ -12,13 +12,16 @@ const PART = String.raw`\p{L}\p{M}\p{N}_\-/${EMOJI}\p{Emoji_Modifier}\u200d\ufe0
 const NON_DIGIT = String.raw`\p{L}_\-/${EMOJI}`;
 /** '#' after whitespace or line start, then the tag. */
 export const TAG = new RegExp(String.raw`(?<=^|[\s])#([${PART}]*[${NON_DIGIT}][${PART}]*)`, "gu");
+/** A tag at the start of the text (the web renderer's inline rule), and where the next one may start. */
+export const TAG_AT_START = new RegExp(String.raw`^#([${PART}]*[${NON_DIGIT}][${PART}]*)`, "u");
+export const TAG_START = new RegExp(String.raw`(^|\s)#[${PART}]*[${NON_DIGIT}]`, "u");
 
 /**
  * An inline #word that is a CSS colour, prose and not a tag: 3, 4, 6 or 8 hex digits holding a digit
  * (#ff0000, #1e1e1e, #a1b2c3) or one letter repeated (#fff, #eee, #ffffff). Words spelt in hex letters
  * alone (#cafe, #face, #decade) are tags, as they are in Obsidian.
  */
-function isColour(tag: string): boolean {
+export function isColour(tag: string): boolean {
   if (!/^(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.test(tag)) return false;
   return /\d/.test(tag) || /^(.)\1*$/i.test(tag);
 }
