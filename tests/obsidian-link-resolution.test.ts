@@ -131,3 +131,21 @@ test("a move keeps the spaces a person put around a link's target", async () => 
   await s!.call("move_note", { from: "Target Note.md", to: "Renamed Note.md" });
   expect(read("L.md")).toBe("[[ Renamed Note ]] and [[Renamed Note |x]]\n");
 });
+
+// Obsidian's Properties.md: a text or list property can hold "[[Link]]". They were not indexed: no backlink,
+// lint called the target an orphan, and a move left the property pointing at another note of the old name.
+test("links in properties are links: backlinks, lint and moves see them", async () => {
+  await serve({
+    "Proj/Note.md": "# Note\n",
+    "Archive/Note.md": "# Archived\n",
+    "Other.md": '---\nrelated: "[[Proj/Note]]"\nsee:\n  - "[[Missing one]]"\n  - "[[Proj/Note|the note]]"\n---\n# Other\n\nBody [[Proj/Note]].\n',
+  });
+  const back = (await s!.call("list_backlinks", { path: "Proj/Note.md" })).items;
+  expect(back.length).toBe(3);
+  expect((await s!.call("read_note", { path: "Other.md" })).outgoingLinks.map((l: any) => l.target)).toEqual(["Proj/Note", "Missing one", "Proj/Note", "Proj/Note"]);
+  const lint = await s!.call("lint", { rule: "unresolved-link" });
+  expect(JSON.stringify(lint)).toContain("Missing one");
+  const moved = await s!.call("move_note", { from: "Proj/Note.md", to: "Proj/Renamed.md" });
+  expect(moved.linksUpdated).toBe(3);
+  expect(read("Other.md")).toBe('---\nrelated: "[[Proj/Renamed]]"\nsee:\n  - "[[Missing one]]"\n  - "[[Proj/Renamed|the note]]"\n---\n# Other\n\nBody [[Proj/Renamed]].\n');
+});

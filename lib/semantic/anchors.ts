@@ -64,11 +64,13 @@ function linesFrom(db: Database, src: number, idOfPath: (p: string) => number | 
   const body = (db.query("SELECT body FROM fts WHERE rowid = ?").get(src) as { body: string | null } | null)?.body;
   if (typeof body !== "string") return out;
   const found = bodyLinks(body);
-  // The body is what the links were parsed from; if they disagree (an index older than this code), say nothing.
-  if (found.length !== links.length) return out;
+  // Links in properties come first and are not in the body (lib/vault/parse.ts): the body's are the last
+  // found.length rows. The body is what those were parsed from; fewer rows (an index older than this code): nothing.
+  if (found.length > links.length) return out;
+  const skip = links.length - found.length;
   const seen = new Map<number, Set<string>>();
-  for (let k = 0; k < links.length; k++) {
-    const path = links[k]!.resolved;
+  for (let k = 0; k < found.length; k++) {
+    const path = links[skip + k]!.resolved;
     const target = path === null ? undefined : idOfPath(path);
     if (target === undefined || target === src) continue;
     const { index, lineStart, lineEnd } = found[k]!;

@@ -14,7 +14,7 @@ import { adoptVectorStorage, hasVecTables, plainStorageForced, type VectorStorag
 // index.db is derived from the vault: deleting it costs only a rebuild.
 // Bump INDEX_FORMAT when a parser change means old rows are wrong; the
 // database is then dropped and rebuilt rather than migrated.
-export const INDEX_FORMAT = "12"; // 12: no links, tags or headings inside %% / <!-- --> comments or $$ math (nor a title from such a heading), words in hex letters (#cafe), frontmatter tags like fff and emoji (#🍎) are tags, a Markdown link's #fragment percent-decoded; 11: a name several notes share resolves to the one in the linking note's folder first; 10: tags stored composed (NFC); 9: link keys in NFC (a link typed composed finds a note written decomposed), tags keep their combining marks; 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
+export const INDEX_FORMAT = "12"; // 12: wikilinks in properties are links; no links, tags or headings inside %% / <!-- --> comments or $$ math (nor a title from such a heading), words in hex letters (#cafe), frontmatter tags like fff and emoji (#🍎) are tags, a Markdown link's #fragment percent-decoded; 11: a name several notes share resolves to the one in the linking note's folder first; 10: tags stored composed (NFC); 9: link keys in NFC (a link typed composed finds a note written decomposed), tags keep their combining marks; 8: no @mentions in the text of links to web addresses; 7: titles, headings, tags and aliases bounded
 
 /**
  * The most links, tags, headings, @mentions and directives of one note the index keeps (each kind). Their

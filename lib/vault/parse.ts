@@ -219,16 +219,17 @@ export interface LinkLine {
  * a link between two spans that run over lines, or rewrote one inside a span over lines).
  */
 export function linkLinesOf(path: string, content: string): LinkLine[] {
-  const { note, masked, bodyLineOffset } = parse(path, content);
+  const { note, masked, bodyLineOffset, frontmatterLines } = parse(path, content);
   const maskedLines = masked.split("\n");
-  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => ({ line, masked: maskedLines[line - bodyLineOffset] ?? "" }));
+  const seen = (line: number) => (line < bodyLineOffset ? frontmatterLines[line] : maskedLines[line - bodyLineOffset]) ?? "";
+  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => ({ line, masked: seen(line) }));
 }
 
 export function parseNote(path: string, content: string): ParsedNote {
   return parse(path, content).note;
 }
 
-function parse(path: string, content: string): { note: ParsedNote; masked: string; bodyLineOffset: number } {
+function parse(path: string, content: string): { note: ParsedNote; masked: string; bodyLineOffset: number; frontmatterLines: string[] } {
   const text = plainText(content);
   const fm = splitFrontmatter(text);
   let frontmatter: Record<string, unknown> = {};
@@ -255,6 +256,9 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   for (const m of masked.matchAll(TAG)) tagSet.add(m[1]!, true);
 
   const links = collectLinks(masked, starts, bodyLineOffset);
+  // Links in properties (`related: "[[Note]]"`) are the note's links in Obsidian too (Properties.md):
+  // listed first, as their lines come first. lib/semantic/anchors.ts counts on that order.
+  if (fm.raw.includes("[[") && !frontmatterError) links.unshift(...collectLinks(fm.raw, lineStarts(fm.raw), 0).filter((l) => l.kind === "wikilink"));
 
   const fmTitle = frontmatter.title;
   const h1 = headings.find((h) => h.level === 1);
@@ -269,7 +273,7 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   const directives = extractDirectives(body, masked, bodyLineOffset);
   const mentions = extractMentions(body, masked, bodyLineOffset);
   const note = { title, frontmatter, frontmatterError, tags: tagSet.list(), aliases, links, headings, directives, mentions, body };
-  return { note, masked, bodyLineOffset };
+  return { note, masked, bodyLineOffset, frontmatterLines: fm.raw.includes("[[") ? fm.raw.split("\n") : [] };
 }
 
 /**
