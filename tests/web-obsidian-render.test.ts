@@ -14,6 +14,8 @@ const NOTES: Record<string, string> = {
   "Footnotes.md": "# Notes\n\nA claim[^1] and another[^src].\n\n[^1]: First source.\n[^src]: Named source.\n",
   "Math.md": "# Math\n\n$$\na \\\\ b_1 *c*\n$$\n\nInline $x^2 *y*$ and prose with $5 and $10.\n",
   "Comments.md": "# C\n\nUse `%%` to start a comment. Shown %%hidden one%% too.\n\n```c\nprintf(\"%%d %%s\");\n```\n\n%%\nA block comment\n\nover paragraphs\n%%\n\nAfter. #cafe #🍎 #ff0000\n",
+  "Pics.md": "![[gone.png]] and ![[pic.png|300]] and ![alt|200](pic.png)\n",
+  "pic.png": "not really a png",
   "Links.md": "[[Target#Section Two#Sub of two]] and [md](Target.md#Section%20Two) and [[Target#^blk1]] and [[#^here]]\n\nA line here ^here\n",
 };
 const html = async (path: string) => ((await (await web.fetch(`/api/note?path=${encodeURIComponent(path)}`)).json()) as { html: string }).html;
@@ -82,4 +84,12 @@ test("comments are hidden, but a %% inside code is text; tags follow the index's
   expect(c).toContain('href="/tags/cafe"');
   expect(c).toContain(`href="/tags/${encodeURIComponent("🍎")}"`);
   expect(c).not.toContain('href="/tags/ff0000"');
+});
+
+test("an embed of a missing attachment is shown, not a link to a note to create; an image's size is no link text", async () => {
+  const p = await html("Pics.md");
+  expect(p).toContain('<span class="unresolved">gone.png</span>');
+  expect(p).not.toContain("gone.png.md");
+  const links = (await s.call("list_outgoing_links", { path: "Pics.md" })).items.map((l: any) => l.displayText);
+  expect(links).toEqual([null, null, "alt"]);
 });

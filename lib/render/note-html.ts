@@ -133,6 +133,8 @@ function renderWikilink(inner: string, embed: boolean): string {
     if (/\.md$/i.test(resolved)) return embedNote(resolved, heading, block, label);
     return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
   }
+  // A missing attachment (![[gone.png]]) is no note to create: shown, not linked.
+  if (embed && !resolved && /\.[A-Za-z0-9]{1,8}$/.test(target) && !/\.md$/i.test(target)) return `<span class="unresolved">${escapeHtml(label)}</span>`;
   if (!resolved) return `<a class="wikilink unresolved" href="${escapeHtml(noteHref(target.endsWith(".md") ? target : target + ".md"))}">${escapeHtml(label)}</a>`;
   if (!/\.md$/i.test(resolved)) return `<a class="attachment" href="${escapeHtml(fileHref(resolved))}">${escapeHtml(label)}</a>`;
   return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, heading, block))}">${escapeHtml(label)}</a>`;

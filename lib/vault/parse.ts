@@ -280,6 +280,8 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
  * The links in masked body text, by line (stable: a line's wikilinks before its Markdown links). With
  * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
  */
+const IMAGE_SIZE = /^\d{1,5}(?:x\d{1,5})?$/;
+
 function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false): (ParsedLink & { index?: number })[] {
   const links: (ParsedLink & { index?: number })[] = [];
   for (const m of masked.matchAll(WIKILINK)) {
@@ -287,7 +289,8 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
-      display,
+      // ![[pic.png|300]]: a size, not the text a reader sees.
+      display: m[1] === "!" && display !== null && IMAGE_SIZE.test(display) ? null : display,
       kind: "wikilink",
       heading,
       block,
@@ -313,7 +316,7 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
-      display: m.text || null,
+      display: (m.bang === "!" ? m.text.replace(/\|\d{1,5}(?:x\d{1,5})?$/, "") : m.text) || null,
       kind: "markdown",
       heading,
       block: null,
