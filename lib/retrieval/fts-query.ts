@@ -41,8 +41,10 @@ function quote(s: string): string {
 
 // A bare word must contain something the tokenizer keeps, or FTS5 sees an empty phrase.
 const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
-// `title:x` (FTS5's column filter), but not a URL (`https://…`), a time (`10:30`) or a trailing colon (`Summary:`).
-const COLUMN_FILTER = /^[\p{L}_][\p{L}\p{N}_]*:(?!\/\/)./u;
+// `title:x` or `body:x`, FTS5's column filter on the index's two columns (FTS5 reads column names in any
+// case), which the spec leaves out of the language. Any other `word:…` is text a note holds (`std::vector`,
+// `TODO:fix`, `doi:10.1000/xyz`, `mailto:…`, a URL, a time): a term like any other, quoted as every term is.
+const COLUMN_FILTER = /^(?:title|body):(?!\/\/)./i;
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
