@@ -9,6 +9,7 @@
 // embeds, HTML tags, rules, table separators).
 import { blankHidden } from "../vault/comments";
 import { foldText, type QueryTerm } from "./fts-query";
+import { wholeCut } from "../text-cut";
 
 /** Characters of a note's body a snippet looks at (from its start). */
 export const SNIPPET_WINDOW = 64 * 1024;
@@ -16,6 +17,8 @@ export const SNIPPET_WINDOW = 64 * 1024;
 export const SNIPPET_CHARS = 160;
 
 const TOKEN = /[\p{L}\p{N}]/u;
+// Inside a word, for where a snippet starts and ends: a combining mark is part of its word (`नमस्ते`, `ذَهَبَ`).
+const WORD_PART = /[\p{L}\p{N}\p{M}]/u;
 
 // Markup that carries no words of its own: badge links, images, embeds, HTML tags, entities. No part runs
 // over an opener of its own kind ('[', '(' past one level of parentheses in a URL, '<'): from every "![" or
@@ -120,7 +123,9 @@ export function buildSnippet(body: string, terms: QueryTerm[]): string {
   // Start a few words before the hit, at a word boundary.
   const { line, at } = first;
   let start = Math.max(0, at - Math.floor(SNIPPET_CHARS / 3));
-  while (start > 0 && start < at && TOKEN.test(line.text[start - 1]!) && TOKEN.test(line.text[start]!)) start++;
+  while (start > 0 && start < at && WORD_PART.test(line.text[start - 1]!) && WORD_PART.test(line.text[start]!)) start++;
+  // Never inside a character: in a run of emoji, or on a mark at the end of the walk above.
+  start = wholeCut(line.text, start);
   return assemble(line.text, start, lines, proseBefore || line.text.slice(0, start).trim() !== "", truncated);
 }
 
@@ -139,7 +144,8 @@ function assemble(text: string, start: number, rest: Generator<ProseLine>, befor
   }
   if (out.length > SNIPPET_CHARS) {
     let end = SNIPPET_CHARS;
-    while (end < out.length && end < SNIPPET_CHARS + 40 && TOKEN.test(out[end]!)) end++;
+    while (end < out.length && end < SNIPPET_CHARS + 40 && WORD_PART.test(out[end]!)) end++;
+    end = wholeCut(out, end);
     more = more || end < out.length;
     out = out.slice(0, end).trimEnd();
   }
