@@ -13,6 +13,11 @@ const NOTES: Record<string, string> = {
   "Food/Pizza.md": `# Pizza\n\n${"🍕".repeat(40)}margherita ${"🍕".repeat(200)}\n`,
   // The cut at 160 lands just before a vowel sign.
   "Lang/Hindi.md": `# Hindi\n\ngreeting ${"नमस्ते ".repeat(40)}\n`,
+  "CJK/会议.md": "# 会议\n\n我们今天在北京开会讨论人工智能。\n",
+  "CJK/Tokyo.md": "# Tokyo\n\n東京でコーヒーを飲みました。\n",
+  "CJK/服务.md": "# 服务\n\n我们使用Python编写服务。\n",
+  "CJK/北京烤鸭.md": "# 北京烤鸭\n\nA recipe.\n",
+  "Lang/Thai.md": "# Thai\n\nฉันชอบกินข้าวผัดมาก\n",
 };
 
 /** True when `s` holds half a surrogate pair, or starts with a combining mark. */
@@ -56,5 +61,34 @@ describe("search across languages", () => {
     expect(hindi.snippet.length).toBeGreaterThan(100);
     // Every word of the snippet is whole: नमस्ते, never नमस.
     for (const w of hindi.snippet.replace(/…/g, "").split(" ").slice(1)) expect(w).toBe("नमस्ते");
+  });
+
+  test("words inside Chinese, Japanese and Thai runs are found, and Latin words glued to them", async () => {
+    expect(await paths("北京")).toEqual(["CJK/北京烤鸭.md", "CJK/会议.md"]); // the title first
+    expect(await paths("人工智能")).toEqual(["CJK/会议.md"]);
+    expect(await paths("东京")).toEqual([]); // simplified 东 is another character than 東
+    expect(await paths("東京")).toEqual(["CJK/Tokyo.md"]);
+    expect(await paths("コーヒー")).toEqual(["CJK/Tokyo.md"]);
+    expect(await paths("ข้าวผัด")).toEqual(["Lang/Thai.md"]);
+    expect(await paths("编写 python")).toEqual(["CJK/服务.md"]);
+    expect(await paths("北京 -烤鸭")).toEqual(["CJK/会议.md"]);
+    expect((await paths("東京 OR 人工智能")).sort()).toEqual(["CJK/Tokyo.md", "CJK/会议.md"]);
+    const r = await s.call("search", { query: "人工智能" }, "read");
+    expect(r.items[0].snippet).toContain("人工智能");
+    expect(r.total).toBe(1);
+    // Paging over the index's match and the substring ones: total counts both, scores never go down the list.
+    const all = await s.call("search", { query: "北京" }, "read");
+    expect(all.total).toBe(2);
+    expect(all.items[0].score).toBeLessThanOrEqual(all.items[1].score);
+    const second = await s.call("search", { query: "北京", limit: 1, offset: 1 }, "read");
+    expect(second.items.map((i: any) => i.path)).toEqual(["CJK/会议.md"]);
+    expect(second.total).toBe(2);
+  });
+
+  test("a 1,000-character query in a script without spaces is answered promptly", async () => {
+    const t0 = performance.now();
+    const r = await s.call("search", { query: "北".repeat(1000) }, "read");
+    expect(r.items).toEqual([]);
+    expect(performance.now() - t0).toBeLessThan(2000);
   });
 });

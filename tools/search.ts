@@ -5,7 +5,7 @@ import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./ty
 export const search = defineTool({
   name: "search",
   description: "Keyword search of titles and bodies (BM25): words AND'd as prefixes, \"phrase\", OR, NOT, -word. {items: [{path, title, snippet, score}], total}; lower score = better.",
-  details: "Full-text search of note titles and bodies (BM25; titles and aliases weigh more). Bare words are AND'd prefixes (under 3 letters: exact); \"exact phrase\"; OR / NOT (uppercase); -word excludes. Accents ignored. A note whose title or alias is the query comes first. Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is BM25, lower = better. Over 32 words: query-too-complex. Parameters: query: Search words, phrases and operators; limit: Maximum items to return (default 25, max 200); offset: Items to skip, for paging (default 0).",
+  details: "Full-text search of note titles and bodies (BM25; titles and aliases weigh more). Bare words are AND'd prefixes (under 3 letters: exact); \"exact phrase\"; OR / NOT (uppercase); -word excludes. Accents ignored. Chinese, Japanese, Thai (no spaces between words) are also matched inside runs of text (score 0, after the index's matches; partial: true when that scan stopped at its 4 MB budget). A note whose title or alias is the query comes first. Returns {items: [{path, title, snippet, score}], total, offset, limit}; score is BM25, lower = better. Over 32 words: query-too-complex. Parameters: query: Search words, phrases and operators; limit: Maximum items to return (default 25, max 200); offset: Items to skip, for paging (default 0).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({

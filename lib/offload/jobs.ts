@@ -42,8 +42,8 @@ export type ReadJob =
 export function runJob(db: Database, job: ReadJob): unknown {
   switch (job.kind) {
     case "search": {
-      const { items, total } = searchNotes(db, job.query, job.limit, job.offset);
-      return renderForWire({ items, total, offset: job.offset, limit: job.limit });
+      const { items, total, partial } = searchNotes(db, job.query, job.limit, job.offset);
+      return renderForWire({ items, total, offset: job.offset, limit: job.limit, ...(partial ? { partial } : {}) });
     }
     case "graph":
       return renderForWire(linkGraph(db, job.center, job.depth, job.maxNodes));

@@ -11,6 +11,7 @@
 // with a, the bulk of a vault's index): such a word matches exactly.
 import { ToolError } from "../errors";
 import { foldText } from "../vault/fold";
+import { hasNoSpaceScript } from "./substring";
 
 export { foldText };
 
@@ -22,6 +23,8 @@ export const MIN_PREFIX_CHARS = 3;
 export interface QueryTerm {
   tokens: string[];
   prefix: boolean;
+  /** Found anywhere in a word, not only at its start: text the index cannot split (lib/retrieval/substring.ts). */
+  inside?: boolean;
 }
 
 export interface ParsedQuery {
@@ -29,8 +32,12 @@ export interface ParsedQuery {
   match: string;
   /** Terms that must or may match (not the excluded ones), in query order: for snippets and exact-title ranking. */
   positives: QueryTerm[];
+  /** Excluded terms (-word, NOT word). */
+  negatives: QueryTerm[];
   /** True when the query uses OR. */
   hasOr: boolean;
+  /** The query holds text of a script written without spaces: words are also looked for as substrings. */
+  unspaced: boolean;
 }
 
 type Tok = { t: "term"; fts: string; neg: boolean; term: QueryTerm } | { t: "op"; op: "OR" | "NOT" };
@@ -118,6 +125,7 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
   const pos: string[] = [];
   const negs: string[] = [];
   const positives: QueryTerm[] = [];
+  const negatives: QueryTerm[] = [];
   let hasOr = false;
   let pendingOp: "OR" | "NOT" | null = null;
   for (const tok of toks) {
@@ -129,6 +137,7 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
     if (tok.neg) {
       if (pendingOp) return null;
       negs.push(tok.fts);
+      negatives.push(tok.term);
       continue;
     }
     if (pendingOp) {
@@ -136,7 +145,7 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
       if (pendingOp === "OR") {
         hasOr = true;
         positives.push(tok.term);
-      }
+      } else negatives.push(tok.term);
       pendingOp = null;
     } else {
       if (pos.length) pos.push("AND");
@@ -147,7 +156,10 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
   if (pendingOp || pos.length === 0) return null; // dangling operator, or nothing to match
   let expr = pos.join(" ");
   if (negs.length) expr = `(${expr}) NOT (${negs.join(" OR ")})`;
-  return { match: expr, positives, hasOr };
+  const unspaced = hasNoSpaceScript(query);
+  // Every word of such a query may be glued to that text in a note (我们使用Python编写): all are found inside words.
+  if (unspaced) for (const t of positives) t.inside = true;
+  return { match: expr, positives, negatives, hasOr, unspaced };
 }
 
 export function toFtsQuery(query: string): string | null {

@@ -1,7 +1,10 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
-import { parseSearchQuery, type ParsedQuery } from "./fts-query";
+import { parseSearchQuery, type ParsedQuery, type QueryTerm } from "./fts-query";
 import { buildSnippet, SNIPPET_WINDOW } from "./snippet";
+import { foldBody, scanNotes } from "./substring";
+import { foldMatch } from "../vault/fold";
+import { findText } from "../text-find";
 
 export interface SearchHit {
   path: string;
@@ -13,6 +16,8 @@ export interface SearchHit {
 export interface SearchPage {
   items: SearchHit[];
   total: number;
+  /** The substring scan (a query in a script written without spaces) stopped at its budget: more notes may match. */
+  partial?: true;
 }
 
 // At most this many notes named exactly as the query are put first (a vault
@@ -35,26 +40,33 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   const q = parseSearchQuery(query);
   if (!q) return { items: [], total: 0 };
   try {
-    const exact = exactTitleMatches(db, q);
+    // A word in a script written without spaces is also looked for inside the index's tokens (a scan), and
+    // an excluded one excludes every note holding it, the index's matches too.
+    const inside = q.unspaced ? scanInside(db, q) : null;
+    const excluded = inside?.excluded.size ? JSON.stringify([...inside.excluded]) : null;
+    const exact = exactTitleMatches(db, q).filter((e) => !inside?.excluded.has(e.id));
     const exactSet = new Set(exact.map((e) => e.id));
     // Everything before the page end is needed to place the exact matches; ids and ranks only (cheap).
     // `total` comes from the same pass (a window count): a second, unranked count(*) pass
     // cost as much again on phrase queries of common words, the slowest ones (measured: p99
     // 14.2 → 11.4 ms at 10k notes, and p50 lower too, as SQLite sorts once either way).
-    const ranked = db
-      .query("SELECT rowid AS id, rank AS score, count(*) OVER () AS n FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?")
-      .all(q.match, offset + limit + exact.length) as { id: number; score: number; n: number }[];
+    const ranked = (
+      excluded
+        ? db
+            .query("SELECT rowid AS id, rank AS score, count(*) OVER () AS n FROM fts WHERE fts MATCH ? AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?")
+            .all(q.match, excluded, offset + limit + exact.length)
+        : db.query("SELECT rowid AS id, rank AS score, count(*) OVER () AS n FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?").all(q.match, offset + limit + exact.length)
+    ) as { id: number; score: number; n: number }[];
     const rest = ranked.filter((r) => !exactSet.has(r.id));
     // The spec: results come back best first by score. A named note put first keeps its own rank unless
     // that is worse than the best one below it; then it takes that one (lower is better), so the scores
     // a client sorts or merges by stay in the order shown.
     const floor = rest[0]?.score;
     const ordered = [...(floor === undefined ? exact : exact.map((e) => (e.score > floor ? { ...e, score: floor } : e))), ...rest];
-    const pageRows = ordered.slice(offset, offset + limit);
-    const items = hitsOf(db, pageRows, q);
     // Every match, exact-title ones included (they satisfy the same MATCH).
     const total = ranked[0]?.n ?? ordered.length;
-    return { items, total };
+    if (inside) return withInsideMatches(db, q, inside, ordered, total, limit, offset);
+    return { items: hitsOf(db, ordered.slice(offset, offset + limit), q), total };
   } catch (e) {
     if (e instanceof ToolError) throw e;
     // The spec: a malformed query returns no rows, never an error.
@@ -114,4 +126,61 @@ function exactTitleMatches(db: Database, q: ParsedQuery): { id: number; score: n
   return db
     .query("SELECT rowid AS id, rank AS score FROM fts WHERE fts MATCH ? AND rowid IN (SELECT value FROM json_each(?)) ORDER BY rank")
     .all(q.match, JSON.stringify(ids)) as { id: number; score: number }[];
+}
+
+interface InsideScan {
+  /** Notes holding the query's words as substrings, those matching in their title or aliases first. */
+  found: number[];
+  /** Notes holding the words but also an excluded one. */
+  excluded: Set<number>;
+  /** The scan stopped at its byte budget. */
+  partial: boolean;
+}
+
+/**
+ * For a query holding text of a script written without spaces (Chinese, Japanese, Thai…): the index holds a
+ * whole run of such text as one token, so it finds a word only at the start of a run. The notes whose title,
+ * aliases or body hold every word as a substring (lib/retrieval/substring.ts, a bounded scan). Runs in a read
+ * worker: nothing else waits on its thread between slices, so no turn is given.
+ */
+function scanInside(db: Database, q: ParsedQuery): InsideScan {
+  const needles = (terms: QueryTerm[]) => terms.map((t) => t.tokens.map(foldMatch)).filter((t) => t.length);
+  const pos = needles(q.positives);
+  const neg = needles(q.negatives);
+  const holds = (text: string, t: string[]) => t.every((w) => findText(text, w) !== -1);
+  const wanted = (text: string) => (q.hasOr ? pos.some((t) => holds(text, t)) : pos.every((t) => holds(text, t)));
+  const byTitle: number[] = [];
+  const byBody: number[] = [];
+  const excluded = new Set<number>();
+  const slices = scanNotes(db);
+  let n = slices.next();
+  for (; !n.done; n = slices.next()) {
+    for (const r of n.value) {
+      const names = foldMatch(`${r.title}\n${r.names}`);
+      const inTitle = wanted(names);
+      const text = inTitle && !neg.length ? names : `${names}\n${foldBody(r.body)}`;
+      if (!inTitle && !wanted(text)) continue;
+      if (neg.some((t) => holds(text, t))) excluded.add(r.id);
+      else (inTitle ? byTitle : byBody).push(r.id);
+    }
+  }
+  return { found: [...byTitle, ...byBody], excluded, partial: n.value };
+}
+
+/**
+ * The page of such a query: the notes found only as substrings follow the index's matches, titles first,
+ * with score 0 (BM25 scores are below 0), so the scores stay in the order shown; `total` counts both.
+ */
+function withInsideMatches(db: Database, q: ParsedQuery, inside: InsideScan, ordered: { id: number; score: number }[], ftsTotal: number, limit: number, offset: number): SearchPage {
+  const inIndex = new Set(
+    (db.query("SELECT rowid AS id FROM fts WHERE fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))").all(q.match, JSON.stringify(inside.found)) as { id: number }[]).map((r) => r.id),
+  );
+  const only = inside.found.filter((id) => !inIndex.has(id)).map((id) => ({ id, score: 0 }));
+  const rows: { id: number; score: number }[] = [];
+  for (let p = offset; p < offset + limit; p++) {
+    const r = p < ftsTotal ? ordered[p] : only[p - ftsTotal];
+    if (!r) break;
+    rows.push(r);
+  }
+  return { items: hitsOf(db, rows, q), total: ftsTotal + only.length, ...(inside.partial ? { partial: true as const } : {}) };
 }

@@ -63,13 +63,13 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** A regex over folded text that finds any of the terms at a token boundary. */
+/** A regex over folded text that finds any of the terms at a token boundary (anywhere, for a term found inside words). */
 function termPattern(terms: QueryTerm[]): RegExp | null {
   const alts = terms
     .filter((t) => t.tokens.length)
-    .map((t) => t.tokens.map(escapeRe).join("[^\\p{L}\\p{N}]+") + (t.prefix ? "" : "(?![\\p{L}\\p{N}])"));
+    .map((t) => (t.inside ? "" : "(?<![\\p{L}\\p{N}])") + t.tokens.map(escapeRe).join("[^\\p{L}\\p{N}]+") + (t.prefix || t.inside ? "" : "(?![\\p{L}\\p{N}])"));
   if (!alts.length) return null;
-  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${alts.join("|")})`, "u");
+  return new RegExp(`(?:${alts.join("|")})`, "u");
 }
 
 /** Where in `line` the folded-text offset `at` falls (folding may change lengths: ligatures, some scripts). */

@@ -14,3 +14,12 @@ export function foldText(s: string): string {
 export function nameKey(s: string): string {
   return (foldText(s).match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
 }
+
+/**
+ * Fold for substring matching in JS: Unicode-decompose, drop combining marks, lowercase, and map Turkish
+ * ı to i (İ decomposes to I + a dot and folds to i on its own), which unicode61 leaves alone.
+ * "Çözüm" → "cozum", "İstanbul" → "istanbul", "Işık" → "isik".
+ */
+export function foldMatch(s: string): string {
+  return s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase().replace(/ı/g, "i");
+}

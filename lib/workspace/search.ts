@@ -15,6 +15,7 @@ import { databaseEntries, titleEntries } from "./title-cache";
 import { parseSearchQuery } from "../retrieval/fts-query";
 import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
 import { findText } from "../text-find";
+import { foldBody, scanNotes, SUBSTRING_SCAN_BYTES, unfoldedOffset } from "../retrieval/substring";
 import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
 
 export interface WorkspaceHit {
@@ -36,8 +37,7 @@ export interface WorkspaceSearch {
   partial?: true;
 }
 
-/** Bytes of note bodies one substring fallback may scan (about 30 ms here; obsidian-hub holds 14.7 MB of notes). */
-export const SUBSTRING_SCAN_BYTES = 4 * 1024 * 1024;
+export { SUBSTRING_SCAN_BYTES };
 const SNIPPET_CHARS = 120;
 
 interface RawHit {
@@ -142,43 +142,7 @@ function indexSearch(vault: VaultContext, q: string, limit: number): RawHit[] {
 }
 
 // ---- the substring fallback ----
-
-// Bodies are matched in JS, folded as titles are (case and accents, every script): SQLite's LIKE folded ASCII
-// case only (the other scripts matched as typed), and its worst case is a body times the query (~40 ms a slice).
-const ASCII = /^[\x00-\x7f]*$/;
-const foldBody = (body: string) => (ASCII.test(body) ? body.toLowerCase() : fold(body));
-
-/**
- * Where the character at `at` of foldBody(body) came from in `body` (fold() keeps no map). fold() adds up
- * over code points (marks are dropped, never moved onto a neighbour), so whole chunks are skipped by their
- * folded length, and only the chunk holding `at` is walked a code point at a time (1M characters of
- * Cyrillic: 180 ms a hit walked whole). A match that starts inside one character's expansion (a Hangul
- * syllable folds to jamo) maps to the next character.
- */
-function unfoldedOffset(body: string, at: number): number {
-  if (ASCII.test(body)) return at;
-  const CHUNK = 2048;
-  let folded = 0;
-  let i = 0;
-  while (i < body.length) {
-    let end = Math.min(body.length, i + CHUNK);
-    const last = body.charCodeAt(end - 1);
-    if (end < body.length && last >= 0xd800 && last <= 0xdbff) end++; // not between a surrogate pair's halves
-    const chunk = body.slice(i, end);
-    const n = fold(chunk).length;
-    if (folded + n <= at) {
-      folded += n;
-      i = end;
-      continue;
-    }
-    for (const ch of chunk) {
-      if (folded >= at) return i;
-      folded += fold(ch).length;
-      i += ch.length;
-    }
-  }
-  return i;
-}
+// The bounded scan and the fold are lib/retrieval/substring.ts's, shared with `search`.
 
 function snippetAround(body: string, at: number, length: number): string {
   const start = Math.max(0, at - Math.floor((SNIPPET_CHARS - length) / 2));
@@ -186,11 +150,6 @@ function snippetAround(body: string, at: number, length: number): string {
   return (start > 0 ? "…" : "") + text + (start + SNIPPET_CHARS < body.length ? "…" : "");
 }
 
-// Bytes of bodies scanned per statement: the scan gives the event loop a turn between them, so that other
-// requests (a ping, a cheap call) wait for one slice (a few ms), not for the whole budget.
-const SCAN_SLICE_BYTES = 128 * 1024;
-// Characters read of one body: a fragment past the first megabyte of a huge note is not found.
-const BODY_CHARS = 1024 * 1024;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 async function substringSearch(vault: VaultContext, q: string, limit: number): Promise<{ hits: RawHit[]; partial: boolean }> {
@@ -206,33 +165,19 @@ async function substringSearch(vault: VaultContext, q: string, limit: number): P
     hits.push({ path: e.path, title: e.title, kind: e.kind, matchedOn: "title", snippet: "" });
   }
   if (hits.length >= limit) return { hits, partial: false };
-  // Then bodies, in index order, a bounded number of bytes.
-  const db = vault.indexDb;
-  const sizes = db.query("SELECT id, size FROM notes ORDER BY id").all() as { id: number; size: number }[];
-  const read = db.query(
-    `SELECT n.path AS path, n.title AS title, substr(f.body, 1, ${BODY_CHARS}) AS body FROM fts f JOIN notes n ON n.id = f.rowid
-     WHERE f.rowid BETWEEN ? AND ? ORDER BY f.rowid`,
-  );
-  let i = 0;
-  let scanned = 0;
-  while (i < sizes.length && hits.length < limit && scanned < SUBSTRING_SCAN_BYTES) {
-    if (scanned > 0) await nextTurn();
-    // A slice of notes (so that a common fragment stops the scan early, and other requests get their turn).
-    const from = sizes[i]!.id;
-    let chunk = 0;
-    while (i < sizes.length && chunk < SCAN_SLICE_BYTES && scanned + chunk < SUBSTRING_SCAN_BYTES) chunk += Math.min(sizes[i++]!.size, BODY_CHARS);
-    scanned += chunk;
-    const to = sizes[i - 1]!.id;
-    for (const r of read.all(from, to) as { path: string; title: string; body: string }[]) {
-      if (hits.length >= limit) break;
+  // Then bodies, in index order, a bounded number of bytes, with a turn for other requests between slices.
+  const slices = scanNotes(vault.indexDb);
+  for (let n = slices.next(), first = true; ; n = slices.next(), first = false) {
+    if (n.done) return { hits, partial: n.value };
+    if (!first) await nextTurn();
+    for (const r of n.value) {
       if (seen.has(r.path)) continue;
       const at = findText(foldBody(r.body), fq);
       if (at === -1) continue;
       seen.add(r.path);
       const start = unfoldedOffset(r.body, at);
       hits.push({ path: r.path, title: r.title, kind: "note", matchedOn: "content", snippet: snippetAround(r.body, start, q.length) });
+      if (hits.length >= limit) return { hits, partial: false };
     }
   }
-  return { hits, partial: i < sizes.length && hits.length < limit };
 }
-

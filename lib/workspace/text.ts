@@ -3,14 +3,9 @@
 // dotted/dotless i, which unicode61 leaves alone), word splitting, scripts
 // written without spaces, and the token estimate context packs budget with.
 
-/**
- * Fold for matching: Unicode-decompose, drop combining marks, lowercase, and
- * map Turkish ı to i (İ decomposes to I + a dot and folds to i on its own).
- * "Çözüm" → "cozum", "İstanbul" → "istanbul", "Işık" → "isik".
- */
-export function fold(s: string): string {
-  return s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase().replace(/ı/g, "i");
-}
+// The fold lives with the index's (lib/vault/fold.ts): search matches substrings with it too.
+export { foldMatch as fold } from "../vault/fold";
+import { foldMatch as fold } from "../vault/fold";
 
 /** The words of a text, folded, in order (letters and digits; "_" splits like FTS5's tokenizer). */
 export function foldedWords(s: string): string[] {
@@ -22,14 +17,8 @@ export function letterCount(s: string): number {
   return (s.match(/[\p{L}\p{N}]/gu) ?? []).length;
 }
 
-// Scripts written without spaces between words: FTS5's unicode61 tokenizer
-// keeps a whole run of them as one token, so a word inside it cannot be found
-// through the index.
-const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tibetan}]/u;
-
-export function hasNoSpaceScript(s: string): boolean {
-  return NO_SPACE_SCRIPT.test(s);
-}
+// Scripts written without spaces: lib/retrieval/substring.ts, where search uses the test too.
+export { hasNoSpaceScript } from "../retrieval/substring";
 
 /** A quoted FTS5 string (nothing inside can reach FTS5's own syntax). */
 export function ftsQuote(s: string): string {
