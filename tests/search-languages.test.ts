@@ -71,6 +71,9 @@ describe("search across languages", () => {
     expect(await paths("コーヒー")).toEqual(["CJK/Tokyo.md"]);
     expect(await paths("ข้าวผัด")).toEqual(["Lang/Thai.md"]);
     expect(await paths("编写 python")).toEqual(["CJK/服务.md"]);
+    // A Latin word alone, glued to Chinese in the note.
+    expect(await paths("Python")).toEqual(["CJK/服务.md"]);
+    expect(await paths("pyth")).toEqual(["CJK/服务.md"]);
     expect(await paths("北京 -烤鸭")).toEqual(["CJK/会议.md"]);
     expect((await paths("東京 OR 人工智能")).sort()).toEqual(["CJK/Tokyo.md", "CJK/会议.md"]);
     const r = await s.call("search", { query: "人工智能" }, "read");
