@@ -18,6 +18,10 @@ const NOTES: Record<string, string> = {
   "CJK/服务.md": "# 服务\n\n我们使用Python编写服务。\n",
   "CJK/北京烤鸭.md": "# 北京烤鸭\n\nA recipe.\n",
   "Lang/Thai.md": "# Thai\n\nฉันชอบกินข้าวผัดมาก\n",
+  "Lang/Arabic.md": "# Arabic\n\nذَهَبَ الوَلَدُ إِلَى المَدْرَسَةِ\n",
+  "Lang/Hebrew.md": "# Hebrew\n\nהַיֶּלֶד הָלַךְ לְבֵית הַסֵּפֶר\n",
+  "Lang/Greek.md": "# Greek\n\nΤο ταξίδι στην Αθήνα ήταν υπέροχο.\n",
+  "Lang/Turkish.md": "# Turkish\n\nIşık ve gölge, İstanbul'da akşam.\n",
 };
 
 /** True when `s` holds half a surrogate pair, or starts with a combining mark. */
@@ -86,6 +90,18 @@ describe("search across languages", () => {
     const second = await s.call("search", { query: "北京", limit: 1, offset: 1 }, "read");
     expect(second.items.map((i: any) => i.path)).toEqual(["CJK/会议.md"]);
     expect(second.total).toBe(2);
+  });
+
+  test("words written with vowel points, accents or Turkish i are found as typed without them", async () => {
+    expect(await paths("ذهب")).toEqual(["Lang/Arabic.md"]);
+    expect(await paths("الولد")).toEqual(["Lang/Arabic.md"]);
+    expect(await paths("הילד")).toEqual(["Lang/Hebrew.md"]);
+    expect(await paths("αθηνα")).toEqual(["Lang/Greek.md"]);
+    expect(await paths("ΑΘΗΝΑ")).toEqual(["Lang/Greek.md"]);
+    expect(await paths("ışık")).toEqual(["Lang/Turkish.md"]);
+    expect(await paths("नमस्ते")).toEqual(["Lang/Hindi.md"]);
+    const r = await s.call("search", { query: "הילד" }, "read");
+    expect(r.items[0].snippet).toContain("הַיֶּלֶד");
   });
 
   test("a 1,000-character query in a script without spaces is answered promptly", async () => {

@@ -11,7 +11,7 @@
 // with a, the bulk of a vault's index): such a word matches exactly.
 import { ToolError } from "../errors";
 import { foldText } from "../vault/fold";
-import { hasNoSpaceScript } from "./substring";
+import { outOfIndexReach } from "./substring";
 
 export { foldText };
 
@@ -36,8 +36,8 @@ export interface ParsedQuery {
   negatives: QueryTerm[];
   /** True when the query uses OR. */
   hasOr: boolean;
-  /** The query holds text of a script written without spaces: words are also looked for as substrings. */
-  unspaced: boolean;
+  /** The query holds text the index's words miss (outOfIndexReach): words are also looked for as substrings. */
+  scan: boolean;
 }
 
 type Tok = { t: "term"; fts: string; neg: boolean; term: QueryTerm } | { t: "op"; op: "OR" | "NOT" };
@@ -156,10 +156,10 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
   if (pendingOp || pos.length === 0) return null; // dangling operator, or nothing to match
   let expr = pos.join(" ");
   if (negs.length) expr = `(${expr}) NOT (${negs.join(" OR ")})`;
-  const unspaced = hasNoSpaceScript(query);
+  const scan = outOfIndexReach(query);
   // Every word of such a query may be glued to that text in a note (我们使用Python编写): all are found inside words.
-  if (unspaced) for (const t of positives) t.inside = true;
-  return { match: expr, positives, negatives, hasOr, unspaced };
+  if (scan) for (const t of positives) t.inside = true;
+  return { match: expr, positives, negatives, hasOr, scan };
 }
 
 export function toFtsQuery(query: string): string | null {

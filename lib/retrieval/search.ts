@@ -42,7 +42,7 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   try {
     // A word in a script written without spaces is also looked for inside the index's tokens (a scan), and
     // an excluded one excludes every note holding it, the index's matches too.
-    const inside = q.unspaced ? scanInside(db, q) : null;
+    const inside = q.scan ? scanInside(db, q) : null;
     const excluded = inside?.excluded.size ? JSON.stringify([...inside.excluded]) : null;
     const exact = exactTitleMatches(db, q).filter((e) => !inside?.excluded.has(e.id));
     const exactSet = new Set(exact.map((e) => e.id));

@@ -28,6 +28,19 @@ export function hasNoSpaceScript(s: string): boolean {
   return !BELOW_THAI.test(s) && NO_SPACE_SCRIPT.test(s);
 }
 
+// Text whose words the index splits or does not fold as the query's: Greek keeps its accents (remove_diacritics
+// 2 folds Latin only: αθηνα missed Αθήνα), Hebrew and Arabic vowel points and the vowel signs of the Indic
+// scripts split a word into letters (ذَهَبَ → ذ|ه|ب, so ذهب missed it), and Turkish dotless ı is not i (ışık
+// missed Işık). Greek to Malayalam, plus ı and İ.
+const MARKED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0590-\u08ff\u0900-\u0dff\u0131\u0130]/;
+// eslint-disable-next-line no-control-regex
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** Whether a query holds text that the index's words can miss, so that it is also matched as substrings. */
+export function outOfIndexReach(query: string): boolean {
+  return !ASCII_ONLY.test(query) && (MARKED_SCRIPT.test(query) || hasNoSpaceScript(query));
+}
+
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 /** foldMatch, with ASCII's fast path (most of a body's bytes, most of the time). */
