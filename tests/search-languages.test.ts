@@ -22,6 +22,10 @@ const NOTES: Record<string, string> = {
   "Lang/Hebrew.md": "# Hebrew\n\nהַיֶּלֶד הָלַךְ לְבֵית הַסֵּפֶר\n",
   "Lang/Greek.md": "# Greek\n\nΤο ταξίδι στην Αθήνα ήταν υπέροχο.\n",
   "Lang/Turkish.md": "# Turkish\n\nIşık ve gölge, İstanbul'da akşam.\n",
+  "Places/İstanbul.md": "# İstanbul\n\nA city.\n",
+  "Places/Zürich.md": "# Zürich\n\nA city.\n",
+  "Places/Café.md": "# Café\n\nA place.\n",
+  "Places/Trip.md": "# Trip\n\nFrom istanbul to ZURICH, then a coffee at the Cafe\u0301 near İstanbul.\n",
 };
 
 /** True when `s` holds half a surrogate pair, or starts with a combining mark. */
@@ -102,6 +106,15 @@ describe("search across languages", () => {
     expect(await paths("नमस्ते")).toEqual(["Lang/Hindi.md"]);
     const r = await s.call("search", { query: "הילד" }, "read");
     expect(r.items[0].snippet).toContain("הַיֶּלֶד");
+  });
+
+  test("suggest_links folds names and text as the index does: İ, accents, decomposed letters", async () => {
+    const r = await s.call("suggest_links", { path: "Places/Trip.md" }, "read");
+    expect(r.items).toEqual([
+      { targetPath: "Places/İstanbul.md", name: "İstanbul", count: 2 },
+      { targetPath: "Places/Café.md", name: "Café", count: 1 },
+      { targetPath: "Places/Zürich.md", name: "Zürich", count: 1 },
+    ]);
   });
 
   test("a 1,000-character query in a script without spaces is answered promptly", async () => {

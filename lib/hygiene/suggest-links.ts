@@ -2,6 +2,7 @@
 // note. Names are matched word by word (case-insensitive, punctuation between
 // words ignored), longest name first, outside frontmatter, code and links.
 import type { Database } from "bun:sqlite";
+import { foldText } from "../vault/fold";
 import { proseOf } from "../vault/parse";
 
 export interface LinkSuggestion {
@@ -16,7 +17,8 @@ interface NameEntry {
   exact: string | null; // short all-caps names (MCP) match only in that exact case
 }
 
-const WORD = /[\p{L}\p{N}]+/gu;
+// A combining mark belongs to its word (a decomposed "Café", a Devanagari vowel sign): the fold drops it.
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 // Between two words of one name the text may have spaces or a single joiner
 // ("Local-first", "Ink and Switch - Local-first software", "Q&A"), not a sentence break.
 const JOINER = /^(?:[ \t]+|[ \t]*[-–—_:'’&+/][ \t]*)$/;
@@ -24,8 +26,10 @@ const MIN_NAME_CHARS = 4;
 const ACRONYM = /^(?=.*\p{L})[\p{Lu}\p{N}]{2,3}$/u;
 const MAX_NAME_WORDS = 12;
 
+// Names and text folded as the index folds them (case, accents, composed or decomposed): "zurich" in a note
+// mentions Zürich. Lowercasing alone made "İstanbul" "i̇stanbul", a word split by its dot, never matched.
 function words(s: string): string[] {
-  return (s.toLowerCase().match(WORD) ?? []) as string[];
+  return (s.match(WORD) ?? []).map(foldText);
 }
 
 /**
@@ -79,7 +83,7 @@ export function suggestLinks(db: Database, notePath: string, content: string): L
   );
   const text = maskLinks(proseOf(content).masked);
   const toks: { w: string; raw: string; start: number; end: number }[] = [];
-  for (const m of text.matchAll(WORD)) toks.push({ w: m[0].toLowerCase(), raw: m[0], start: m.index!, end: m.index! + m[0].length });
+  for (const m of text.matchAll(WORD)) toks.push({ w: foldText(m[0]), raw: m[0], start: m.index!, end: m.index! + m[0].length });
 
   const counts = new Map<string, LinkSuggestion>();
   for (let i = 0; i < toks.length; ) {
