@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 const NOTES: Record<string, string> = {
@@ -25,6 +26,8 @@ const NOTES: Record<string, string> = {
   "Places/İstanbul.md": "# İstanbul\n\nA city.\n",
   "Places/Zürich.md": "# Zürich\n\nA city.\n",
   "Places/Café.md": "# Café\n\nA place.\n",
+  "Animals/Fox.md": "# Fox\n\nThe quick brown fox.\n",
+  "Animals/Dog.md": "# Dog\n\nThe quick dog.\n",
   "Places/Trip.md": "# Trip\n\nFrom istanbul to ZURICH, then a coffee at the Cafe\u0301 near İstanbul.\n",
 };
 
@@ -116,6 +119,27 @@ describe("search across languages", () => {
       { targetPath: "Places/Zürich.md", name: "Zürich", count: 1 },
     ]);
   });
+
+  test("the query's length is counted in characters, not UTF-16 units", async () => {
+    const ok = await s.call("search", { query: "🍕".repeat(600) }, "read");
+    expect(ok.items).toEqual([]);
+    const over = await s.callRaw("search", { query: "🍕".repeat(1001) }, "read");
+    expect(over.isError).toBe(true);
+    expect(over.content[0].text).toContain("1001 characters");
+  });
+
+  test("lettuce search reads a -word after the query as part of it, and everything after --", async () => {
+    const run = async (...words: string[]) => {
+      const r = await runLettuce(["search", "--json", root, ...words]);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout).items as { path: string }[]).map((i) => i.path);
+    };
+    expect(await run("quick", "-fox")).toEqual(["Animals/Dog.md"]);
+    expect(await run("quick", "--limit", "5", "-dog")).toEqual(["Animals/Fox.md"]);
+    expect(await run("--", "quick", "-fox")).toEqual(["Animals/Dog.md"]);
+    const help = await runLettuce(["search", "--help"]);
+    expect(help.stdout + help.stderr).toContain("after `--` every word is");
+  }, 60_000);
 
   test("a 1,000-character query in a script without spaces is answered promptly", async () => {
     const t0 = performance.now();

@@ -95,7 +95,8 @@ export const searchCommand: Command = {
       "lettuce search <vault> <query…> [--semantic | --hybrid] [--limit N] [--json]",
       "",
       'Keyword search by default, with the search tool\'s query language: words AND\'d as prefixes, "phrases",',
-      "OR, NOT, -exclude; each hit shows its BM25 rank (lower is better).",
+      "OR, NOT, -exclude; each hit shows its BM25 rank (lower is better). A -word after the query's first word",
+      "is part of the query (`lettuce search notes quick -fox`); after `--` every word is (`-- -h`, `-- --json`).",
       "--semantic ranks by meaning (embeddings; the score is a cosine, higher is better), --hybrid fuses",
       "meaning and keywords (higher is better). Both embed new and changed notes first (see docs/semantic.md).",
       "",
@@ -106,7 +107,10 @@ export const searchCommand: Command = {
       "changed, renamed or deleted files are indexed before searching.",
     ].join("\n"),
   async run(argv) {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
+    const { args, words } = holdQueryDashes(argv);
+    const parsed = parse(args, { json: { type: "boolean" }, limit: { type: "string" }, semantic: { type: "boolean" }, hybrid: { type: "boolean" } });
+    const { values } = parsed;
+    const positionals = parsed.positionals.map((p) => words.get(p) ?? p);
     if (positionals.length < 2 || !positionals.slice(1).join(" ").trim()) throw new UsageError("search needs a vault and a query");
     if (values.semantic && values.hybrid) throw new UsageError("give --semantic or --hybrid, not both");
     if (values.semantic || values.hybrid) {
@@ -136,3 +140,36 @@ export const searchCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * The query language excludes a word with a leading "-", which the option parser took for an option
+ * (`lettuce search notes quick -fox`: "unknown option f"). A "-word" after the vault and the query's first
+ * word is held out of the parser, under a stand-in positional, and put back in its place. "-h" stays help;
+ * past "--" the parser itself reads every word as a positional.
+ */
+function holdQueryDashes(argv: string[]): { args: string[]; words: Map<string, string> } {
+  const words = new Map<string, string>();
+  const args: string[] = [];
+  let positionals = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") {
+      args.push(...argv.slice(i));
+      break;
+    }
+    if (a === "--limit") {
+      args.push(a, ...argv.slice(i + 1, i + 2));
+      i++;
+      continue;
+    }
+    if (!a.startsWith("-") || a === "-") positionals++;
+    else if (positionals >= 2 && /^-[^-]/.test(a) && a !== "-h") {
+      const stand = `\u0000${words.size}`;
+      words.set(stand, a);
+      args.push(stand);
+      continue;
+    }
+    args.push(a);
+  }
+  return { args, words };
+}
