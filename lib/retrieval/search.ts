@@ -40,8 +40,9 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   const q = parseSearchQuery(query);
   if (!q) return { items: [], total: 0 };
   try {
-    // A word in a script written without spaces is also looked for inside the index's tokens (a scan), and
-    // an excluded one excludes every note holding it, the index's matches too.
+    // A query the index's words can miss (substring.ts outOfIndexReach: a script written without spaces,
+    // Greek accents, vowel points, Turkish ı) is also looked for as substrings (a scan), and an excluded
+    // word then excludes every scanned note holding it, the index's matches too.
     const inside = q.scan ? scanInside(db, q) : null;
     const excluded = inside?.excluded.size ? JSON.stringify([...inside.excluded]) : null;
     const exact = exactTitleMatches(db, q).filter((e) => !inside?.excluded.has(e.id));
@@ -182,6 +183,7 @@ function scanInside(db: Database, q: ParsedQuery, glued = false): InsideScan {
   const holds = (text: string, t: string[]) => t.every((w) => findText(text, w) !== -1);
   const any = (text: string) => (q.hasOr ? pos.some((t) => holds(text, t)) : pos.every((t) => holds(text, t)));
   // `glued`: the query has no such text, so a note counts only where a word follows it directly (the rest the index found).
+  if (!pos.length) return { found: [], excluded: new Set(), partial: false }; // no letters left to look for
   const wanted = glued ? (text: string) => any(text) && pos.some((t) => gluedIn(text, t[0]!)) : any;
   const byTitle: number[] = [];
   const byBody: number[] = [];
