@@ -148,3 +148,31 @@ describe("search across languages", () => {
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 });
+
+describe("search's substring scan is bounded", () => {
+  let s: TestServer;
+  let root: string;
+  beforeAll(async () => {
+    root = tempDir();
+    // 40 notes of 128 KB, each with the word inside a run of Chinese: 5 MB, past the scan's 4 MB budget.
+    const filler = `# Filler\n\n我们今天在北京开会。\n\n${"lorem ipsum dolor sit amet ".repeat(128 * 1024 / 27)}\n`;
+    for (let i = 0; i < 40; i++) writeFileSync(join(root, `a${String(i).padStart(2, "0")}.md`), filler);
+    s = await startTestServer({ root });
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  test("a scan stopped at its budget says partial", async () => {
+    const r = await s.call("search", { query: "北京" }, "read");
+    expect(r.partial).toBe(true);
+    expect(r.items).toHaveLength(25);
+    expect(r.total).toBeGreaterThanOrEqual(25);
+    expect(r.total).toBeLessThan(40);
+    // A query the index answers alone runs no scan: complete, not partial.
+    const whole = await s.call("search", { query: "lorem" }, "read");
+    expect(whole.total).toBe(40);
+    expect(whole.partial).toBeUndefined();
+  });
+});

@@ -133,7 +133,8 @@ export const searchCommand: Command = {
     if (values.json) console.log(JSON.stringify(res));
     else if (!res.items.length) console.log("No matches.");
     else {
-      console.log(`${res.total} match${res.total === 1 ? "" : "es"}, best first (score: BM25 rank, lower is better)`);
+      // partial: the substring scan (Chinese, Greek without accents…) stopped at its budget, so more notes may match.
+      console.log(`${res.total}${res.partial ? "+" : ""} match${res.total === 1 ? "" : "es"}, best first (score: BM25 rank, lower is better)`);
       // Three significant digits: on a small vault BM25 ranks are tiny (-0.0000021 showed as -0.00 for every hit).
       for (const h of res.items) console.log(`${shownInTerminal(h.path)}  (${h.score.toPrecision(3)})\n    ${shownInTerminal(h.snippet.replace(/\s+/g, " "))}`);
     }
