@@ -149,3 +149,18 @@ test("links in properties are links: backlinks, lint and moves see them", async 
   expect(moved.linksUpdated).toBe(3);
   expect(read("Other.md")).toBe('---\nrelated: "[[Proj/Renamed]]"\nsee:\n  - "[[Missing one]]"\n  - "[[Proj/Renamed|the note]]"\n---\n# Other\n\nBody [[Proj/Renamed]].\n');
 });
+
+// A mid-line "<!--" with no "-->" is text (an HTML block opens only at a line's start), and math does not run
+// over a blank line: both hid every link after them, and a move left those links dangling (review).
+test("an unclosed <!-- in prose and two $$ in separate paragraphs hide nothing: a move rewrites the links after them", async () => {
+  await serve({
+    "Old.md": "# Old\n",
+    "A.md": "In HTML, write <!-- to start a comment.\n\n# Section\n\nSee [[Old]] #tag\n",
+    "B.md": "Budget: $$ is a lot\n\n# H\n\nAnd $$ again, [[Old]].\n",
+  });
+  expect((await s!.call("list_backlinks", { path: "Old.md" })).items.map((b: any) => b.sourcePath).sort()).toEqual(["A.md", "B.md"]);
+  const moved = await s!.call("move_note", { from: "Old.md", to: "New.md" });
+  expect(moved.notesUpdated.sort()).toEqual(["A.md", "B.md"]);
+  expect(read("A.md")).toContain("See [[New]] #tag");
+  expect(read("B.md")).toContain("And $$ again, [[New]].");
+});

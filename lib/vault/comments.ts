@@ -19,6 +19,12 @@ function blank(text: string, from: number, to: number): string {
     .join("\n");
 }
 
+/** Whether the text before `at` on its line is at most three spaces (where an HTML block may open). */
+function opensLine(text: string, at: number): boolean {
+  const start = text.lastIndexOf("\n", at - 1) + 1;
+  return at - start <= 3 && /^ *$/.test(text.slice(start, at));
+}
+
 /**
  * `text` with comments (and, with `math`, $$ … $$ blocks) turned to spaces, line breaks kept, so
  * offsets and lines do not move. Run it on text whose code is already blanked: a `%%` in code is
@@ -36,6 +42,7 @@ export function blankHidden(text: string, math = true): string {
   if (!openers.length) return text;
   // Where each opener is next found (-2: not searched yet, -1: none left).
   const next = openers.map(() => -2);
+  const closerGone = new Set<Opener>();
   let out = "";
   let from = 0;
   for (;;) {
@@ -48,7 +55,16 @@ export function blankHidden(text: string, math = true): string {
     if (k === -1) break;
     const opener = openers[k]!;
     const at = next[k]!;
-    const end = text.indexOf(CLOSER[opener], at + opener.length);
+    // Once a closer is not found, none is after any later opener either: searched once (linear on "a <!-- " × n).
+    const end = closerGone.has(opener) ? -1 : text.indexOf(CLOSER[opener], at + opener.length);
+    if (end === -1) closerGone.add(opener);
+    // Math does not run over a blank line ("$$ is a lot" … "And $$ again" are prose), and an unclosed
+    // <!-- hides the rest only when it opens a line, as an HTML block does (mid-line it is text): both
+    // hid every link and heading after them, and a move left those links dangling (review of the change).
+    if ((opener === "$$" && end !== -1 && /\n[ \t]*\n/.test(text.slice(at, end))) || (opener === "<!--" && end === -1 && !opensLine(text, at))) {
+      next[k] = text.indexOf(opener, at + opener.length);
+      continue;
+    }
     if (end === -1) {
       // No `$$` after this one anywhere: no more math to look for.
       if (opener === "$$") {
