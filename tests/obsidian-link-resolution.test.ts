@@ -164,3 +164,17 @@ test("an unclosed <!-- in prose and two $$ in separate paragraphs hide nothing: 
   expect(read("A.md")).toContain("See [[New]] #tag");
   expect(read("B.md")).toContain("And $$ again, [[New]].");
 });
+
+// A move to `Bob's Notes.md` made `related: '[[Bob's Notes]]'`, which is no YAML (the property read "[[Bob").
+test("a move rewrites a property's link escaped for its YAML quoting, or leaves it and says so", async () => {
+  await serve({
+    "Old.md": "# Old\n",
+    "S.md": "---\nrelated: '[[Old]]'\nsee: \"[[Old|the old one]]\"\nflow: [[Old]]\n---\n# S\n",
+  });
+  const moved = await s!.call("move_note", { from: "Old.md", to: "Bob's, \"quoted\" Notes.md" });
+  expect(read("S.md")).toBe(`---\nrelated: '[[Bob''s, "quoted" Notes]]'\nsee: "[[Bob's, \\"quoted\\" Notes|the old one]]"\nflow: [[Old]]\n---\n# S\n`);
+  expect(moved.notesNotUpdated).toEqual([{ path: "S.md", reason: "property-quoting" }]);
+  const fm = (await s!.call("read_note", { path: "S.md" })).frontmatter;
+  expect(fm.related).toBe(`[[Bob's, "quoted" Notes]]`);
+  expect(fm.see).toBe(`[[Bob's, "quoted" Notes|the old one]]`);
+});

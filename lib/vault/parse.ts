@@ -211,6 +211,8 @@ export function parseHeadings(content: string): ParsedHeading[] {
 export interface LinkLine {
   line: number;
   masked: string;
+  /** A frontmatter line: its links sit in YAML scalars, whose quoting a rewrite must keep. */
+  property?: boolean;
 }
 
 /**
@@ -222,7 +224,7 @@ export function linkLinesOf(path: string, content: string): LinkLine[] {
   const { note, masked, bodyLineOffset, frontmatterLines } = parse(path, content);
   const maskedLines = masked.split("\n");
   const seen = (line: number) => (line < bodyLineOffset ? frontmatterLines[line] : maskedLines[line - bodyLineOffset]) ?? "";
-  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => ({ line, masked: seen(line) }));
+  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => (line < bodyLineOffset ? { line, masked: seen(line), property: true } : { line, masked: seen(line) }));
 }
 
 export function parseNote(path: string, content: string): ParsedNote {

@@ -109,11 +109,16 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
 
 /** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
 /** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere (a big note, in a read worker). */
-export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: LinkLine[] = linkLinesOf(r.oldSource, text)): { text: string; count: number } {
-  if (!linkLines.length) return { text, count: 0 };
+export function rewriteLinksForMove(
+  text: string,
+  r: MoveRewrite,
+  linkLines: LinkLine[] = linkLinesOf(r.oldSource, text),
+): { text: string; count: number; unwritable: number } {
+  if (!linkLines.length) return { text, count: 0, unwritable: 0 };
   const lines = splitLines(text);
   let count = 0;
-  for (const { line: i, masked: seen } of linkLines) {
+  let unwritable = 0;
+  for (const { line: i, masked: seen, property } of linkLines) {
     const line = lines[i];
     if (line === undefined) continue;
     // Matches are found in the line as the parser read it (code, comments and math blanked), spliced into the
@@ -126,10 +131,15 @@ export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: Lin
     for (const m of masked.matchAll(WIKILINK)) {
       const start = m.index! + m[1]!.length + 2;
       const inner = line.slice(start, start + m[2]!.length);
-      const next = rewriteWikilink(inner, r, inTable);
+      let next = rewriteWikilink(inner, r, inTable);
+      if (next !== null && property) {
+        next = inYamlScalar(line, start, next);
+        if (next === null) unwritable++;
+      }
       if (next !== null) edits.push({ start, end: start + inner.length, text: next });
     }
-    for (const m of mdLinks(masked)) {
+    // Only wikilinks are links in properties (the parser's rule).
+    for (const m of property ? [] : mdLinks(masked)) {
       const urlStart = m.index + m.raw.indexOf(m.dest, m.raw.indexOf("](") + 2);
       const url = line.slice(urlStart, urlStart + m.dest.length);
       const next = rewriteUrl(url, r);
@@ -149,5 +159,28 @@ export function rewriteLinksForMove(text: string, r: MoveRewrite, linkLines: Lin
     parts.push(line.slice(at));
     lines[i] = parts.join("");
   }
-  return { text: lines.join(""), count };
+  return { text: lines.join(""), count, unwritable };
+}
+
+/**
+ * A link's new text as it must be written at `at` in a frontmatter line: escaped for the YAML scalar it is
+ * in (`'[[Bob''s Notes]]'`, `"[[Say \"hi\"]]"`), or null when a plain scalar cannot hold it (a move to
+ * `Bob's Notes.md` made `related: '[[Bob's Notes]]'`, which is no YAML: the property read "[[Bob").
+ */
+function inYamlScalar(line: string, at: number, text: string): string | null {
+  let quote: "'" | '"' | null = null;
+  for (let k = 0; k < at; k++) {
+    const c = line[k];
+    if (quote === null) {
+      if (c === "'" || c === '"') quote = c;
+    } else if (quote === '"' && c === "\\") k++;
+    else if (c === quote) {
+      if (quote === "'" && line[k + 1] === "'") k++;
+      else quote = null;
+    }
+  }
+  if (quote === "'") return text.replace(/'/g, "''");
+  if (quote === '"') return text.replace(/[\\"]/g, (c) => "\\" + c);
+  // A plain scalar (an unquoted `[[Old]]` is a YAML flow list): a name with YAML's flow or quote characters would change what it parses to.
+  return /[,'"{}:&*!>%@`[\]]/.test(text.split(/\\?[|#]/)[0]!) ? null : text;
 }

@@ -155,6 +155,8 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
           continue;
         }
         const res = rewriteLinksForMove(t.text, { ...common, oldSource: path, newSource: path }, await linkLines(vault, path, t.text));
+        // A property whose YAML could not hold the new name as written: left for the person (and said).
+        if (res.unwritable) skipped.push({ path, reason: "property-quoting" });
         if (!res.count) continue;
         changes.push({ action: "write", path, before: st.bytes, after: encodeText(t, res.text) });
         updated.push(path);
