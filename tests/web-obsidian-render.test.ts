@@ -16,6 +16,9 @@ const NOTES: Record<string, string> = {
   "Comments.md": "# C\n\nUse `%%` to start a comment. Shown %%hidden one%% too.\n\n```c\nprintf(\"%%d %%s\");\n```\n\n%%\nA block comment\n\nover paragraphs\n%%\n\nAfter. #cafe #🍎 #ff0000\n",
   "Pics.md": "![[gone.png]] and ![[pic.png|300]] and ![alt|200](pic.png)\n",
   "pic.png": "not really a png",
+  "Plain.md": "# Plain\n\nplain text\n",
+  "FootEmbed.md": "Main[^1]\n\n![[Plain]]\n\n> [!note] A callout\n> inside\n\n[^1]: main foot\n",
+  "AfterComment.md": "Intro\n\n%% todo\nthis part %% The real paragraph **bold**.\n\n%%draft%% # Title\n",
   "Links.md": "[[Target#Section Two#Sub of two]] and [md](Target.md#Section%20Two) and [[Target#^blk1]] and [[#^here]]\n\nA line here ^here\n",
 };
 const html = async (path: string) => ((await (await web.fetch(`/api/note?path=${encodeURIComponent(path)}`)).json()) as { html: string }).html;
@@ -92,4 +95,14 @@ test("an embed of a missing attachment is shown, not a link to a note to create;
   expect(p).not.toContain("gone.png.md");
   const links = (await s.call("list_outgoing_links", { path: "Pics.md" })).items.map((l: any) => l.displayText);
   expect(links).toEqual([null, null, "alt"]);
+});
+
+test("a page's footnotes survive an embed and a callout; text after a comment is not made code", async () => {
+  const f = await html("FootEmbed.md");
+  expect(f).toContain('<section class="footnotes">');
+  expect(f).toContain("main foot");
+  const a = await html("AfterComment.md");
+  expect(a).not.toContain("<pre>");
+  expect(a).toContain("The real paragraph <strong>bold</strong>.");
+  expect(a).toContain('<h1 id="h-title">Title</h1>');
 });

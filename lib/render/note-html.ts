@@ -178,11 +178,16 @@ function withoutComments(md: string): string {
     if (hidden.charCodeAt(i) === code.charCodeAt(i)) continue;
     let j = i + 1;
     while (j < md.length && (hidden.charCodeAt(j) !== code.charCodeAt(j) || md.charCodeAt(j) === 10)) j++;
-    out += md.slice(from, i) + hidden.slice(i, j);
+    // The hidden text goes, its line breaks stay: spaces in its place made the text after a comment an
+    // indented code block ("%% todo\nthis %% The real paragraph").
+    out += md.slice(from, i) + hidden.slice(i, j).replace(/ +/g, "");
     from = i = j;
   }
   return out + md.slice(from);
 }
+
+const BLOCK_ID_TAIL = /^\^[A-Za-z0-9-]+[ \t]*$/;
+const MATH_AHEAD = /\$(?!\s)(?:\\.|[^$\\\n])+?(?<!\s)\$(?!\d)/;
 
 const CALLOUT = /^\[!([\w-]+)\]([+-]?)[ \t]*([^\n]*)(?:\n([\s\S]*))?$/;
 
@@ -238,7 +243,14 @@ const obsidian: MarkedExtension = {
       // $x^2$ (no space inside the dollars, as Obsidian reads it; "$5 and $10" is prose).
       name: "mathInline",
       level: "inline",
-      start: (src) => src.indexOf("$"),
+      // Where a math span really is, on this line only (a "$" alone, "$5", cuts nothing: see blockId's start).
+      start: (src) => {
+        const i = src.indexOf("$");
+        if (i === -1) return undefined;
+        const nl = src.indexOf("\n", i);
+        const m = MATH_AHEAD.exec(nl === -1 ? src.slice(i) : src.slice(i, nl));
+        return m ? i + m.index : undefined;
+      },
       tokenizer(src) {
         const m = /^\$(?!\s)((?:\\.|[^$\\\n])+?)(?<!\s)\$(?!\d)/.exec(src);
         return m ? { type: "mathInline", raw: m[0], text: m[1] } : undefined;
@@ -249,9 +261,15 @@ const obsidian: MarkedExtension = {
       // ` ^abc-1` at a line's end marks a block for [[Note#^abc-1]]: Obsidian hides it; here it is the anchor.
       name: "blockId",
       level: "inline",
+      // Where an id really is, on this line only (text tokens end at line breaks: breaks is on): each place
+      // returned cuts the text, and marked then asks every extension's start again on the rest, so "^a " ×
+      // 85,000 took 6 s; a regex over the whole rest at every line break was quadratic too.
       start: (src) => {
-        const m = /(?:^|[ \t])\^[A-Za-z0-9-]+[ \t]*(?:\n|$)/.exec(src);
-        return m ? m.index : undefined;
+        const nl = src.indexOf("\n");
+        const end = nl === -1 ? src.length : nl;
+        const i = src.lastIndexOf("^", end);
+        if (i === -1 || (i > 0 && src[i - 1] !== " " && src[i - 1] !== "\t") || !BLOCK_ID_TAIL.test(src.slice(i, end))) return undefined;
+        return i > 0 ? i - 1 : 0;
       },
       tokenizer(src, tokens) {
         const m = /^(?:[ \t]+|(?=\^))\^([A-Za-z0-9-]+)[ \t]*(?=\n|$)/.exec(src);
@@ -326,13 +344,17 @@ const obsidian: MarkedExtension = {
   },
 };
 
-// Footnotes ([^1] and [^1]: …) as Obsidian shows them, ids under fn- (sanitize.ts keeps only those).
-const instance = new Marked(obsidian, markedFootnote({ prefixId: "fn-", refMarkers: false }));
+const instance = new Marked(obsidian);
+// Footnotes ([^1] and [^1]: …) as Obsidian shows them, ids under fn- (sanitize.ts keeps only those), for the
+// page's own text: a parse nested in it (a callout's body, an embed) with the extension too reset its list,
+// and the page's footnotes vanished (review of the change). Inside those, a footnote stays as written.
+const pageInstance = new Marked(obsidian, markedFootnote({ prefixId: "fn-", refMarkers: false }));
 
 function renderWith(c: RenderContext, markdown: string, clean = true): string {
+  const top = stack.length === 0;
   stack.push(c);
   try {
-    const html = instance.parse(markdown, { async: false }) as string;
+    const html = (top ? pageInstance : instance).parse(markdown, { async: false }) as string;
     return clean ? sanitizeNoteHtml(html) : html;
   } finally {
     stack.pop();
