@@ -18,9 +18,21 @@ const NOTES: Record<string, string> = {
   "Case/B.md": "---\nowner: Bob\nstatus: done\n---\n# B\n",
   "Case/C.md": "---\nowner: Cy\n---\n# C\n",
   "Paging/𐀀 Linear B.md": "# Linear B\n",
+  "Odd/Bad.md": "---\ndue: 2026-02-30\n---\n# Bad\n",
 };
 
 const BASES: Record<string, string> = {
+  // A day the calendar lacks is text, not the day it rolls over to (review of the change).
+  "Odd.base": `filters: 'file.inFolder("Odd")'
+formulas:
+  year: 'due.year'
+  next: 'due + "1d"'
+  rolled: 'due == date("2026-03-02")'
+views:
+  - type: table
+    name: T
+    order: [due, formula.year, formula.next, formula.rolled]
+`,
   "Names.base": `filters: 'file.inFolder("Tasks")'
 formulas:
   My Formula: 'priority * 2'
@@ -155,6 +167,13 @@ describe("Bases as Obsidian's help writes them", () => {
     const schema = await s.call("get_database_schema", { databaseId: "Dates.base" });
     expect(schema.schema.find((c: any) => c.id === "formula.same").type).toBe("date");
     expect(Object.keys(await rowsOf("Soon.base"))).toEqual(["Tasks/Beta.md"]);
+  });
+
+  test("a frontmatter day the calendar lacks (2026-02-30) is text, not March 2nd", async () => {
+    const bad = (await rowsOf("Odd.base"))["Odd/Bad.md"];
+    expect(bad["formula.year"]).toBeUndefined();
+    expect(bad["formula.next"]).toBe("2026-02-301d");
+    expect(bad["formula.rolled"]).toBe(false);
   });
 
   test("file.backlinks and file.embeds are lists of paths; any other file.x is unsupported-expression naming it", async () => {

@@ -72,6 +72,10 @@ const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(
 export function parseDate(s: string): DateV | null {
   const m = DATE_RE.exec(s.trim());
   if (!m) return null;
+  // A day the calendar lacks (2026-02-30) is no date: read as one it rolled over to March 2nd.
+  const day = new Date(0);
+  day.setFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (day.getMonth() !== Number(m[2]) - 1 || day.getDate() !== Number(m[3])) return null;
   if (m[4] === undefined) {
     const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
     // new Date(y, …) reads years 0-99 as 1900-1999.
@@ -201,7 +205,8 @@ export function asString(v: Value): string {
  */
 export function propertyValue(obj: Record<string, unknown>, name: string): Value {
   const v = propertyOf(obj, name);
-  if (typeof v !== "string" || !/^\d{4}-\d\d-\d\d/.test(v)) return v;
+  if (typeof v !== "string") return v;
+  if (!/^\d{4}-\d\d-\d\d/.test(v)) return v;
   const d = parseDate(v);
   return d ? new DateV(d.ms, d.hasTime, v) : v;
 }
