@@ -16,8 +16,7 @@ import { sanitizeNoteHtml } from "./sanitize";
 import type { LinkKind, ResolveLink } from "./link-table";
 import { readVaultText } from "../vault/read-file";
 import { sliceWhole } from "../text-cut";
-import { blocks, maskCode } from "../vault/blocks";
-import { blankHidden } from "../vault/comments";
+import { blankComments } from "../vault/comments";
 import { isColour, TAG_AT_START, TAG_START } from "../vault/tags";
 
 /** Largest note text rendered inside another by an embed. */
@@ -161,31 +160,6 @@ function splitHref(href: string): { target: string; fragment: string | null } {
   return { target, fragment };
 }
 
-/**
- * The Markdown with Obsidian comments (%% … %%, <!-- … -->) turned to spaces, found by the parser's own
- * scanner on the text with its code blanked (lib/vault/comments.ts): offsets kept, code untouched.
- */
-function withoutComments(md: string): string {
-  if (!md.includes("%%") && !md.includes("<!--")) return md;
-  const lines = md.split("\n");
-  const code = maskCode(lines, blocks(lines), md);
-  const hidden = blankHidden(code, false);
-  if (hidden === code) return md;
-  // Runs where the scanner blanked what code left: spaces (line breaks kept) in the text as written.
-  let out = "";
-  let from = 0;
-  for (let i = 0; i < md.length; i++) {
-    if (hidden.charCodeAt(i) === code.charCodeAt(i)) continue;
-    let j = i + 1;
-    while (j < md.length && (hidden.charCodeAt(j) !== code.charCodeAt(j) || md.charCodeAt(j) === 10)) j++;
-    // The hidden text goes, its line breaks stay: spaces in its place made the text after a comment an
-    // indented code block ("%% todo\nthis %% The real paragraph").
-    out += md.slice(from, i) + hidden.slice(i, j).replace(/ +/g, "");
-    from = i = j;
-  }
-  return out + md.slice(from);
-}
-
 const BLOCK_ID_TAIL = /^\^[A-Za-z0-9-]+[ \t]*$/;
 const MATH_AHEAD = /\$(?!\s)(?:\\.|[^$\\\n])+?(?<!\s)\$(?!\d)/;
 
@@ -197,7 +171,7 @@ const obsidian: MarkedExtension = {
   tokenizer: lexerGuards as never, // lib/vault/lexer-guards.ts: marked's setext, paragraph and blockquote rules are slow under Bun
   hooks: {
     // %%comments%% are for the editor only; a %% inside code is text (printf("%%d") lost its line).
-    preprocess: withoutComments,
+    preprocess: (md) => blankComments(md, true),
     // Block lexing with the fast paragraph and blockquote rules (the same matches).
     provideLexer(this: { block?: boolean }) {
       return (this.block === false ? Lexer.lexInline : (src: string, options?: MarkedOptions) => withFastRules(new Lexer(options)).lex(src)) as typeof Lexer.lex;

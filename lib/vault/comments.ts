@@ -19,6 +19,29 @@ function blank(text: string, from: number, to: number): string {
     .join("\n");
 }
 
+/**
+ * `text` with its comments (%% … %%, <!-- … -->; not math) turned to spaces, its code untouched: code is
+ * blanked first for the scan, so a %% in code is text. With `drop`, the hidden text goes and only its line
+ * breaks stay (the web page: spaces in its place made the text after a comment an indented code block).
+ */
+export function blankComments(text: string, drop = false): string {
+  if (!text.includes("%%") && !text.includes("<!--")) return text;
+  const lines = text.split("\n");
+  const code = maskCode(lines, blocks(lines), text);
+  const hidden = blankHidden(code, false);
+  if (hidden === code) return text;
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (hidden.charCodeAt(i) === code.charCodeAt(i)) continue;
+    let j = i + 1;
+    while (j < text.length && hidden.charCodeAt(j) !== code.charCodeAt(j)) j++;
+    out += text.slice(from, i) + (drop ? hidden.slice(i, j).replace(/ +/g, "") : hidden.slice(i, j));
+    from = i = j;
+  }
+  return out + text.slice(from);
+}
+
 /** Whether the text before `at` on its line is at most three spaces (where an HTML block may open). */
 function opensLine(text: string, at: number): boolean {
   const start = text.lastIndexOf("\n", at - 1) + 1;
