@@ -9,7 +9,7 @@
 import { headingSlug, HeadingIds } from "../vault/heading-ids";
 import { Lexer, Marked, type MarkedExtension, type MarkedOptions, type Tokens } from "marked";
 import markedFootnote from "marked-footnote";
-import { headingPlainText, noteBody, parseWikilinkInner } from "../vault/parse";
+import { decodedOr, headingPlainText, IMAGE_SIZE, isExternal, noteBody, parseWikilinkInner } from "../vault/parse";
 import { lexerGuards, withFastRules } from "../vault/lexer-guards";
 import { sanitizeNoteHtml } from "./sanitize";
 
@@ -124,7 +124,7 @@ function renderWikilink(inner: string, embed: boolean): string {
   if (embed && resolved) {
     if (IMAGE.test(resolved)) {
       // ![[pic.png|300]] or |300x200 sets the size, as in Obsidian.
-      const size = /^(\d{1,5})(?:x(\d{1,5}))?$/.exec(display ?? "");
+      const size = IMAGE_SIZE.exec(display ?? "");
       const dims = size ? ` width="${size[1]}"${size[2] ? ` height="${size[2]}"` : ""}` : "";
       const alt = size ? target : label;
       return `<img src="${escapeHtml(fileHref(resolved))}" alt="${escapeHtml(alt)}"${dims}>`;
@@ -139,25 +139,11 @@ function renderWikilink(inner: string, embed: boolean): string {
   return `<a class="wikilink" href="${escapeHtml(noteHref(resolved, heading, block))}">${escapeHtml(label)}</a>`;
 }
 
-const isExternal = (href: string) => /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(href) || href.startsWith("//");
-
 function splitHref(href: string): { target: string; fragment: string | null } {
   const hash = href.indexOf("#");
   const raw = hash === -1 ? href : href.slice(0, hash);
-  let target = raw;
-  try {
-    target = decodeURIComponent(raw);
-  } catch {
-    /* keep it as written */
-  }
   // `#Section%20Two` names the heading Section Two, as the path part is decoded.
-  let fragment = hash === -1 ? null : href.slice(hash + 1);
-  try {
-    if (fragment) fragment = decodeURIComponent(fragment);
-  } catch {
-    /* keep it as written */
-  }
-  return { target, fragment };
+  return { target: decodedOr(raw), fragment: hash === -1 ? null : decodedOr(href.slice(hash + 1)) };
 }
 
 const BLOCK_ID_TAIL = /^\^[A-Za-z0-9-]+[ \t]*$/;

@@ -3,7 +3,7 @@ import { accessSync, constants as fsConstants, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError } from "../errors";
 import { foldName, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
-import { nameKey } from "../vault/fold";
+import { isAscii, nameKey } from "../vault/fold";
 import { noteName } from "../vault/parse";
 import { isNoteEntry, isNotePath, MAX_NOTE_FILE_BYTES } from "../vault/scan";
 import { startsWith } from "../store/sql-text";
@@ -92,8 +92,7 @@ export function findNote(db: Database, root: string, input: string): NoteRow {
  * ASCII only. The note's name key narrows it to the few notes of that name, compared by foldName as links are.
  */
 function foldedMatch(db: Database, path: string): NoteRow | null {
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(path)) return null;
+  if (isAscii(path)) return null;
   const key = nameKey(noteName(path));
   if (!key) return null;
   const want = foldName(path);

@@ -8,7 +8,7 @@
 // per call, read a slice at a time, so that a caller on the event loop can give other requests a turn
 // between slices (a few ms each), and one query cannot hold the server.
 import type { Database } from "bun:sqlite";
-import { foldMatch } from "../vault/fold";
+import { foldMatch, isAscii } from "../vault/fold";
 
 /** Bytes of note bodies one substring scan may read (about 30 ms here; obsidian-hub holds 14.7 MB of notes). */
 export const SUBSTRING_SCAN_BYTES = 4 * 1024 * 1024;
@@ -33,18 +33,14 @@ export function hasNoSpaceScript(s: string): boolean {
 // scripts split a word into letters (ذَهَبَ → ذ|ه|ب, so ذهب missed it), and Turkish dotless ı is not i (ışık
 // missed Işık). Greek to Malayalam, plus ı and İ.
 const MARKED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0590-\u08ff\u0900-\u0dff\u0131\u0130]/;
-// eslint-disable-next-line no-control-regex
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /** Whether a query holds text that the index's words can miss, so that it is also matched as substrings. */
 export function outOfIndexReach(query: string): boolean {
-  return !ASCII_ONLY.test(query) && (MARKED_SCRIPT.test(query) || hasNoSpaceScript(query));
+  return !isAscii(query) && (MARKED_SCRIPT.test(query) || hasNoSpaceScript(query));
 }
 
-// eslint-disable-next-line no-control-regex
-const ASCII = /^[\x00-\x7f]*$/;
 /** foldMatch, with ASCII's fast path (most of a body's bytes, most of the time). */
-export const foldBody = (body: string) => (ASCII.test(body) ? body.toLowerCase() : foldMatch(body));
+export const foldBody = (body: string) => (isAscii(body) ? body.toLowerCase() : foldMatch(body));
 
 /**
  * Where the character at `at` of foldBody(body) came from in `body` (the fold keeps no map). It adds up
@@ -54,7 +50,7 @@ export const foldBody = (body: string) => (ASCII.test(body) ? body.toLowerCase()
  * syllable folds to jamo) maps to the next character.
  */
 export function unfoldedOffset(body: string, at: number): number {
-  if (ASCII.test(body)) return at;
+  if (isAscii(body)) return at;
   const CHUNK = 2048;
   let folded = 0;
   let i = 0;

@@ -3,10 +3,14 @@
 // indexer stores folded name keys (lib/index/note-rows.ts) that search
 // (lib/retrieval/search.ts) looks up with the same function.
 
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+/** Whether `s` is all ASCII: the fast path of every fold (most text, most of the time). */
+export const isAscii = (s: string): boolean => ASCII.test(s);
+
 /** Lower case, diacritics removed. ASCII takes the fast path. */
 export function foldText(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase();
+  if (isAscii(s)) return s.toLowerCase();
   return s.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
 }
 

@@ -157,7 +157,8 @@ export function parseWikilinkInner(inner: string): { target: string; heading: st
 }
 
 /** `s` percent-decoded, or as written when it holds a bad escape (a literal "100%"). */
-function decodedOr(s: string): string {
+/** `s` percent-decoded, or as written when it holds a bad escape. */
+export function decodedOr(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
@@ -165,7 +166,8 @@ function decodedOr(s: string): string {
   }
 }
 
-function isExternal(url: string): boolean {
+/** A link that leaves the vault: a scheme (`https:`, `mailto:`) or a host (`//example.com`). */
+export function isExternal(url: string): boolean {
   return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) || url.startsWith("//");
 }
 
@@ -282,7 +284,8 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
  * The links in masked body text, by line (stable: a line's wikilinks before its Markdown links). With
  * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
  */
-const IMAGE_SIZE = /^\d{1,5}(?:x\d{1,5})?$/;
+/** An image embed's size in place of its text (`![[pic.png|300]]`, `|300x200`), as Obsidian reads it. */
+export const IMAGE_SIZE = /^(\d{1,5})(?:x(\d{1,5}))?$/;
 
 function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false): (ParsedLink & { index?: number })[] {
   const links: (ParsedLink & { index?: number })[] = [];
@@ -318,7 +321,7 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     const link: ParsedLink & { index?: number } = {
       target,
       targetKey: targetKeyOf(target),
-      display: (m.bang === "!" ? m.text.replace(/\|\d{1,5}(?:x\d{1,5})?$/, "") : m.text) || null,
+      display: (m.bang === "!" ? m.text.replace(/\|([^|]*)$/, (all, size: string) => (IMAGE_SIZE.test(size) ? "" : all)) : m.text) || null,
       kind: "markdown",
       heading,
       block: null,

@@ -7,7 +7,7 @@ import { posix } from "node:path";
 import type { LinkRef } from "../index/resolver";
 import { mdLinks } from "../vault/md-links";
 import { foldName } from "../vault/paths";
-import { linkLinesOf, noteName, type LinkLine } from "../vault/parse";
+import { isExternal, linkLinesOf, noteName, type LinkLine } from "../vault/parse";
 import { splitLines } from "./text";
 
 const hasEol = (line: string) => /[\r\n]$/.test(line);
@@ -80,7 +80,7 @@ function rewriteWikilink(inner: string, r: MoveRewrite, inTable: boolean): strin
 function rewriteUrl(url: string, r: MoveRewrite): string | null {
   const angle = url.startsWith("<");
   const raw = angle ? url.slice(1, -1) : url;
-  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(raw) || raw.startsWith("//") || raw.startsWith("#")) return null;
+  if (isExternal(raw) || raw.startsWith("#")) return null;
   const h = raw.indexOf("#");
   const pathPart = h === -1 ? raw : raw.slice(0, h);
   const frag = h === -1 ? "" : raw.slice(h);
