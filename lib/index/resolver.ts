@@ -29,14 +29,14 @@ function best(paths: string[] | undefined): string | null {
   return b;
 }
 
+const folderOf = (p: string) => fold(p.slice(0, p.lastIndexOf("/") + 1));
+
 /**
  * Obsidian's rule for a name several files share (observed on Obsidian 1.13.7 through getFirstLinkpathDest;
  * the exact vault path, checked before this, wins over both): a file in the linking note's own folder (not an
  * ancestor's), else the shortest path. Shortest-only sent `[[Dup]]` in `B/src.md` to `A/Dup.md` beside
  * `B/Dup.md`, and move_note then rewrote the link for the wrong note.
  */
-const folderOf = (p: string) => fold(p.slice(0, p.lastIndexOf("/") + 1));
-
 function nearest(paths: string[], sourcePath: string): string | null {
   if (paths.length > 1) {
     const dir = folderOf(sourcePath);

@@ -12,6 +12,7 @@
 import { ToolError } from "../errors";
 import { foldText } from "../vault/fold";
 import { outOfIndexReach } from "./substring";
+import { sqlLength } from "../store/sql-text";
 
 export { foldText };
 
@@ -104,18 +105,6 @@ function lex(query: string): Tok[] | null {
   return toks;
 }
 
-function codePoints(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n--;
-      i++;
-    }
-  }
-  return n;
-}
-
 function tooComplex(why: string): never {
   throw new ToolError("query-too-complex", `Query too complex: ${why}. Use fewer, longer words (at most ${MAX_QUERY_TERMS} words, ${MAX_QUERY_CHARS} characters).`, {
     maxTerms: MAX_QUERY_TERMS,
@@ -130,7 +119,7 @@ function tooComplex(why: string): never {
 export function parseSearchQuery(query: string): ParsedQuery | null {
   // Characters as a person counts them (code points): 600 emoji are 1,200 UTF-16 units.
   if (query.length > MAX_QUERY_CHARS) {
-    const chars = codePoints(query);
+    const chars = sqlLength(query);
     if (chars > MAX_QUERY_CHARS) tooComplex(`${chars} characters`);
   }
   const toks = lex(query);

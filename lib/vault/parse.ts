@@ -157,7 +157,6 @@ export function parseWikilinkInner(inner: string): { target: string; heading: st
 }
 
 /** `s` percent-decoded, or as written when it holds a bad escape (a literal "100%"). */
-/** `s` percent-decoded, or as written when it holds a bad escape. */
 export function decodedOr(s: string): string {
   try {
     return decodeURIComponent(s);
@@ -226,7 +225,7 @@ export function linkLinesOf(path: string, content: string): LinkLine[] {
   const { note, masked, bodyLineOffset, frontmatterLines } = parse(path, content);
   const maskedLines = masked.split("\n");
   const seen = (line: number) => (line < bodyLineOffset ? frontmatterLines[line] : maskedLines[line - bodyLineOffset]) ?? "";
-  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => (line < bodyLineOffset ? { line, masked: seen(line), property: true } : { line, masked: seen(line) }));
+  return [...new Set(note.links.map((l) => l.line - 1))].map((line) => ({ line, masked: seen(line), ...(line < bodyLineOffset ? { property: true } : {}) }));
 }
 
 export function parseNote(path: string, content: string): ParsedNote {
@@ -262,7 +261,7 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   const links = collectLinks(masked, starts, bodyLineOffset);
   // Links in properties (`related: "[[Note]]"`) are the note's links in Obsidian too (Properties.md):
   // listed first, as their lines come first. lib/semantic/anchors.ts counts on that order.
-  if (fm.raw.includes("[[") && !frontmatterError) links.unshift(...collectLinks(fm.raw, lineStarts(fm.raw), 0).filter((l) => l.kind === "wikilink"));
+  if (fm.raw.includes("[[") && !frontmatterError) links.unshift(...collectLinks(fm.raw, lineStarts(fm.raw), 0, false, false));
 
   const fmTitle = frontmatter.title;
   const h1 = headings.find((h) => h.level === 1);
@@ -280,14 +279,15 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   return { note, masked, bodyLineOffset, frontmatterLines: fm.raw.includes("[[") ? fm.raw.split("\n") : [] };
 }
 
-/**
- * The links in masked body text, by line (stable: a line's wikilinks before its Markdown links). With
- * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
- */
 /** An image embed's size in place of its text (`![[pic.png|300]]`, `|300x200`), as Obsidian reads it. */
 export const IMAGE_SIZE = /^(\d{1,5})(?:x(\d{1,5}))?$/;
 
-function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false): (ParsedLink & { index?: number })[] {
+/**
+ * The links in masked body text, by line (stable: a line's wikilinks before its Markdown links). With
+ * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
+ * Without `markdown`, wikilinks only (a property holds no Markdown link).
+ */
+function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false, markdown = true): (ParsedLink & { index?: number })[] {
   const links: (ParsedLink & { index?: number })[] = [];
   for (const m of masked.matchAll(WIKILINK)) {
     const { target, heading, block, display } = parseWikilinkInner(m[2]!);
@@ -305,7 +305,7 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
     if (offsets) link.index = m.index!;
     links.push(link);
   }
-  for (const m of mdLinks(masked)) {
+  for (const m of markdown ? mdLinks(masked) : []) {
     let url = m.dest;
     if (url.startsWith("<")) url = url.slice(1, -1);
     if (isExternal(url) || url.startsWith("#")) continue;

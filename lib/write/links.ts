@@ -8,9 +8,8 @@ import type { LinkRef } from "../index/resolver";
 import { mdLinks } from "../vault/md-links";
 import { foldName } from "../vault/paths";
 import { isExternal, linkLinesOf, noteName, type LinkLine } from "../vault/parse";
-import { splitLines } from "./text";
+import { hasEol, splitLines } from "./text";
 
-const hasEol = (line: string) => /[\r\n]$/.test(line);
 
 // Markdown links are found as the parser finds them (lib/vault/md-links.ts, linear on hostile lines: this
 // file's own pattern, with a text running over '[' and a backtracking destination, took a 250 KB line of '['

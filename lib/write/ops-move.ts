@@ -39,9 +39,9 @@ function linkedByName(vault: VaultContext, key: string, path: string): string[] 
  */
 function moveSources(vault: VaultContext, path: string, to: string): string[] {
   const backlinks = backlinkSources(vault, path);
-  const capped = notesAtLinkCap(vault.indexDb).filter((p) => p !== path && !backlinks.includes(p));
-  const named = linkedByName(vault, targetKeyOf(to), path).filter((p) => !backlinks.includes(p) && !capped.includes(p));
-  return capped.length || named.length ? [...new Set([...backlinks, ...capped, ...named])].sort() : backlinks;
+  // One set, not an includes() per note against the others (a note with thousands of backlinks).
+  const more = [...notesAtLinkCap(vault.indexDb).filter((p) => p !== path), ...linkedByName(vault, targetKeyOf(to), path)];
+  return more.length ? [...new Set([...backlinks, ...more])].sort() : backlinks;
 }
 
 export interface MoveNoteArgs {

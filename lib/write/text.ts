@@ -14,7 +14,7 @@ export function splitLines(text: string): string[] {
   return out;
 }
 
-const hasEol = (line: string) => /[\r\n]$/.test(line);
+export const hasEol = (line: string) => /[\r\n]$/.test(line);
 const withEol = (line: string) => (hasEol(line) ? line : line + "\n");
 const isBlank = (line: string) => line.trim() === "";
 
