@@ -3,6 +3,7 @@
 // else in the note (frontmatter included) keeps its bytes.
 import { ToolError } from "../errors";
 import { findAll } from "../text-find";
+import { wholeCut } from "../text-cut";
 import { blocks } from "../vault/blocks";
 import { parseHeadings, type ParsedHeading } from "../vault/parse";
 
@@ -61,8 +62,8 @@ export function applyEditsToText(text: string, edits: Edit[]): string {
  * letters before its accent, and the replacement took the accent over.
  */
 function wholeCharacters(text: string, start: number, end: number): boolean {
-  const mark = /^\p{M}/u;
-  return !mark.test(text.slice(start, start + 2)) && !mark.test(text.slice(end, end + 2));
+  // text-cut.ts's rule for a place text may be cut at: not inside a pair, not before a mark.
+  return wholeCut(text, start) === start && wholeCut(text, end) === end;
 }
 
 export type SectionMode = "replace" | "append" | "prepend";
