@@ -38,6 +38,9 @@ const HOSTILE: [string, string][] = [
   ["a heading, then blanks, then a letter", `# a${fill(" ")}x\n`],
   ["a callout's title, then blanks", `> [!ai] a${fill(" ")}x\n> ${fill(" ")}y\n`],
   ["a line of [, then a web link's end and a mention", `# T\n\n${fill("[")}](http://x) @bob\n`],
+  // Nested lists without the lexer (lib/vault/blocks.ts simpleBlocks): a break's pattern gave back one repetition at a time.
+  ["a list item, then a line of - - - and a letter", `# T\n\n- a\n${fill("- ")}x\n\n    y\n`],
+  ["an outline nested by tabs and spaces", `# T\n\n${fill("- a\n\t- b\n\n    c\n")}`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {
