@@ -113,8 +113,8 @@ const ATX_LINE = /^#{1,6}(?=[ \t]|$)/;
 const COMMENT_START = /^ {0,3}<!--/;
 // The first characters a line can start with to matter to simpleBlocks: space, tab, # > ` ~ < = - and a
 // table's delimiter row (| :)
-const MAY_MATTER: boolean[] = [];
-for (const ch of " \t#>`~<=-|:") MAY_MATTER[ch.charCodeAt(0)] = true;
+// (A typed array over ASCII: a sparse array's holes, and NaN for an empty line, took the slow lookup.)
+const MAY_MATTER = asciiSet(" \t#>`~<=-|:");
 // A table's delimiter row, roughly (| --- |, --|--, :-:|): its rows run to a blank line, and an indented
 // line ends them as code, which the lexer must see.
 const TABLE_DELIMITER = /^[ \t]*[|:-][-:| \t]*$/;
@@ -156,8 +156,13 @@ function isThematic(line: string): boolean {
   return marks >= 3;
 }
 // Characters that can start a line of some block other than a paragraph (or a list item, checked apart).
-const BLOCK_START: boolean[] = [];
-for (const ch of " \t#>`~<=-*+_|[") BLOCK_START[ch.charCodeAt(0)] = true;
+const BLOCK_START = asciiSet(" \t#>`~<=-*+_|[");
+
+function asciiSet(chars: string): Uint8Array {
+  const set = new Uint8Array(128);
+  for (const ch of chars) set[ch.charCodeAt(0)] = 1;
+  return set;
+}
 
 /** Columns of a line's leading blanks (a tab to the next multiple of 4), counted to at most 8. */
 function indentOf(line: string): number {
@@ -235,14 +240,14 @@ export function simpleBlocks(lines: string[]): Block[] | null {
   let listCol = -1;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    if (line.length === 0) {
+      if (!inComment) prevBlank = true;
+      prevIndented = tableOpen = false;
+      continue;
+    }
     const c = line.charCodeAt(0);
-    // Most lines start with a letter (or are empty): none of the patterns below can match them.
-    if (!inComment && !MAY_MATTER[c]) {
-      if (c !== c) {
-        prevBlank = true; // empty: charCodeAt(0) is NaN
-        prevIndented = tableOpen = false;
-        continue;
-      }
+    // Most lines start with a letter: none of the patterns below can match them.
+    if (!inComment && (c > 127 || MAY_MATTER[c] === 0)) {
       // Only a list's state can change here: an item (* + or a number), a break (* _), or prose after a blank line.
       if (c === 42 || c === 43 || c === 95 || (c >= 48 && c <= 57) || ((prevBlank || prevIndented) && listCol >= 0)) listCol = listAfter(line, listCol, prevBlank, prevIndented);
       prevBlank = prevIndented = false;
