@@ -106,6 +106,25 @@ function lineStarts(text: string): number[] {
   return starts;
 }
 
+/**
+ * 1-based line numbers for offsets asked in increasing order (a restart costs a rescan from the top): the
+ * parser's links come in order, and a table of every line's start, made for each note, was 3 % of a cold
+ * index's parse.
+ */
+function lineCursor(text: string): (offset: number) => number {
+  let pos = 0;
+  let line = 1;
+  return (offset) => {
+    if (offset < pos) {
+      pos = 0;
+      line = 1;
+    }
+    for (let i = text.indexOf("\n", pos); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+    pos = offset;
+    return line;
+  };
+}
+
 function lineAt(starts: number[], offset: number): number {
   let lo = 0;
   let hi = starts.length - 1;
@@ -247,7 +266,6 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   }
   const body = fm.body;
   const bodyLineOffset = fm.raw ? lineStarts(fm.raw).length - 1 : 0;
-  const starts = lineStarts(body);
 
   // Split once: the block scan, the masks and the heading texts all work by line.
   const { bodyLines, bl, masked } = maskBody(body);
@@ -258,10 +276,10 @@ function parse(path: string, content: string): { note: ParsedNote; masked: strin
   for (const t of asStringList(frontmatter.tags ?? frontmatter.tag, true)) tagSet.add(t, false);
   for (const m of masked.matchAll(TAG)) tagSet.add(m[1]!, true);
 
-  const links = collectLinks(masked, starts, bodyLineOffset);
+  const links = collectLinks(masked, lineCursor(masked), bodyLineOffset);
   // Links in properties (`related: "[[Note]]"`) are the note's links in Obsidian too (Properties.md):
   // listed first, as their lines come first. lib/semantic/anchors.ts counts on that order.
-  if (fm.raw.includes("[[") && !frontmatterError) links.unshift(...collectLinks(fm.raw, lineStarts(fm.raw), 0, false, false));
+  if (fm.raw.includes("[[") && !frontmatterError) links.unshift(...collectLinks(fm.raw, lineCursor(fm.raw), 0, false, false));
 
   const fmTitle = frontmatter.title;
   const h1 = headings.find((h) => h.level === 1);
@@ -287,7 +305,7 @@ export const IMAGE_SIZE = /^(\d{1,5})(?:x(\d{1,5}))?$/;
  * `offsets`, each also gets `index`, its offset in the body (bodyLinks); parseNote's links go without.
  * Without `markdown`, wikilinks only (a property holds no Markdown link).
  */
-function collectLinks(masked: string, starts: number[], bodyLineOffset: number, offsets = false, markdown = true): (ParsedLink & { index?: number })[] {
+function collectLinks(masked: string, lineOf: (offset: number) => number, bodyLineOffset: number, offsets = false, markdown = true): (ParsedLink & { index?: number })[] {
   const links: (ParsedLink & { index?: number })[] = [];
   for (const m of masked.matchAll(WIKILINK)) {
     const { target, heading, block, display } = parseWikilinkInner(m[2]!);
@@ -300,7 +318,7 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
       heading,
       block,
       embed: m[1] === "!",
-      line: lineAt(starts, m.index!) + bodyLineOffset,
+      line: lineOf(m.index!) + bodyLineOffset,
     };
     if (offsets) link.index = m.index!;
     links.push(link);
@@ -326,7 +344,7 @@ function collectLinks(masked: string, starts: number[], bodyLineOffset: number, 
       heading,
       block: null,
       embed: m.bang === "!",
-      line: lineAt(starts, m.index) + bodyLineOffset,
+      line: lineOf(m.index) + bodyLineOffset,
     };
     if (offsets) link.index = m.index;
     links.push(link);
@@ -345,7 +363,7 @@ export function bodyLinks(body: string): { line: number; index: number; lineStar
   const starts = lineStarts(body);
   // Each link's line bounds come from the line table: looked up from the link, they cost a scan of the line
   // per link (a 2 MB line of links: 9 s on the request thread in the anchor pass).
-  return collectLinks(maskBody(body).masked, starts, 0, true).map((l) => ({
+  return collectLinks(maskBody(body).masked, (o) => lineAt(starts, o), 0, true).map((l) => ({
     line: l.line,
     index: l.index!,
     lineStart: starts[l.line - 1]!,
