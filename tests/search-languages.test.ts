@@ -141,11 +141,15 @@ describe("search across languages", () => {
     expect(help.stdout + help.stderr).toContain("after `--` every word is");
   }, 60_000);
 
-  test("a 1,000-character query in a script without spaces is answered promptly", async () => {
+  test("a long query in a script without spaces is refused promptly, not sent as a phrase of its pairs of characters", async () => {
     const t0 = performance.now();
-    const r = await s.call("search", { query: "北".repeat(1000) }, "read");
-    expect(r.items).toEqual([]);
+    const r = await s.callRaw("search", { query: "北".repeat(1000) }, "read");
+    expect(r.isError).toBe(true);
+    expect(r.content[0].text).toContain("query-too-complex");
     expect(performance.now() - t0).toBeLessThan(2000);
+    // 33 characters are 32 pairs: within the budget.
+    expect((await s.call("search", { query: "北".repeat(33) }, "read")).items).toEqual([]);
+    expect((await s.callRaw("search", { query: "北".repeat(34) }, "read")).isError).toBe(true);
   });
 });
 
@@ -154,8 +158,9 @@ describe("search's substring scan is bounded", () => {
   let root: string;
   beforeAll(async () => {
     root = tempDir();
-    // 40 notes of 128 KB, each with the word inside a run of Chinese: 5 MB, past the scan's 4 MB budget.
-    const filler = `# Filler\n\n我们今天在北京开会。\n\n${"lorem ipsum dolor sit amet ".repeat(128 * 1024 / 27)}\n`;
+    // 40 notes of 128 KB, each with a Greek word written with its accents and a word inside a run of Chinese:
+    // 5 MB, past the scan's 4 MB budget.
+    const filler = `# Filler\n\nΤο ταξίδι στην Αθήνα. 我们今天在北京开会。\n\n${"lorem ipsum dolor sit amet ".repeat(128 * 1024 / 27)}\n`;
     for (let i = 0; i < 40; i++) writeFileSync(join(root, `a${String(i).padStart(2, "0")}.md`), filler);
     s = await startTestServer({ root });
   }, 60_000);
@@ -165,7 +170,7 @@ describe("search's substring scan is bounded", () => {
   });
 
   test("a scan stopped at its budget says partial", async () => {
-    const r = await s.call("search", { query: "北京" }, "read");
+    const r = await s.call("search", { query: "αθηνα" }, "read");
     expect(r.partial).toBe(true);
     expect(r.items).toHaveLength(25);
     expect(r.total).toBeGreaterThanOrEqual(25);
@@ -174,5 +179,9 @@ describe("search's substring scan is bounded", () => {
     const whole = await s.call("search", { query: "lorem" }, "read");
     expect(whole.total).toBe(40);
     expect(whole.partial).toBeUndefined();
+    // Nor a word inside a run of Chinese: the index's n-grams find it in every note.
+    const cjk = await s.call("search", { query: "北京" }, "read");
+    expect(cjk.total).toBe(40);
+    expect(cjk.partial).toBeUndefined();
   });
 });

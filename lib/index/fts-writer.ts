@@ -5,10 +5,13 @@ import { Database } from "bun:sqlite";
 import { coldTrace } from "./cold-trace";
 import { FTS_RANK, ftsSchemaSql, setFtsGeneration } from "../store/fts-db";
 import { limitWal } from "../store/wal-limit";
+import { ngramText } from "../vault/ngram";
 
 declare const self: Worker;
 
-type Row = [number, string | null, string | Uint8Array | null];
+// [id, title, body] from the main thread (FtsSink.push: the n-grams are made here, off the request thread), or
+// with the title's and body's n-grams from a parse worker (parse-job.ts FtsRow).
+type Row = [number, string | null, string | Uint8Array | null, (string | null)?, (string | null)?];
 type Msg =
   | { open: string; incremental?: boolean }
   | { rows: Row[] }
@@ -28,12 +31,16 @@ let pendingFinish: { finish: string; expect: number } | null = null;
 let failed = false;
 
 function writeRows(rows: Row[]): void {
-  for (const [id, title, body] of rows) {
+  for (const row of rows) {
+    const [id, title, body] = row;
     // An existing index: a row replaces the note's old one (the main thread no longer deletes it).
     if (title === null || incremental) remove!.run(id);
     if (title === null) continue;
-    if (typeof body === "string") insert!.run(id, title, body);
-    else insertBytes!.run(id, title, body);
+    const made = row.length < 5;
+    const titleNg = made ? ngramText(title) : (row[3] ?? null);
+    const bodyNg = made && typeof body === "string" ? ngramText(body) : (row[4] ?? null);
+    if (typeof body === "string") insert!.run(id, title, body, titleNg, bodyNg);
+    else insertBytes!.run(id, title, body, titleNg, bodyNg);
   }
 }
 
@@ -85,8 +92,8 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
       incremental = !!m.incremental;
       // A cold scan starts from an empty index: clear whatever a crashed one left.
       if (!incremental) db.exec("DELETE FROM fts");
-      insert = db.prepare("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)");
-      insertBytes = db.prepare("INSERT INTO fts(rowid, title, body) VALUES (?, ?, CAST(? AS TEXT))");
+      insert = db.prepare("INSERT INTO fts(rowid, title, body, title_ng, body_ng) VALUES (?, ?, ?, ?, ?)");
+      insertBytes = db.prepare("INSERT INTO fts(rowid, title, body, title_ng, body_ng) VALUES (?, ?, CAST(? AS TEXT), ?, ?)");
       remove = db.prepare("DELETE FROM fts WHERE rowid = ?");
     } else if ("rows" in m) {
       writeRows(m.rows);

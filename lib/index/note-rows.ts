@@ -5,6 +5,7 @@ import { noteName, type ParsedNote } from "../vault/parse";
 import type { FileEntry } from "../vault/scan";
 import type { FtsSink } from "./fts-sink";
 import { ftsTitle } from "./parse-job";
+import { ngramText } from "../vault/ngram";
 
 /** A link row whose resolution may need redoing. */
 export interface LinkRow {
@@ -48,7 +49,7 @@ export class NoteRows {
       insertHeading: q(`INSERT INTO headings(note_id, ord, level, title, slug, line) VALUES (?, ?, ?, ?, ?, ?)`),
       insertDirective: q(`INSERT INTO directives(note_id, ord, line, title, body, done) VALUES (?, ?, ?, ?, ?, ?)`),
       insertMention: q(`INSERT INTO mentions(note_id, line, handle, handle_lc, context) VALUES (?, ?, ?, ?, ?)`),
-      insertFts: q(`INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)`),
+      insertFts: q(`INSERT INTO fts(rowid, title, body, title_ng, body_ng) VALUES (?, ?, ?, ?, ?)`),
       insertKey: q(`INSERT OR IGNORE INTO name_keys(note_id, key) VALUES (?, ?)`),
       clear: ["links", "tags", "headings", "directives", "mentions", "name_keys"].map((t) => q(`DELETE FROM ${t} WHERE note_id = ?`)),
       deleteFts: q(`DELETE FROM fts WHERE rowid = ?`),
@@ -107,8 +108,10 @@ export class NoteRows {
     p.directives.forEach((d, i) => this.st.insertDirective.run(id, i, d.line, d.title, d.body, d.done ? 1 : 0));
     for (const m of p.mentions) this.st.insertMention.run(id, m.line, m.handle, m.handle.toLowerCase(), m.context);
     if (ftsSent) return id;
-    if (fts) fts.push(id, ftsTitle(p), p.body);
-    else this.st.insertFts.run(id, ftsTitle(p), p.body);
+    // The writer thread makes the n-grams of what it is given (a huge note's are not made on this thread).
+    const title = ftsTitle(p);
+    if (fts) fts.push(id, title, p.body);
+    else this.st.insertFts.run(id, title, p.body, ngramText(title), ngramText(p.body));
     return id;
   }
 

@@ -5,6 +5,7 @@ import type { FileEntry } from "../vault/scan";
 import type { LinkResolver } from "./resolver";
 import { MAX_INDEXED_ROWS } from "../store/index-db";
 import { openRegular } from "../vault/read-file";
+import { ngramText } from "../vault/ngram";
 
 export interface ParseRequest {
   entry: FileEntry;
@@ -30,8 +31,11 @@ export interface ParseResult {
   text?: string;
 }
 
-/** A full-text row: note id, title field, body (text, or the file's UTF-8 bytes from the body's start). */
-export type FtsRow = [number, string | null, string | Uint8Array | null];
+/**
+ * A full-text row: note id, title field, body (text, or the file's UTF-8 bytes from the body's start), and
+ * the title's and body's n-grams (lib/vault/ngram.ts; null without text of scripts written without spaces).
+ */
+export type FtsRow = [number, string | null, string | Uint8Array | null, string | null, string | null];
 
 /** What the full-text index holds as a note's title: the title and its aliases. */
 export function ftsTitle(p: ParsedNote): string {
@@ -50,13 +54,17 @@ export function ftsRowOf(id: number, r: ParseResult): { row: FtsRow; transfer: A
   const p = r.parsed!;
   const { bytes: buf, text } = r;
   const body = p.body;
-  if (!buf || text === undefined || buf.includes(13 /* \r */) || text.includes("\uFFFD")) return { row: [id, ftsTitle(p), body], transfer: [] };
+  // Made here, in parallel across the parse workers, rather than by the one writer thread.
+  const title = ftsTitle(p);
+  const titleNg = ngramText(title);
+  const bodyNg = ngramText(body);
+  if (!buf || text === undefined || buf.includes(13 /* \r */) || text.includes("\uFFFD")) return { row: [id, title, body, titleNg, bodyNg], transfer: [] };
   // With no CR the body is the text's tail, after a byte-order mark (one char, three bytes) and the frontmatter.
   const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const start = bom * 3 + Buffer.byteLength(text.slice(bom, text.length - body.length));
   const owns = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength;
   const bytes = owns ? new Uint8Array(buf.buffer as ArrayBuffer, start) : new Uint8Array(buf.subarray(start));
-  return { row: [id, ftsTitle(p), bytes], transfer: [bytes.buffer as ArrayBuffer] };
+  return { row: [id, title, bytes, titleNg, bodyNg], transfer: [bytes.buffer as ArrayBuffer] };
 }
 
 export function contentHash(content: string | Uint8Array): string {

@@ -12,6 +12,7 @@
 import { ToolError } from "../errors";
 import { foldText } from "../vault/fold";
 import { outOfIndexReach } from "./substring";
+import { queryNgrams } from "../vault/ngram";
 import { sqlLength } from "../store/sql-text";
 
 export { foldText };
@@ -37,11 +38,12 @@ export interface ParsedQuery {
   negatives: QueryTerm[];
   /** True when the query uses OR. */
   hasOr: boolean;
-  /** The query holds text the index's words miss (outOfIndexReach): words are also looked for as substrings. */
+  /** The query holds text the index's words miss (outOfIndexReach: marks, Greek accents, ı): words are also looked for as substrings. */
   scan: boolean;
 }
 
-type Tok = { t: "term"; fts: string; neg: boolean; term: QueryTerm } | { t: "op"; op: "OR" | "NOT" };
+// `cost`: the tokens FTS5 reads a posting list for, counted against MAX_QUERY_TERMS.
+type Tok = { t: "term"; fts: string; neg: boolean; term: QueryTerm; cost: number } | { t: "op"; op: "OR" | "NOT" };
 
 function quote(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
@@ -82,7 +84,8 @@ function lex(query: string): Tok[] | null {
       const phrase = query.slice(i + 1, end).trim();
       i = end + 1;
       if (!HAS_TOKEN_CHAR.test(phrase)) continue;
-      toks.push({ t: "term", fts: quote(phrase), neg, term: { tokens: tokensOf(phrase), prefix: false } });
+      const tokens = tokensOf(phrase);
+      toks.push(ngramTerm(tokens, neg, false) ?? { t: "term", fts: quote(phrase), neg, term: { tokens, prefix: false }, cost: Math.max(1, tokens.length) });
       continue;
     }
     let j = i;
@@ -98,11 +101,33 @@ function lex(query: string): Tok[] | null {
     if (!HAS_TOKEN_CHAR.test(word)) continue; // punctuation alone matches nothing; drop it
     const bare = word.replace(/\*+$/, "");
     const tokens = tokensOf(bare);
+    const ng = ngramTerm(tokens, neg, true);
+    if (ng) {
+      toks.push(ng);
+      continue;
+    }
     const last = tokens[tokens.length - 1] ?? "";
     const prefix = [...last].length >= MIN_PREFIX_CHARS || UNSPACED_SCRIPT.test(last);
-    toks.push({ t: "term", fts: prefix ? `${quote(bare)}*` : quote(bare), neg, term: { tokens, prefix } });
+    toks.push({ t: "term", fts: prefix ? `${quote(bare)}*` : quote(bare), neg, term: { tokens, prefix }, cost: Math.max(1, tokens.length) });
   }
   return toks;
+}
+
+/**
+ * A term holding text of a script written without spaces (Chinese, Japanese, Thai…): the phrase of its n-grams
+ * (lib/vault/ngram.ts) on the n-gram columns, which find it anywhere in a run, with exact substring semantics
+ * (adjacent bigrams overlap). null for any other term. A run of one character at the end is a prefix (it
+ * starts a bigram or is a run's last character); so is a bare word's last Latin word of MIN_PREFIX_CHARS or more.
+ * Each n-gram costs a word of the budget: a run of n characters costs n−1 (its pairs of characters), so a
+ * long run is refused as query-too-complex rather than sent as a phrase of hundreds of tokens.
+ */
+function ngramTerm(tokens: string[], neg: boolean, bare: boolean): Tok | null {
+  const ng = queryNgrams(tokens);
+  if (!ng) return null;
+  const prefix = ng.lastRunOfOne || (bare && ng.lastWord !== null && [...ng.lastWord].length >= MIN_PREFIX_CHARS);
+  const fts = `{title_ng body_ng} : ${quote(ng.tokens.join(" "))}${prefix ? "*" : ""}`;
+  // The snippet looks for the words anywhere in a word (glued to a run, or inside one).
+  return { t: "term", fts, neg, term: { tokens, prefix, inside: true }, cost: ng.tokens.length };
 }
 
 function tooComplex(why: string): never {
@@ -125,8 +150,13 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
   const toks = lex(query);
   if (!toks) return null;
   let terms = 0;
-  for (const t of toks) if (t.t === "term") terms += Math.max(1, t.term.tokens.length);
-  if (terms > MAX_QUERY_TERMS) tooComplex(`${terms} words`);
+  let ngrams = false;
+  for (const t of toks) {
+    if (t.t !== "term") continue;
+    terms += t.cost;
+    ngrams ||= !!t.term.inside;
+  }
+  if (terms > MAX_QUERY_TERMS) tooComplex(`${terms} words${ngrams ? " (text written without spaces counts one per pair of characters)" : ""}`);
   const pos: string[] = [];
   const negs: string[] = [];
   const positives: QueryTerm[] = [];
@@ -162,7 +192,7 @@ export function parseSearchQuery(query: string): ParsedQuery | null {
   let expr = pos.join(" ");
   if (negs.length) expr = `(${expr}) NOT (${negs.join(" OR ")})`;
   const scan = outOfIndexReach(query);
-  // Every word of such a query may be glued to that text in a note (我们使用Python编写): all are found inside words.
+  // The scan matches every word of such a query as a substring: so does its snippet.
   if (scan) for (const t of positives) t.inside = true;
   return { match: expr, positives, negatives, hasOr, scan };
 }

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { parseSearchQuery, type ParsedQuery, type QueryTerm } from "./fts-query";
 import { buildSnippet, SNIPPET_WINDOW } from "./snippet";
-import { foldBody, hasNoSpaceScript, scanNotes } from "./substring";
+import { foldBody, scanNotes } from "./substring";
 import { foldMatch } from "../vault/fold";
 import { findText } from "../text-find";
 
@@ -16,7 +16,7 @@ export interface SearchHit {
 export interface SearchPage {
   items: SearchHit[];
   total: number;
-  /** The substring scan (a query in a script written without spaces) stopped at its budget: more notes may match. */
+  /** The substring scan (a query word written with marks the index splits at: substring.ts outOfIndexReach) stopped at its budget: more notes may match. */
   partial?: true;
 }
 
@@ -40,9 +40,10 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
   const q = parseSearchQuery(query);
   if (!q) return { items: [], total: 0 };
   try {
-    // A query the index's words can miss (substring.ts outOfIndexReach: a script written without spaces,
-    // Greek accents, vowel points, Turkish ı) is also looked for as substrings (a scan), and an excluded
-    // word then excludes every scanned note holding it, the index's matches too.
+    // A query the index's words can miss (substring.ts outOfIndexReach: Greek accents, vowel points, Turkish ı)
+    // is also looked for as substrings (a scan), and an excluded word then excludes every scanned note holding
+    // it, the index's matches too. A word of Chinese, Japanese or Thai needs no scan: the index's n-gram
+    // columns (lib/vault/ngram.ts) find it anywhere in a run, and a Latin word glued to such a run, in every note.
     const inside = q.scan ? scanInside(db, q) : null;
     const excluded = inside?.excluded.size ? JSON.stringify([...inside.excluded]) : null;
     const exact = exactTitleMatches(db, q).filter((e) => !inside?.excluded.has(e.id));
@@ -67,14 +68,6 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
     // Every match, exact-title ones included (they satisfy the same MATCH).
     const total = ranked[0]?.n ?? ordered.length;
     if (inside) return withInsideMatches(db, q, inside, ordered, total, limit, offset);
-    // A word glued to such text in a note (我们使用Python编写) is inside one of the index's tokens too. Looked
-    // for only when the index found nothing and holds text of those scripts at all (one vocabulary lookup):
-    // a Latin vault never pays for the scan, nor a query the index answers (a Latin vault with one Chinese
-    // note paid ~30 ms for every query of few matches when the scan ran below 200).
-    if (total === 0 && holdsUnspacedText(db)) {
-      for (const t of q.positives) t.inside = true;
-      return withInsideMatches(db, q, scanInside(db, q, true), ordered, total, limit, offset);
-    }
     return { items: hitsOf(db, ordered.slice(offset, offset + limit), q), total };
   } catch (e) {
     if (e instanceof ToolError) throw e;
@@ -137,30 +130,6 @@ function exactTitleMatches(db: Database, q: ParsedQuery): { id: number; score: n
     .all(q.match, JSON.stringify(ids)) as { id: number; score: number }[];
 }
 
-/** Whether `w` occurs in `text` right after a character of a script written without spaces. */
-function gluedIn(text: string, w: string): boolean {
-  for (let i = findText(text, w, 1); i !== -1; i = findText(text, w, i + 1)) {
-    const low = text.charCodeAt(i - 1);
-    const prev = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? text.slice(i - 2, i) : text[i - 1]!;
-    if (hasNoSpaceScript(prev)) return true;
-  }
-  return false;
-}
-
-/**
- * Whether the index holds a word starting with a character at or past U+0E00 (Thai; Chinese and Japanese lie
- * further on; the Latin, Greek, Cyrillic, Arabic, Hebrew and Indic scripts before it): one range lookup in
- * FTS5's vocabulary, about 25 µs. False when the vocabulary cannot be read.
- */
-function holdsUnspacedText(db: Database): boolean {
-  try {
-    db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(ftsdb, fts, 'row')");
-    return db.query("SELECT 1 FROM temp.fts_vocab WHERE term >= ? LIMIT 1").get("\u0e00") !== null;
-  } catch {
-    return false;
-  }
-}
-
 interface InsideScan {
   /** Notes holding the query's words as substrings, those matching in their title or aliases first. */
   found: number[];
@@ -171,20 +140,18 @@ interface InsideScan {
 }
 
 /**
- * For a query holding text of a script written without spaces (Chinese, Japanese, Thai…): the index holds a
- * whole run of such text as one token, so it finds a word only at the start of a run. The notes whose title,
- * aliases or body hold every word as a substring (lib/retrieval/substring.ts, a bounded scan). Runs in a read
+ * For a query holding words the index splits at their marks or does not fold (substring.ts outOfIndexReach):
+ * the notes whose title, aliases or body hold every word as a substring (a bounded scan). Runs in a read
  * worker: nothing else waits on its thread between slices, so no turn is given.
  */
-function scanInside(db: Database, q: ParsedQuery, glued = false): InsideScan {
+function scanInside(db: Database, q: ParsedQuery): InsideScan {
   const needles = (terms: QueryTerm[]) => terms.map((t) => t.tokens.map(foldMatch)).filter((t) => t.length);
   const pos = needles(q.positives);
   const neg = needles(q.negatives);
   const holds = (text: string, t: string[]) => t.every((w) => findText(text, w) !== -1);
   const any = (text: string) => (q.hasOr ? pos.some((t) => holds(text, t)) : pos.every((t) => holds(text, t)));
-  // `glued`: the query has no such text, so a note counts only where a word follows it directly (the rest the index found).
   if (!pos.length) return { found: [], excluded: new Set(), partial: false }; // no letters left to look for
-  const wanted = glued ? (text: string) => any(text) && pos.some((t) => gluedIn(text, t[0]!)) : any;
+  const wanted = any;
   const byTitle: number[] = [];
   const byBody: number[] = [];
   const excluded = new Set<number>();

@@ -1,7 +1,7 @@
-// Substring matching over the indexed notes, for text the full-text index cannot reach: FTS5's unicode61
-// tokenizer keeps a whole run of Chinese, Japanese or Thai (scripts written without spaces) as one token, so
-// a word inside the run, or a Latin word glued to it, is found only as a substring. Shared by `search`
-// (merged with its index matches) and search_workspace (its fallback), so the two reach the same text.
+// Substring matching over the indexed notes, for text the full-text index's words cannot reach: words written
+// with marks the tokenizer splits at or does not fold (see MARKED_SCRIPT). Shared by `search` (merged with its
+// index matches) and search_workspace (its fallback, which also uses it for Chinese, Japanese and Thai; `search`
+// finds those through the index's n-gram columns, lib/vault/ngram.ts, in every note, with no budget).
 //
 // Bodies are matched in JS, folded (case and accents, every script): SQLite's LIKE folds ASCII case only,
 // and its worst case is a body times the query. The scan is bounded: at most SUBSTRING_SCAN_BYTES of bodies
@@ -17,26 +17,18 @@ const SCAN_SLICE_BYTES = 128 * 1024;
 // Characters read of one body: a fragment past the first megabyte of a huge note is not found.
 const BODY_CHARS = 1024 * 1024;
 
-// Scripts written without spaces between words: FTS5's unicode61 tokenizer
-// keeps a whole run of them as one token, so a word inside it cannot be found
-// through the index.
-const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tibetan}]/u;
-// Every one of those scripts lies at or past U+0E00 (Thai): text below it needs no Script lookup.
-const BELOW_THAI = /^[\u0000-\u0dff]*$/;
-
-export function hasNoSpaceScript(s: string): boolean {
-  return !BELOW_THAI.test(s) && NO_SPACE_SCRIPT.test(s);
-}
-
 // Text whose words the index splits or does not fold as the query's: Greek keeps its accents (remove_diacritics
 // 2 folds Latin only: αθηνα missed Αθήνα), Hebrew and Arabic vowel points and the vowel signs of the Indic
 // scripts split a word into letters (ذَهَبَ → ذ|ه|ب, so ذهب missed it), and Turkish dotless ı is not i (ışık
 // missed Işık). Greek to Malayalam, plus ı and İ.
 const MARKED_SCRIPT = /[\u0370-\u03ff\u1f00-\u1fff\u0590-\u08ff\u0900-\u0dff\u0131\u0130]/;
 
-/** Whether a query holds text that the index's words can miss, so that it is also matched as substrings. */
+/**
+ * Whether a query holds text that the index's words can miss, so that it is also matched as substrings. Not
+ * Chinese, Japanese or Thai any more: the index's n-gram columns find a word anywhere in such a run.
+ */
 export function outOfIndexReach(query: string): boolean {
-  return !isAscii(query) && (MARKED_SCRIPT.test(query) || hasNoSpaceScript(query));
+  return !isAscii(query) && MARKED_SCRIPT.test(query);
 }
 
 /** foldMatch, with ASCII's fast path (most of a body's bytes, most of the time). */

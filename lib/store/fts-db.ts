@@ -19,12 +19,16 @@ export function ftsPath(root: string): string {
 export function ftsSchemaSql(schema: string): string {
   return `
   CREATE TABLE IF NOT EXISTS ${schema}.fts_meta (key TEXT PRIMARY KEY, value TEXT);
-  CREATE VIRTUAL TABLE IF NOT EXISTS ${schema}.fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+  CREATE VIRTUAL TABLE IF NOT EXISTS ${schema}.fts USING fts5(title, body, title_ng, body_ng, tokenize = 'unicode61 remove_diacritics 2');
   `;
 }
 
-// Title (and alias) matches weigh ten times body matches; stored in the table so ORDER BY rank uses it.
-export const FTS_RANK = "INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0)')";
+// title_ng and body_ng: the title's and body's text of scripts written without spaces as n-grams, NULL for a
+// note without such text (lib/vault/ngram.ts). A query word holding such text is matched there only, any other
+// word in title and body (the n-gram columns hold it only where it is glued to such text), so no word is counted
+// in two columns. Title (and alias) matches weigh ten times body matches, in both forms; stored in the table so
+// ORDER BY rank uses it.
+export const FTS_RANK = "INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0, 10.0, 1.0)')";
 
 /** Attach fts.db (creating it) to an open index connection. */
 export function attachFts(db: Database, root: string): void {
