@@ -148,6 +148,34 @@ describe("through the server", () => {
     expect((await (await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).json()) as any).toMatchObject({ result: {} });
   }, 30_000);
 
+  test("2 MB of one Chinese character, or of random CJK, index in bounded time and memory (their n-grams)", async () => {
+    // Each character makes a bigram (lib/vault/ngram.ts): random CJK makes ~700,000 distinct tokens a note, one
+    // character ~700,000 of one token. Only the first NGRAM_MAX_CHARS characters are made n-grams.
+    let x = 7;
+    let random = "";
+    while (random.length < 700_000) random += String.fromCodePoint(0x4e00 + ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 20_000));
+    const notes: [string, string][] = [
+      ["One character.md", `# One\n\n${"中".repeat(700_000)}\n`],
+      ["Random CJK.md", `# Random\n\n${random}\n`],
+      // Under the worker threshold: indexed on the request thread.
+      ["Random small.md", `# Small\n\n${random.slice(0, 80_000)}\n`],
+    ];
+    const rss0 = process.memoryUsage().rss;
+    for (const [path, text] of notes) {
+      writeFileSync(join(s.root, path), text);
+      const t0 = performance.now();
+      await s.vault.indexer.update([path]);
+      const ms = performance.now() - t0;
+      // ~0.3 s, ~1.8 s (on the full-text writer thread) and ~0.1 s here; linear, so a loaded machine stays far inside this.
+      expect(ms, path).toBeLessThan(20_000);
+    }
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(1024 * 1024 * 1024);
+    const probe = random.slice(500_000, 500_004);
+    expect((await s.call("search", { query: probe }, "read")).items.map((i: { path: string }) => i.path)).toEqual(["Random CJK.md"]);
+    expect((await s.call("search", { query: "中中中" }, "read")).items.map((i: { path: string }) => i.path)).toEqual(["One character.md"]);
+    expect((await (await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).json()) as any).toMatchObject({ result: {} });
+  }, 60_000);
+
   test("a frontmatter of nested YAML aliases is a frontmatter error, not 300 MB of JSON", async () => {
     // 6 levels of 9 aliases over 500-character leaves: 4.7 KB of text that expands 9^5 times.
     let y = `a: &a [${Array(9).fill(JSON.stringify("L".repeat(500))).join(",")}]\n`;
