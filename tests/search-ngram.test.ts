@@ -220,6 +220,8 @@ describe("the n-gram form", () => {
   test("a vault without such text stores no n-grams", () => {
     expect(ngramText("The quick “brown” fox — 😀 café naïve Ελληνικά Привет नमस्ते 안녕하세요")).toBeNull();
     expect(ngramText("我们使用Python编写")).toBe("我们 们使 使用 用 python 编写 写");
+    // Only the lines holding such text, with a gap where others were left out.
+    expect(ngramText("机器 x\nonly English here\n学习\n的")?.replace(/\ue000/g, "°")).toBe("机器 器 °x ° 学习 习的 的");
   });
 
   test("only the first NGRAM_MAX_CHARS characters of a note are made n-grams", () => {

@@ -4,8 +4,8 @@
 // the index. As Lucene's CJK analyzer does, each maximal run of those letters becomes its overlapping bigrams
 // of code points: a word of n ≥ 2 characters is then the phrase of its n−1 bigrams, found wherever it occurs.
 //
-// The column holds a note's whole text in that form (only for notes that hold such text; NULL otherwise), so
-// that positions, and so phrases, are exact across the other words too:
+// The column holds, in that form, the lines of a note that hold such text (NULL for a note without any), so
+// that positions, and so phrases, are exact across the other words of those lines too:
 //   - a run of n characters: its n−1 bigrams, then its last character alone (the run-final unigram; a run of
 //     one character is just that), so that a 1-character query word is found at every place (a prefix query
 //     on the bigrams, `c*`, finds each one starting with c, and the unigram finds c at a run's end), and a run
@@ -72,14 +72,43 @@ function pushRun(out: string[], run: string, final: boolean): void {
   if (final) out.push(prev);
 }
 
+const MAY_RUN_ALL = new RegExp(MAY_RUN.source, "g");
+
+/**
+ * The lines of `t` that hold a run, as chunks of adjacent lines (joined by their line breaks): a note of
+ * English with a few Chinese words pays for those lines only, not for a second copy of all its words.
+ */
+function runLines(t: string): string[] {
+  const chunks: string[] = [];
+  let chunk = "";
+  let chunkEnd = -2; // where the chunk's last line ends (its line break, or the text's end)
+  MAY_RUN_ALL.lastIndex = 0;
+  for (let m = MAY_RUN_ALL.exec(t); m; m = MAY_RUN_ALL.exec(t)) {
+    const start = t.lastIndexOf("\n", m.index) + 1;
+    let end = t.indexOf("\n", m.index);
+    if (end === -1) end = t.length;
+    MAY_RUN_ALL.lastIndex = end + 1;
+    const line = t.slice(start, end);
+    if (!RUN_CHAR.test(line)) continue;
+    if (chunk && start === chunkEnd + 1) chunk += "\n" + line;
+    else {
+      if (chunk) chunks.push(chunk);
+      chunk = line;
+    }
+    chunkEnd = end;
+  }
+  if (chunk) chunks.push(chunk);
+  return chunks;
+}
+
 /**
  * The n-gram column's text for a title or body, or null when it holds no text of those scripts (the column
- * is then NULL: a vault without such text pays one pass of MAY_RUN over its text). Only the first
- * NGRAM_MAX_CHARS characters are read: a 64 MB note of random Chinese would otherwise make some 20 million
- * distinct tokens.
+ * is then NULL: a vault without such text pays one pass of MAY_RUN over its text). Only the lines holding
+ * such text are written, with NGRAM_MARK alone (a token no query makes) where lines were left out between
+ * them, so that a phrase never joins two runs that were apart. Only the first NGRAM_MAX_CHARS characters
+ * are read: a 64 MB note of random Chinese would otherwise make some 20 million distinct tokens.
  */
 export function ngramText(text: string): string | null {
-  if (!hasUnspacedRun(text)) return null;
   let t = text;
   if (t.length > NGRAM_MAX_CHARS) {
     let end = NGRAM_MAX_CHARS;
@@ -87,13 +116,17 @@ export function ngramText(text: string): string | null {
     if (c >= 0xd800 && c <= 0xdbff) end--; // not between a surrogate pair's halves
     t = t.slice(0, end);
   }
-  const folded = foldText(t).replace(SOFT_BREAK, "");
+  const chunks = runLines(t);
+  if (!chunks.length) return null;
   const out: string[] = [];
-  for (const word of folded.match(WORD) ?? []) {
-    const ps = pieces(word);
-    if (ps.length === 1 && !ps[0]![1]) out.push(NGRAM_MARK + word);
-    else for (const [p, run] of ps) run ? pushRun(out, p, true) : out.push(p);
-  }
+  chunks.forEach((chunk, i) => {
+    if (i) out.push(NGRAM_MARK);
+    for (const word of foldText(chunk).replace(SOFT_BREAK, "").match(WORD) ?? []) {
+      const ps = pieces(word);
+      if (ps.length === 1 && !ps[0]![1]) out.push(NGRAM_MARK + word);
+      else for (const [p, run] of ps) run ? pushRun(out, p, true) : out.push(p);
+    }
+  });
   return out.join(" ");
 }
 
