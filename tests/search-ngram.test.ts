@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
-import { hasUnspacedRun, MAY_RUN, ngramText, NGRAM_MAX_CHARS } from "../lib/vault/ngram";
+import { keywordSnippets } from "../lib/retrieval/search";
+import { MAY_RUN, ngramText, NGRAM_MAX_CHARS } from "../lib/vault/ngram";
 
 setDefaultTimeout(60_000);
 
@@ -173,6 +174,9 @@ describe("words of scripts without spaces, through the index", () => {
     expect(over.isError).toBe(true);
     expect(over.content[0].text).toContain("query-too-complex");
     expect(over.content[0].text).toContain("pair of characters");
+    // A semantic question as long is no search query: its keyword snippets open the note instead of failing.
+    const snippets = keywordSnippets(s.vault.indexDb, ["zh/AI.md"], "人工智能和机器学习有什么关系".repeat(4));
+    expect(snippets.get("zh/AI.md")).toContain("人工智能");
   });
 
   test("edits, creations, deletions and renames reach the n-grams: watcher and write tools", async () => {

@@ -107,7 +107,12 @@ function hitsOf(db: Database, rows: { id: number; score: number }[], q: ParsedQu
 export function keywordSnippets(db: Database, paths: string[], query: string): Map<string, string> {
   const out = new Map<string, string>();
   if (!paths.length) return out;
-  const terms = parseSearchQuery(query)?.positives ?? [];
+  let terms: QueryTerm[] = [];
+  try {
+    terms = parseSearchQuery(query)?.positives ?? [];
+  } catch {
+    /* a question over the query budget (a sentence of Chinese counts a word per pair of characters): the snippet opens the note */
+  }
   for (const r of headsOf(db, "path", paths)) out.set(r.path, buildSnippet(r.head ?? "", terms));
   return out;
 }
