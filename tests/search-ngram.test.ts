@@ -85,6 +85,7 @@ const NOTES: Record<string, string> = {
   "th/อาหาร.md": "# อาหาร\n\nฉันชอบกินข้าวผัดมาก\n",
   "th/บรรทัด.md": "# บรรทัด\n\nเราไปตลาด\nวันนี้\n",
   "en/Fox.md": "# Fox\n\nThe quick brown fox.\n",
+  "zh/长.md": `# 长\n\n${"这是一个很长的段落。".repeat(40)}\n\n我们用Rustacean编写。\n`,
 };
 
 describe("words of scripts without spaces, through the index", () => {
@@ -138,6 +139,8 @@ describe("words of scripts without spaces, through the index", () => {
     for (const q of ["Python", "pyth", "使用Python", "python编写", "用Python编", "编写 python"]) expect(await paths(q), q).toEqual(["zh/服务.md"]);
     expect(await paths("使Python")).toEqual([]);
     expect(await paths("python使用")).toEqual([]);
+    // The snippet finds the glued word too, not only the note's opening.
+    expect((await search("rustacean")).items[0].snippet).toContain("用Rustacean编写");
   });
 
   test("a soft line break inside Chinese text does not split the word; a blank line does", async () => {

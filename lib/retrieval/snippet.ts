@@ -63,11 +63,15 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+// A letter that ends a word: any but one of a script written without spaces, to which a word may be glued
+// (我们使用Python编写: the index finds python there, lib/vault/ngram.ts, so the snippet does too).
+const WORD_LETTER = "(?![\\p{scx=Han}\\p{scx=Hira}\\p{scx=Kana}\\p{scx=Thai}\\p{scx=Laoo}\\p{scx=Khmr}\\p{scx=Mymr}\\p{scx=Tibt}])[\\p{L}\\p{N}]";
+
 /** A regex over folded text that finds any of the terms at a token boundary (anywhere, for a term found inside words). */
 function termPattern(terms: QueryTerm[]): RegExp | null {
   const alts = terms
     .filter((t) => t.tokens.length)
-    .map((t) => (t.inside ? "" : "(?<![\\p{L}\\p{N}])") + t.tokens.map(escapeRe).join("[^\\p{L}\\p{N}]+") + (t.prefix || t.inside ? "" : "(?![\\p{L}\\p{N}])"));
+    .map((t) => (t.inside ? "" : `(?<!${WORD_LETTER})`) + t.tokens.map(escapeRe).join("[^\\p{L}\\p{N}]+") + (t.prefix || t.inside ? "" : `(?!${WORD_LETTER})`));
   if (!alts.length) return null;
   return new RegExp(`(?:${alts.join("|")})`, "u");
 }
