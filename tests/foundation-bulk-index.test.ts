@@ -29,7 +29,7 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
       links: all("SELECT n.path, l.ord, l.target, l.kind, l.heading, l.resolved FROM links l JOIN notes n ON n.id = l.note_id ORDER BY n.path, l.ord"),
       tags: all("SELECT n.path, t.tag FROM tags t JOIN notes n ON n.id = t.note_id ORDER BY n.path, t.tag"),
       headings: all("SELECT n.path, h.ord, h.title, h.slug FROM headings h JOIN notes n ON n.id = h.note_id ORDER BY n.path, h.ord"),
-      fts: all("SELECT n.path, f.title, f.body FROM fts f JOIN notes n ON n.id = f.rowid ORDER BY n.path"),
+      fts: all("SELECT n.path, f.title, f.body, f.title_ng, f.body_ng FROM fts f JOIN notes n ON n.id = f.rowid ORDER BY n.path"),
       ftsCount: all("SELECT count(*) AS n FROM fts"),
     };
   }
@@ -37,6 +37,8 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
   async function build(bulkThreshold: string) {
     const root = copyVault(OBSIDIAN_HELP);
     roots.push(root);
+    // Text of scripts written without spaces, whose n-grams the parse workers make on the bulk path.
+    writeFileSync(join(root, "多语言 notes.md"), "---\naliases: [多语言]\n---\n# 多语言\n\nWe keep 我们使用Python编写服务 and 東京のコーヒー,\nand ข้าวผัด.\n\nAn English paragraph.\n");
     return withEnv({ LETTUCE_BULK_THRESHOLD: bulkThreshold }, async () => {
       const v = VaultContext.open(root);
       await v.indexer.fullScan();
@@ -62,7 +64,9 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
       expect(b.notes.length).toBeGreaterThan(150);
       expect((b.ftsCount[0] as { n: number }).n).toBe(b.notes.length);
       expect(b).toEqual(a);
-      for (const q of ["canvas", "\"internal links\"", "sync OR publish", "plugin -community"]) {
+      expect(b.fts.filter((r) => (r as { body_ng: string | null }).body_ng !== null).length).toBeGreaterThan(0);
+      for (const q of ["使用", "python编写", "コーヒー", "语言"]) expect(searchNotes(bulk.v.indexDb, q, 5).total, q).toBe(1);
+      for (const q of ["canvas", "\"internal links\"", "sync OR publish", "plugin -community", "使用", "python", "コーヒー -x", "语言"]) {
         expect(searchNotes(bulk.v.indexDb, q, 20)).toEqual(searchNotes(plain.v.indexDb, q, 20));
       }
     });
