@@ -30,6 +30,7 @@ import { ANCHOR_WEIGHT } from "../lib/semantic/anchors";
 import { KEYWORD_WEIGHTS, keywordRank } from "../lib/semantic/keyword";
 import { rankingFor, MODEL_RANKING, type RankingParams } from "../lib/semantic/fusion";
 import { retrieve } from "../lib/semantic/retrieve";
+import { withTermFeedback, type TermFeedback } from "../lib/semantic/feedback";
 import { SemanticService } from "../lib/semantic/service";
 import { VaultContext } from "../lib/vault-context";
 import { anthropicDocs, ndcg, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
@@ -74,6 +75,15 @@ const keyword = (w: Weights): System => {
   KEYWORD_SYSTEMS.add(sys);
   return sys;
 };
+// Keyword → keyword pseudo-relevance feedback on Lettuce's keyword ranking (lib/semantic/feedback.ts).
+const keywordFeedback = (fb: TermFeedback): System => {
+  const sys: System = async (c, q) => {
+    const db = c.svc.vault.indexDb;
+    return withTermFeedback(db, q.text, keywordRank(db, q.text, DEPTH), fb, DEPTH).map((h) => c.set.docOf(c.pathOf.get(h.noteId)!));
+  };
+  KEYWORD_SYSTEMS.add(sys);
+  return sys;
+};
 const ranked =
   (mode: "vector" | "hybrid", ranking?: Partial<RankingParams>, weights: Weights = FIELDS): System =>
   async (c, q) => {
@@ -97,6 +107,17 @@ const SYSTEMS: [string, System][] = [
 const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null, vectorSlot: null };
 const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null, vectorSlot: null };
 const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
+// Keyword → keyword feedback (thirteenth pass; docs/semantic.md has the whole grid: k 3/5/10 × m 5/10/20 × α, none kept):
+// the best k keyword hits' m words as a second BM25 list at α, or RM3's interpolation of each word's own BM25.
+const TERM_FEEDBACK: [string, TermFeedback][] = [
+  ["term feedback k 3, m 5, α 0.25", { docs: 3, terms: 5, weight: 0.25, withQuery: true }],
+  ["term feedback k 5, m 10, α 0.25", { docs: 5, terms: 10, weight: 0.25, withQuery: true }],
+  ["term feedback k 5, m 10, α 0.5", { docs: 5, terms: 10, weight: 0.5, withQuery: true }],
+  ["term feedback k 10, m 10, α 0.25, terms alone", { docs: 10, terms: 10, weight: 0.25, withQuery: false }],
+  ["RM3 feedback k 3, m 20, α 0.1", { docs: 3, terms: 20, weight: 0.1, withQuery: true, weighted: true }],
+  ["RM3 feedback k 10, m 20, α 0.1", { docs: 10, terms: 20, weight: 0.1, withQuery: true, weighted: true }],
+  ["RM3 feedback k 10, m 10, α 0.25", { docs: 10, terms: 10, weight: 0.25, withQuery: true, weighted: true }],
+];
 const ALL_VARIANTS: [string, System][] = [
   v("fourth pass: a flat vector list closed (BM25's order, the third pass)", { flatConvex: 0 }),
   v("flat vector list: convex share 0.25", { flatConvex: 0.25 }),
@@ -152,6 +173,8 @@ const ALL_VARIANTS: [string, System][] = [
   ["keyword only: title 2×", keyword({ ...FIELDS, title: 2 })],
   v("title 2× on the keyword side", {}, { ...FIELDS, title: 2 }),
   v("title 4× on the keyword side", {}, { ...FIELDS, title: 4 }),
+  ...TERM_FEEDBACK.map(([name, fb]): [string, System] => [`keyword only: ${name}`, keywordFeedback(fb)]),
+  ...TERM_FEEDBACK.map(([name, fb]) => v(`+ ${name}`, { termFeedback: fb })),
 ];
 const VARIANTS = ALL_VARIANTS.filter(([name]) => !variantFilter || variantFilter.test(name));
 

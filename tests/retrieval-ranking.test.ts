@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MODEL_RANKING, rankingFor } from "../lib/semantic/fusion";
+import { feedbackTerms, withTermFeedback } from "../lib/semantic/feedback";
 import { keywordRank } from "../lib/semantic/keyword";
 import { features, QueryTerms } from "../lib/semantic/rerank";
 import { retrieve } from "../lib/semantic/retrieve";
@@ -144,6 +145,36 @@ test("the second stage's title evidence is two-sided: a note the query names com
     rmSync(join(s.root, short), { force: true });
     rmSync(join(s.root, long), { force: true });
     await s.vault.indexer.update([short, long]);
+  }
+});
+
+test("keyword-to-keyword feedback (off in every row) finds a note in the words of the query's best hits, not the query's own", async () => {
+  const notes: Record<string, string> = {
+    "Garden/Bokashi bucket.md": "The bokashi bucket ferments kitchen scraps with inoculated bran. Drain the leachate every few days.\n",
+    "Garden/Bokashi bran.md": "Bokashi bran is inoculated with microbes; it ferments kitchen scraps in a sealed bucket, and the leachate feeds plants.\n",
+    "Garden/Pickled scraps.md": "Sealed and inoculated, the kitchen scraps ferment; pour off the leachate, then bury the fermented mass.\n",
+  };
+  const paths = Object.keys(notes);
+  const db = s.vault.indexDb;
+  try {
+    for (const [p, text] of Object.entries(notes)) writeFileSync(join(s.root, p), text);
+    await s.vault.indexer.update(paths);
+    await SemanticService.for(s.vault).syncKeywords();
+    const id = (p: string) => (db.query("SELECT id FROM notes WHERE path = ?").get(p) as { id: number }).id;
+    const pickled = id(paths[2]!);
+    const hits = keywordRank(db, "bokashi", 100);
+    expect(hits.map((h) => h.noteId)).not.toContain(pickled);
+    expect(feedbackTerms(db, "bokashi", hits, 2, 5)).toEqual(expect.arrayContaining(["leachate", "inoculated"]));
+    for (const fb of [{ docs: 2, terms: 5, weight: 0.5, withQuery: true }, { docs: 2, terms: 5, weight: 0.5, withQuery: true, weighted: true }]) {
+      const ranked = withTermFeedback(db, "bokashi", hits, fb, 100).map((h) => h.noteId);
+      // Found, below the two notes that hold the query's word.
+      expect(ranked.indexOf(pickled)).toBe(2);
+      expect(ranked.slice(0, 2).sort()).toEqual([id(paths[0]!), id(paths[1]!)].sort());
+    }
+    for (const r of MODEL_RANKING) expect(r.params.termFeedback).toBeNull();
+  } finally {
+    for (const p of paths) rmSync(join(s.root, p), { force: true });
+    await s.vault.indexer.update(paths);
   }
 });
 

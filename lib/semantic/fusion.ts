@@ -3,6 +3,7 @@
 // documented in docs/semantic.md ("What we tried"), figures from bench/retrieval.ts.
 
 import { envNumber } from "../env-number";
+import type { TermFeedback } from "./feedback";
 
 /** One ranked list of ids (best first) and how much its ranks count. */
 export interface RankedList {
@@ -90,6 +91,12 @@ export interface RankingParams {
   /** Pseudo-relevance feedback, vector to keyword: a second BM25 list, of the query plus the titles of the top PRF_DEPTH vector hits, at this weight (0: off). */
   prfKeyword: number;
   /**
+   * Pseudo-relevance feedback, keyword to keyword (RM3-style; null: off): the words that the best
+   * `docs` keyword hits share beyond the query (idf-weighted, `terms` of them) ask a second BM25
+   * list, added to the keyword list's scores at `weight` (./feedback.ts).
+   */
+  termFeedback: TermFeedback | null;
+  /**
    * Agreement gate (null: off). When none of the vector list's best `vectorTop`
    * notes is among the keyword list's best `keywordTop`, the vector list's
    * weight is multiplied by `without`: a vector ranking that agrees with
@@ -155,7 +162,7 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, termFeedback: null, agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {

@@ -32,7 +32,8 @@ const PROXIMITY_WINDOW = 24;
 const PROXIMITY_CHARS = 10_000;
 const stems = new Map<string, string>();
 
-function stem(word: string): string {
+/** A word's Porter stem (the stem FTS5's porter tokenizer gives it), cached. */
+export function stem(word: string): string {
   let s = stems.get(word);
   if (s === undefined) {
     s = stemmer(word);

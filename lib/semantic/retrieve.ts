@@ -12,6 +12,7 @@ import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
 import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankedIds, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
+import { withTermFeedback, type TermFeedback } from "./feedback";
 import { splitPassages } from "./passages";
 import { keywordConfidence, type RerankDoc } from "./rerank";
 import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
@@ -48,8 +49,9 @@ export interface RetrieveOptions {
 export const CALLER_KEYWORDS_WEIGHT = 0.5;
 
 /** The keyword ranking of the query, with the caller's keywords' BM25 added at CALLER_KEYWORDS_WEIGHT. */
-function keywordScores(db: Database, query: string, keywords: string[] | undefined, depth: number): Map<number, number> {
-  const out = new Map(keywordRank(db, query, depth).map((h) => [h.noteId, h.score]));
+function keywordScores(db: Database, query: string, keywords: string[] | undefined, depth: number, feedback: TermFeedback | null = null): Map<number, number> {
+  const hits = keywordRank(db, query, depth);
+  const out = new Map((feedback ? withTermFeedback(db, query, hits, feedback, depth) : hits).map((h) => [h.noteId, h.score]));
   if (keywords?.length) for (const h of keywordRank(db, keywords.join(" "), depth)) out.set(h.noteId, (out.get(h.noteId) ?? 0) + CALLER_KEYWORDS_WEIGHT * h.score);
   return out;
 }
@@ -181,7 +183,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keyword: Scored[] = [];
   if (mode === "hybrid") {
     await svc.syncKeywords();
-    for (const text of keywordTexts) keyword.push(new Map([...keywordScores(db, text, text === o.query ? o.keywords : undefined, depth)].map(([id, score]) => [id, { score }])));
+    for (const text of keywordTexts) keyword.push(new Map([...keywordScores(db, text, text === o.query ? o.keywords : undefined, depth, text === o.query ? p.termFeedback : null)].map(([id, score]) => [id, { score }])));
   }
   // What needs only the keyword side is read while the query embeds: how sure the keyword side is,
   // the passages of its hits (scored once the vector is here) and its best notes' texts for the second stage.
