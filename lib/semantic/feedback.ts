@@ -81,7 +81,13 @@ export function weightedTerms(db: Database, query: string, hits: KeywordHit[], d
   }
   const shortlist = [...weight].sort((a, b) => b[1] - a[1]).slice(0, SHORTLIST);
   if (!shortlist.length) return [];
-  const { df, n } = frequencies(db, shortlist.map(([s]) => s));
+  let counted: ReturnType<typeof frequencies>;
+  try {
+    counted = frequencies(db, shortlist.map(([s]) => s));
+  } catch {
+    return []; // the vocabulary cannot be read: no feedback, the keyword list as it was
+  }
+  const { df, n } = counted;
   const chosen = shortlist
     .filter(([s]) => (df.get(s) ?? 0) >= 2)
     .map(([s, w]): [string, number, number] => {
