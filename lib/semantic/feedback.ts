@@ -3,7 +3,7 @@
 // the vault's words, and a second BM25 list asks for them too. Off for every
 // model (RankingParams.termFeedback; docs/semantic.md, "thirteenth pass").
 import type { Database } from "bun:sqlite";
-import { keywordRank, STOPWORDS, type KeywordHit } from "./keyword";
+import { addedHits, keywordRank, STOPWORDS, type KeywordHit } from "./keyword";
 import { QueryTerms, stem } from "./rerank";
 import { inList } from "./store";
 
@@ -126,11 +126,5 @@ export function withTermFeedback(db: Database, query: string, hits: KeywordHit[]
   const second = keywordRank(db, fb.withQuery ? `${query} ${terms.join(" ")}` : terms.join(" "), limit);
   if (!second.length) return hits;
   // The second list rescaled so that its best scores as the first list's best, then weighed.
-  const scale = (fb.weight * (hits[0]?.score ?? 1)) / (second[0]!.score || 1);
-  const score = new Map(hits.map((h) => [h.noteId, h.score]));
-  for (const h of second) score.set(h.noteId, (score.get(h.noteId) ?? 0) + scale * h.score);
-  return [...score]
-    .map(([noteId, s]) => ({ noteId, score: s }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, limit);
+  return addedHits(hits, second, (fb.weight * (hits[0]?.score ?? 1)) / (second[0]!.score || 1), limit);
 }

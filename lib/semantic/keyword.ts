@@ -161,8 +161,13 @@ export function keywordRank(db: Database, query: string, limit: number, dropStop
     return [];
   }
   if (!anchors.length) return own;
+  return addedHits(own, anchors, anchorWeight, limit);
+}
+
+/** `own` with `weight` × each of `extra`'s scores added, best first, the best `limit`. */
+export function addedHits(own: KeywordHit[], extra: KeywordHit[], weight: number, limit: number): KeywordHit[] {
   const score = new Map(own.map((h) => [h.noteId, h.score]));
-  for (const h of anchors) score.set(h.noteId, (score.get(h.noteId) ?? 0) + anchorWeight * h.score);
+  for (const h of extra) score.set(h.noteId, (score.get(h.noteId) ?? 0) + weight * h.score);
   return [...score]
     .map(([noteId, s]) => ({ noteId, score: s }))
     .sort((a, b) => b.score - a.score)
