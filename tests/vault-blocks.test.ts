@@ -38,6 +38,8 @@ const LINES = [
   "<div>", "</div>", "<!-- c -->", "<!--", "-->", "<span>inline</span> text",
   "[ref]: /url", "[[Wiki link]] at start",
   "  1. nested ordered", "\t1. tab ordered", "- [ ] task", "    - [x] done task", "- a | b", ": colon", "  ", "- # heading item", "- > quote item",
+  "-    four after", "   - three in", "         nine in", "01. lead", "<!-- open", "close -->", "   10. ten in", "       seven in", " \t- space tab item",
+  "- **bold**: x", "**b** text", "- [link](x) item", "####### seven", "- #tag x", "--flag x",
 ];
 
 // A small deterministic generator (mulberry32), so that a failure names the same note every run.
@@ -85,6 +87,16 @@ describe("simpleBlocks gives the lexer's headings and code", () => {
       "- a\n\tb\n\n\t- c\n# H",
       "- a\n    ```\n    # in code\n    ```\n# H",
       "-\ttab item\n\n    x",
+      // Found by the review of the change: four blanks after the mark, a line 4 past a deep item's content,
+      // a line after an HTML comment, "01." after a paragraph, a table kept open by a line of a tab.
+      "-    x\n    #tag [[Link]]",
+      "1)    item\n    see [[Other]] #todo",
+      "   - n3\n         x9\n\t#tag",
+      "  1. o\n\t\t\tx\n  \t#tag",
+      "  10. x\n\t\t\tx\n    text4",
+      "<!--\nc -->\n\t#tag",
+      "prose\n01. lead\n\n    #tag",
+      "#tag\n  |---|\n\t\n   10. o\n       x7\n \t- st1\n- 1. x",
     ];
     for (const c of cases) agrees(c);
     // An outline of nested bullets, the usual reason a note has indented lines, needs no lexer.

@@ -156,7 +156,33 @@ function isThematic(line: string): boolean {
   return marks >= 3;
 }
 // Characters that can start a line of some block other than a paragraph (or a list item, checked apart).
-const BLOCK_START = asciiSet(" \t#>`~<=-*+_|[");
+const BLOCK_START = asciiSet(" \t#>`~<=|");
+// Where a line's first character may open a block, what must follow for it to do so: a list mark and a blank
+// ("**bold**" is prose), a fence's three marks, a link reference definition's "]:" ("[[Link]]" and
+// "[text](url)" are prose). Any "#" counts: marked ends a list item at one, "#tag" included.
+const ITEM_MARK_AT = /^[-*+](?:[ \t]|$)/;
+const FENCE_AT = /^(?:```|~~~)/;
+const DEFINITION = /^\[[^\]]{1,999}\]:/;
+
+/** Whether the text from `at` of `line` opens a block other than a paragraph (conservatively: yes where unsure). */
+function opensBlock(line: string, at: number): boolean {
+  const c = line.charCodeAt(at);
+  const rest = () => line.slice(at, at + 1002);
+  switch (c) {
+    case 42: // *
+    case 43: // +
+    case 45: // -
+    case 95: // _
+      return ITEM_MARK_AT.test(rest()) || isThematic(line.slice(at));
+    case 96: // `
+    case 126: // ~
+      return FENCE_AT.test(rest());
+    case 91: // [
+      return DEFINITION.test(rest());
+    default:
+      return BLOCK_START[c] === 1;
+  }
+}
 
 function asciiSet(chars: string): Uint8Array {
   const set = new Uint8Array(128);
@@ -164,10 +190,13 @@ function asciiSet(chars: string): Uint8Array {
   return set;
 }
 
-/** Columns of a line's leading blanks (a tab to the next multiple of 4), counted to at most 8. */
+/**
+ * Columns of a line's leading blanks (a tab to the next multiple of 4), counted to at most 32: past an
+ * item's content column (17 at most) by 4 or more is all the scan asks.
+ */
 function indentOf(line: string): number {
   let cols = 0;
-  for (let i = 0; i < line.length && cols < 8; i++) {
+  for (let i = 0; i < line.length && cols < 32; i++) {
     const c = line.charCodeAt(i);
     if (c === 32) cols++;
     else if (c === 9) cols = (cols & ~3) + 4;
@@ -191,31 +220,43 @@ function listAfter(line: string, listCol: number, prevBlank: boolean, prevIndent
     if (listCol >= 0 && indent >= listCol) return listCol; // an item nested in the open one
     // An empty item ends at a blank line (an item may start with one blank line only): left to the lexer.
     // A number other than 1 does not interrupt a paragraph: no list.
-    if (m[0].length === line.length || (listCol < 0 && !prevBlank && m[3] !== undefined && Number(m[3]) !== 1)) return -1;
-    // An item that opens with another block (a fence, a heading, a quote, indented code) has no paragraph
-    // for a later line to continue lazily: where its list ends is left to the lexer.
-    const spacing = m[4]!;
-    if (spacing.length >= 5 || BLOCK_START[line.charCodeAt(m[0].length)]) return -1;
-    if (spacing.includes("\t")) return Number.MAX_SAFE_INTEGER; // a tab after the mark: content column left to the lexer
-    return indent + m[2]!.length + spacing.length;
+    // (marked's rule is the digit 1 itself: "01." does not interrupt one either.)
+    if (m[0].length === line.length || (listCol < 0 && !prevBlank && m[3] !== undefined && m[3] !== "1")) return -1;
+    if (!plainItem(m, line)) return -1;
+    if (m[4]!.includes("\t")) return Number.MAX_SAFE_INTEGER; // a tab after the mark: content column left to the lexer
+    return indent + m[2]!.length + m[4]!.length;
   }
   const indent = indentOf(line);
   if (indent >= listCol) return listCol;
   // Less indented than the item's content: a lazy continuation of its paragraph, as marked reads one (a
   // paragraph's line, after a line indented less than 4), or the list's end.
-  if (prevBlank || prevIndented || BLOCK_START[line.charCodeAt(indent)]) return -1;
+  if (prevBlank || prevIndented || opensBlock(line, indent)) return -1;
   return listCol;
 }
 
-/** Whether an indented line right after `prev` (not blank) continues prev's paragraph or list item, rather than starting code. */
-function continues(prev: string): boolean {
+/**
+ * Whether an item opens with a paragraph a later line may continue: not with another block (a fence, a
+ * heading, a quote) nor with indented code (marked reads 4 blanks after the mark as that already).
+ */
+function plainItem(m: RegExpExecArray, line: string): boolean {
+  return m[4]!.length < 4 && !opensBlock(line, m[0].length);
+}
+
+/**
+ * Whether an indented line, less indented than the open list item's content (if any), right after `prev`
+ * (not blank) continues prev's paragraph lazily, rather than starting code. Not when prev was itself
+ * indented 4 or more past its container's content (marked then ends the item, and the line is code).
+ */
+function continues(prev: string, listCol: number): boolean {
   const indent = indentOf(prev);
-  if (indent >= 4) return true; // an indented line the scan already took as a continuation
+  if (indent - Math.max(listCol, 0) >= 4) return false;
+  if (indent >= 4) return true; // inside the open item: a continuation the scan already took
   const c = prev.charCodeAt(indent);
   if ((c === 45 || c === 42 || c === 95) && isThematic(prev)) return false;
-  if (ITEM_LINE.test(prev)) return true;
+  const m = ITEM_LINE.exec(prev);
+  if (m) return m[0].length < prev.length && plainItem(m, prev);
   // A paragraph's line; not a table's row (an indented line ends a table and starts code).
-  return !BLOCK_START[c] && !prev.includes("|");
+  return !opensBlock(prev, indent) && !prev.includes("|");
 }
 
 /**
@@ -237,9 +278,12 @@ export function simpleBlocks(lines: string[]): Block[] | null {
   let prevBlank = true;
   let prevIndented = false;
   let tableOpen = false;
+  let prevComment = false;
   let listCol = -1;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    const afterComment = prevComment;
+    prevComment = false;
     if (line.length === 0) {
       if (!inComment) prevBlank = true;
       prevIndented = tableOpen = false;
@@ -258,11 +302,14 @@ export function simpleBlocks(lines: string[]): Block[] | null {
       inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 4);
       listCol = -1;
       prevBlank = prevIndented = false;
+      prevComment = true; // an HTML block: the next line is no paragraph's continuation
       continue;
     }
     if ((c === 32 || c === 9) && line.trim() === "") {
       prevBlank = true;
-      prevIndented = tableOpen = false;
+      prevIndented = false;
+      // marked ends a table's rows at a line of spaces only: a tab keeps it open.
+      if (!line.includes("\t")) tableOpen = false;
       continue;
     }
     if (!tableOpen && line.includes("|") && TABLE_DELIMITER.test(line)) tableOpen = true;
@@ -288,10 +335,12 @@ export function simpleBlocks(lines: string[]): Block[] | null {
       }
     }
     if ((c === 32 || c === 9) && indentOf(line) >= 4) {
-      // Indented: inside the open list item after a blank line, or a paragraph's or item's next line; else
-      // (indented code, a fence or HTML inside a list) the lexer decides.
-      const inside = prevBlank ? listCol >= 0 && indentOf(line) >= listCol : !tableOpen && continues(lines[i - 1]!);
-      if (!inside || FENCE.test(line) || line.trimStart().startsWith("<")) return null;
+      // Indented: inside the open list item, or a paragraph's or item's next line; else (indented code, a
+      // fence or HTML inside a list) the lexer decides.
+      const indent = indentOf(line);
+      // In a table's rows (an indented line ends them as code) the lexer decides too.
+      const inside = listCol >= 0 && indent >= listCol ? true : !prevBlank && !afterComment && continues(lines[i - 1]!, listCol);
+      if (tableOpen || !inside || FENCE.test(line) || line.trimStart().startsWith("<")) return null;
       prevBlank = false;
       prevIndented = true;
       continue;
