@@ -28,7 +28,8 @@ export function ftsSchemaSql(schema: string): string {
 // word in title and body (the n-gram columns hold it only where it is glued to such text), so no word is counted
 // in two columns. Title (and alias) matches weigh ten times body matches, in both forms; stored in the table so
 // ORDER BY rank uses it.
-export const FTS_RANK = "INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(10.0, 1.0, 10.0, 1.0)')";
+export const FTS_WEIGHTS = "10.0, 1.0, 10.0, 1.0";
+export const FTS_RANK = `INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(${FTS_WEIGHTS})')`;
 
 /** Attach fts.db (creating it) to an open index connection. */
 export function attachFts(db: Database, root: string): void {

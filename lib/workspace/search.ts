@@ -13,6 +13,7 @@ import { classifyNotes, databaseTitle } from "./databases";
 import { breadcrumbOf, folderOf } from "./items";
 import { databaseEntries, titleEntries } from "./title-cache";
 import { parseSearchQuery } from "../retrieval/fts-query";
+import { FTS_WEIGHTS } from "../store/fts-db";
 import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
 import { findText } from "../text-find";
 import { foldBody, scanNotes, SUBSTRING_SCAN_BYTES, unfoldedOffset } from "../retrieval/substring";
@@ -92,7 +93,7 @@ function ftsRows(db: Database, match: string, limit: number, words: string[] | n
     rows = db
       .query(
         `SELECT n.path AS path, n.title AS title, substr(fts.body, 1, ?) AS head
-         FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY bm25(fts, 10.0, 1.0) LIMIT ?`,
+         FROM fts JOIN notes n ON n.id = fts.rowid WHERE fts MATCH ? ORDER BY bm25(fts, ${FTS_WEIGHTS}) LIMIT ?`,
       )
       .all(words ? SNIPPET_WINDOW + 1 : 0, match, limit) as { path: string; title: string; head: string | null }[];
   } catch {

@@ -19,6 +19,7 @@ import { inboundCounts } from "../neighbours";
 import { fold, ftsQuote, lightStem, STOPWORDS } from "../text";
 import { freshnessOf, trustOf, type Freshness, type TrustInfo } from "../trust";
 import { indexMemo } from "../vault-cache";
+import { FTS_WEIGHTS } from "../../store/fts-db";
 
 export const TRUST_POLICIES = ["any", "prefer-human-reviewed", "human-reviewed-only"] as const;
 export type TrustPolicy = (typeof TRUST_POLICIES)[number];
@@ -87,7 +88,7 @@ function bm25Any(db: Database, terms: string[], depth: number): Map<number, numb
   if (!terms.length) return new Map();
   try {
     const rows = db
-      .query("SELECT rowid AS id, bm25(fts, 10.0, 1.0) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?")
+      .query(`SELECT rowid AS id, bm25(fts, ${FTS_WEIGHTS}) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?`)
       .all(terms.join(" OR "), depth) as { id: number; s: number }[];
     return new Map(rows.map((r) => [r.id, -r.s]));
   } catch {
