@@ -163,6 +163,11 @@ describe("words of scripts without spaces, through the index", () => {
     expect(await paths('"机器学习 人工智能"')).toEqual([]);
     expect(await paths('"美味しいラーメン"')).toEqual(["ja/ラーメン.md"]);
     expect(await paths('"人工智能 and"')).toEqual(["zh/AI.md"]);
+    // Words typed apart in a phrase are found as the text writes them, glued (the review of the change).
+    expect(await paths('"机器 学习"')).toEqual(await paths("机器学习"));
+    expect(await paths('"使用 python"')).toEqual(["zh/服务.md"]);
+    expect(await paths('"python 编写"')).toEqual(["zh/服务.md"]);
+    expect(await paths('"学习 机器"')).toEqual([]);
   });
 
   test("a match in the title ranks above one in the body", async () => {

@@ -12,7 +12,7 @@
 import { ToolError } from "../errors";
 import { foldText } from "../vault/fold";
 import { outOfIndexReach } from "./substring";
-import { queryNgrams } from "../vault/ngram";
+import { hasUnspacedRun, queryNgrams } from "../vault/ngram";
 import { sqlLength } from "../store/sql-text";
 
 export { foldText };
@@ -122,12 +122,33 @@ function lex(query: string): Tok[] | null {
  * long run is refused as query-too-complex rather than sent as a phrase of hundreds of tokens.
  */
 function ngramTerm(tokens: string[], neg: boolean, bare: boolean): Tok | null {
-  const ng = queryNgrams(tokens);
-  if (!ng) return null;
-  const prefix = ng.lastRunOfOne || (bare && ng.lastWord !== null && [...ng.lastWord].length >= MIN_PREFIX_CHARS);
-  const fts = `{title_ng body_ng} : ${quote(ng.tokens.join(" "))}${prefix ? "*" : ""}`;
+  const spaced = queryNgrams(tokens);
+  if (!spaced) return null;
+  // Words typed apart where one side is such text ("机器 学习", "使用 python") are also looked for glued
+  // together, as those scripts are written ("机器学习", "我们使用Python编写"): either form matches.
+  const glued = tokens.length > 1 ? queryNgrams(gluedAtRuns(tokens)) : null;
+  const variants = glued && glued.tokens.join(" ") !== spaced.tokens.join(" ") ? [spaced, glued] : [spaced];
+  let anyPrefix = false;
+  const phrases = variants.map((ng) => {
+    const prefix = ng.lastRunOfOne || (bare && ng.lastWord !== null && [...ng.lastWord].length >= MIN_PREFIX_CHARS);
+    anyPrefix ||= prefix;
+    return `${quote(ng.tokens.join(" "))}${prefix ? "*" : ""}`;
+  });
+  const fts = `{title_ng body_ng} : ${phrases.length > 1 ? `(${phrases.join(" OR ")})` : phrases[0]}`;
   // The snippet looks for the words anywhere in a word (glued to a run, or inside one).
-  return { t: "term", fts, neg, term: { tokens, prefix, inside: true }, cost: ng.tokens.length };
+  return { t: "term", fts, neg, term: { tokens, prefix: anyPrefix, inside: true }, cost: variants.reduce((n, v) => n + v.tokens.length, 0) };
+}
+
+/** `words` with each pair that meets at a letter of a script written without spaces joined into one word. */
+function gluedAtRuns(words: string[]): string[] {
+  const out = [words[0]!];
+  for (const w of words.slice(1)) {
+    const prev = out[out.length - 1]!;
+    const edge = String.fromCodePoint(prev.codePointAt(prev.length - 1 - (prev.length > 1 && /[\udc00-\udfff]/.test(prev[prev.length - 1]!) ? 1 : 0))!);
+    if (hasUnspacedRun(edge) || hasUnspacedRun(String.fromCodePoint(w.codePointAt(0)!))) out[out.length - 1] = prev + w;
+    else out.push(w);
+  }
+  return out;
 }
 
 function tooComplex(why: string): never {
