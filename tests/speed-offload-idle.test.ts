@@ -52,6 +52,9 @@ describe.if(onLinux)("the request thread while a read worker works", () => {
     const cpu = threadCpuMs() - cpu0;
     const wall = performance.now() - wall0;
         // Measured: 0.004-0.006 idle; 0.31-0.37 spinning at load 8 (a spinning thread gets less of a busy machine).
-    expect(cpu / wall).toBeLessThan(0.1);
+    // 0.2, not 0.1: in a fresh clone's full run on a loaded machine one run measured 0.11 (7 jobs in 0.6 s:
+    // one collection on this thread, or another test file's leftover timers, is a large share), while a
+    // spinning thread stays at 0.3 or more even at load 8.
+    expect(cpu / wall).toBeLessThan(0.2);
   }, 60_000);
 });
