@@ -2,16 +2,14 @@
 // comments and math hold, setext headings over several lines, move_note's view of code spans, which
 // words are tags, and Markdown links' fragments. Each case through the real server, on a real temp vault.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { addWorkspaceNotes } from "./helpers/workspace-notes";
 
 function vaultWith(files: Record<string, string>): string {
   const root = tempDir("lettuce-obsidian-");
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(root, path, ".."), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
+  addWorkspaceNotes(root, files);
   return root;
 }
 

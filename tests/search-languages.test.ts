@@ -2,10 +2,11 @@
 // scripts written without spaces, and words written with combining marks; its snippets never cut a
 // character in half. Through the real server on a temp vault built for the purpose.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runLettuce } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { addWorkspaceNotes } from "./helpers/workspace-notes";
 
 const NOTES: Record<string, string> = {
   "Code/Cpp.md": "# Cpp\n\nWe keep the rows in a std::vector and call Foo::bar on each. TODO:fix the parser before release.\n",
@@ -42,10 +43,7 @@ describe("search across languages", () => {
   let root: string;
   beforeAll(async () => {
     root = tempDir();
-    for (const [path, text] of Object.entries(NOTES)) {
-      mkdirSync(join(root, path, ".."), { recursive: true });
-      writeFileSync(join(root, path), text);
-    }
+    addWorkspaceNotes(root, NOTES);
     s = await startTestServer({ root });
   }, 60_000);
   afterAll(async () => {

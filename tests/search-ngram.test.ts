@@ -3,11 +3,12 @@
 // Before, a substring scan read at most 4 MB of notes per query, so in a larger vault a word was found only in
 // the notes it reached. Through the real server on temp vaults built for the purpose.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, tempDir, waitFor, type TestServer } from "./helpers/server";
 import { keywordSnippets } from "../lib/retrieval/search";
 import { MAY_RUN, ngramText, NGRAM_MAX_CHARS } from "../lib/vault/ngram";
+import { addWorkspaceNotes } from "./helpers/workspace-notes";
 
 setDefaultTimeout(60_000);
 
@@ -93,10 +94,7 @@ describe("words of scripts without spaces, through the index", () => {
   let root: string;
   beforeAll(async () => {
     root = tempDir();
-    for (const [path, text] of Object.entries(NOTES)) {
-      mkdirSync(join(root, path, ".."), { recursive: true });
-      writeFileSync(join(root, path), text);
-    }
+    addWorkspaceNotes(root, NOTES);
     s = await startTestServer({ root, watch: true });
   }, 60_000);
   afterAll(async () => {
