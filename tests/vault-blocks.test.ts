@@ -1,11 +1,12 @@
-// simpleBlocks (lib/vault/blocks.ts) answers for most notes without marked's block lexer. Wherever it
+// simpleBlocks (lib/vault/block-scan.ts) answers for most notes without marked's block lexer. Wherever it
 // answers, what the parser takes from the blocks must be the lexer's: the top-level headings, and the
 // text with its code masked. Held here on notes generated from tricky lines (lists nested by spaces and
 // tabs, indented code, breaks that look like items, tables, HTML) and on every note of the corpora.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lexedBlocks, maskCode, simpleBlocks, type Block } from "../lib/vault/blocks";
+import { simpleBlocks } from "../lib/vault/block-scan";
+import { lexedBlocks, maskCode, type Block } from "../lib/vault/blocks";
 import { noteBody } from "../lib/vault/parse";
 import { CORPORA, describeWithCorpus } from "./helpers/corpora";
 
