@@ -144,8 +144,7 @@ function gluedAtRuns(words: string[]): string[] {
   const out = [words[0]!];
   for (const w of words.slice(1)) {
     const prev = out[out.length - 1]!;
-    const edge = String.fromCodePoint(prev.codePointAt(prev.length - 1 - (prev.length > 1 && /[\udc00-\udfff]/.test(prev[prev.length - 1]!) ? 1 : 0))!);
-    if (hasUnspacedRun(edge) || hasUnspacedRun(String.fromCodePoint(w.codePointAt(0)!))) out[out.length - 1] = prev + w;
+    if (hasUnspacedRun(Array.from(prev).at(-1)!) || hasUnspacedRun(String.fromCodePoint(w.codePointAt(0)!))) out[out.length - 1] = prev + w;
     else out.push(w);
   }
   return out;

@@ -131,21 +131,22 @@ function indentOf(line: string): number {
  * indented line after a blank to the lexer.
  */
 function listAfter(line: string, listCol: number, prevBlank: boolean, prevIndented: boolean): number {
-  const c = line.charCodeAt(indentOf(line));
+  // Below 4 columns the blanks are spaces (a tab reaches column 4): the column is the character's index.
+  const indent = indentOf(line);
+  const c = line.charCodeAt(indent);
   if ((c === 45 || c === 42 || c === 95) && isThematic(line)) return -1;
   const m = ITEM_LINE.exec(line);
   if (m) {
-    const indent = m[1]!.length;
-    if (listCol >= 0 && indent >= listCol) return listCol; // an item nested in the open one
+    const itemIndent = m[1]!.length;
+    if (listCol >= 0 && itemIndent >= listCol) return listCol; // an item nested in the open one
     // An empty item ends at a blank line (an item may start with one blank line only): left to the lexer.
     // A number other than 1 does not interrupt a paragraph: no list.
     // (marked's rule is the digit 1 itself: "01." does not interrupt one either.)
     if (m[0].length === line.length || (listCol < 0 && !prevBlank && m[3] !== undefined && m[3] !== "1")) return -1;
     if (!plainItem(m, line)) return -1;
     if (m[4]!.includes("\t")) return Number.MAX_SAFE_INTEGER; // a tab after the mark: content column left to the lexer
-    return indent + m[2]!.length + m[4]!.length;
+    return itemIndent + m[2]!.length + m[4]!.length;
   }
-  const indent = indentOf(line);
   if (indent >= listCol) return listCol;
   // Less indented than the item's content: a lazy continuation of its paragraph, as marked reads one (a
   // paragraph's line, after a line indented less than 4), or the list's end.
@@ -253,10 +254,10 @@ export function simpleBlocks(lines: string[]): Block[] | null {
         continue;
       }
     }
-    if ((c === 32 || c === 9) && indentOf(line) >= 4) {
+    const indent = c === 32 || c === 9 ? indentOf(line) : 0;
+    if (indent >= 4) {
       // Indented: inside the open list item, or a paragraph's or item's next line; else (indented code, a
       // fence or HTML inside a list) the lexer decides.
-      const indent = indentOf(line);
       // In a table's rows (an indented line ends them as code) the lexer decides too.
       const inside = listCol >= 0 && indent >= listCol ? true : !prevBlank && !afterComment && continues(lines[i - 1]!, listCol);
       if (tableOpen || !inside || FENCE.test(line) || line.trimStart().startsWith("<")) return null;
