@@ -17,7 +17,8 @@ import { FTS_WEIGHTS } from "../store/fts-db";
 import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
 import { findText } from "../text-find";
 import { foldBody, scanNotes, SUBSTRING_SCAN_BYTES, unfoldedOffset } from "../retrieval/substring";
-import { fold, foldedWords, ftsQuote, hasNoSpaceScript, letterCount, FUNCTION_WORDS } from "./text";
+import { fold, foldedWords, ftsQuote, letterCount, FUNCTION_WORDS } from "./text";
+import { hasUnspacedRun } from "../vault/ngram";
 
 export interface WorkspaceHit {
   id: string;
@@ -53,7 +54,7 @@ export async function searchWorkspace(vault: VaultContext, query: string, limit:
   const q = query.trim();
   if (!q) return { results: [] };
   let hits: RawHit[] = [];
-  if (letterCount(q) >= 3 && !hasNoSpaceScript(q)) hits = indexSearch(vault, q, limit);
+  if (letterCount(q) >= 3 && !hasUnspacedRun(q)) hits = indexSearch(vault, q, limit);
   if (hits.length) return { results: shape(vault, hits) };
   const sub = await substringSearch(vault, q, limit);
   return { results: shape(vault, sub.hits), fallback: "substring", ...(sub.partial ? { partial: true as const } : {}) };

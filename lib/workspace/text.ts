@@ -17,8 +17,6 @@ export function letterCount(s: string): number {
   return (s.match(/[\p{L}\p{N}]/gu) ?? []).length;
 }
 
-// Scripts written without spaces: lib/vault/ngram.ts, where the index's n-grams use the test too.
-export { hasUnspacedRun as hasNoSpaceScript } from "../vault/ngram";
 
 /** A quoted FTS5 string (nothing inside can reach FTS5's own syntax). */
 export function ftsQuote(s: string): string {
