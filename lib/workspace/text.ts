@@ -17,7 +17,6 @@ export function letterCount(s: string): number {
   return (s.match(/[\p{L}\p{N}]/gu) ?? []).length;
 }
 
-
 /** A quoted FTS5 string (nothing inside can reach FTS5's own syntax). */
 export function ftsQuote(s: string): string {
   return `"${s.replace(/"/g, '""')}"`;
