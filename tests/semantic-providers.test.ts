@@ -123,6 +123,28 @@ test("Ollama: probe lists installed models; a dead host answers null", async () 
   expect(ollamaHost("example.org:9999")).toBe("http://example.org:9999");
 });
 
+test("a thread held past a call's deadline still takes the answer waiting for it; a server slower than the deadline is still given up on", async () => {
+  reset();
+  // The thread is busy (a long synchronous step) for longer than the deadline while the server could answer:
+  // the timer fires late, and the call gets its time again rather than blaming the server.
+  const probe = probeOllama(srv.url, 400);
+  Bun.sleepSync(1_200);
+  expect(await probe).toEqual(["nomic-embed-text:latest", "llama3.2:latest"]);
+  const ping = new OpenAIChat(openAiBase(srv.url), "m", undefined, ONE_TRY_SHORT).ping(400);
+  Bun.sleepSync(1_200);
+  expect(await ping).toBe(true);
+  const embed = new OllamaEmbedder(srv.url, "nomic-embed-text", { ...ONE_TRY_SHORT, attempts: 1, timeoutMs: 400 }).embed(["x"]);
+  Bun.sleepSync(1_200);
+  expect((await embed)[0]!.length).toBe(32);
+  // A server that is slow while this thread waits idle: the deadline holds, with no grace.
+  srv.state.delayMs = 3_000;
+  const t0 = performance.now();
+  expect(await probeOllama(srv.url, 400)).toBeNull();
+  expect(await new OpenAIChat(openAiBase(srv.url), "m", undefined, ONE_TRY_SHORT).ping(400)).toBe(false);
+  expect(performance.now() - t0).toBeLessThan(2_500);
+  srv.state.delayMs = 0;
+});
+
 test("OpenAI: embeddings in input order (the answer is shuffled), with the API key", async () => {
   reset();
   const e = new OpenAIEmbedder(openAiBase(srv.url), "text-embedding-3-small", "sk-test", FAST);

@@ -3,6 +3,7 @@ import { AttemptError, defaultPolicy, networkError, statusError, withRetries, ty
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
 import { embedInBatches } from "./vectors";
 import { boundedResponse, ReplyTooLarge, tooLargeError } from "./bounded-body";
+import { deadline } from "./deadline";
 
 export const DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434";
 export const DEFAULT_OLLAMA_EMBED_MODEL = "nomic-embed-text";
@@ -60,16 +61,15 @@ function classify(label: string, host: string, model: string, e: unknown, retryA
 
 /** Models Ollama has installed, or null when it does not answer at `host` within the timeout. */
 export async function probeOllama(host: string, timeoutMs = 1500): Promise<string[] | null> {
-  const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(), timeoutMs);
+  const limit = deadline(timeoutMs);
   try {
-    const { api } = client(host, ctl.signal);
+    const { api } = client(host, limit.signal);
     const res = await api.list();
     return (res.models ?? []).map((m) => m.name ?? m.model).filter((n): n is string => typeof n === "string");
   } catch {
     return null;
   } finally {
-    clearTimeout(timer);
+    limit.clear();
   }
 }
 

@@ -1,6 +1,7 @@
 import { AttemptError, defaultPolicy, networkError, statusError, withRetries, type RetryPolicy } from "./retry";
 import type { ChatMessage, ChatOptions, ChatProvider, EmbedOptions, EmbeddingProvider } from "./types";
 import { embedInBatches } from "./vectors";
+import { deadline } from "./deadline";
 import { boundedResponse, ReplyTooLarge, tooLargeError } from "./bounded-body";
 
 export const DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small";
@@ -144,7 +145,8 @@ export class OpenAIChat implements ChatProvider {
    * without a listing (404/405/501) get a one-token chat instead. Never throws.
    */
   async ping(timeoutMs: number): Promise<boolean> {
-    const signal = AbortSignal.timeout(timeoutMs);
+    const limit = deadline(timeoutMs);
+    const signal = limit.signal;
     const headers = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : undefined;
     try {
       const res = await fetch(`${this.baseUrl}/models`, { headers, signal });
@@ -161,6 +163,8 @@ export class OpenAIChat implements ChatProvider {
       return chat.ok;
     } catch {
       return false;
+    } finally {
+      limit.clear();
     }
   }
 

@@ -1,5 +1,6 @@
 import { ProviderError, type ProviderErrorKind } from "./types";
 import { envNumber, MAX_TIMER_MS } from "../env-number";
+import { deadline } from "./deadline";
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */
@@ -100,23 +101,20 @@ export async function withRetries<T>(
       await sleep(wait, signal);
     }
     tried++;
+    const limit = deadline(policy.timeoutMs);
     const ctl = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ctl.abort();
-    }, policy.timeoutMs);
     const onAbort = () => ctl.abort();
     signal?.addEventListener("abort", onAbort);
+    limit.signal.addEventListener("abort", onAbort);
     try {
-      return await attempt(ctl.signal, () => timedOut);
+      return await attempt(ctl.signal, limit.expired);
     } catch (e) {
       if (signal?.aborted) throw new ProviderError("provider-unavailable", "The request was cancelled");
       if (!(e instanceof AttemptError)) throw e;
       last = e;
       if (!e.retryable) break;
     } finally {
-      clearTimeout(timer);
+      limit.clear();
       signal?.removeEventListener("abort", onAbort);
     }
   }
