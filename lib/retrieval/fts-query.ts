@@ -115,13 +115,32 @@ function lex(query: string): Tok[] | null {
 
 /**
  * A term holding text of a script written without spaces (Chinese, Japanese, Thai…): the phrase of its n-grams
- * (lib/vault/ngram.ts) on the n-gram columns, which find it anywhere in a run, with exact substring semantics
- * (adjacent bigrams overlap). null for any other term. A run of one character at the end is a prefix (it
- * starts a bigram or is a run's last character); so is a bare word's last Latin word of MIN_PREFIX_CHARS or more.
+ * on the n-gram columns (ngramPhrase). null for any other term.
+ */
+function ngramTerm(tokens: string[], neg: boolean, bare: boolean): Tok | null {
+  const ng = ngramPhrase(tokens, bare);
+  return ng && { t: "term", fts: `{title_ng body_ng} : ${ng.phrases}`, neg, term: ng.term, cost: ng.cost };
+}
+
+/** A term's n-gram form, before a column filter: search_workspace matches titles alone with it too. */
+export interface NgramPhrase {
+  /** A quoted FTS5 phrase, or the parenthesised OR of two (the term typed apart and glued). */
+  phrases: string;
+  /** The term as a snippet looks for it: anywhere in a word. */
+  term: QueryTerm;
+  /** Its tokens, each a word of MAX_QUERY_TERMS. */
+  cost: number;
+}
+
+/**
+ * The phrase of a term's n-grams (lib/vault/ngram.ts), for the n-gram columns, which find it anywhere in a
+ * run, with exact substring semantics (adjacent bigrams overlap); null when the term (its folded tokens,
+ * tokensOf) holds no text of those scripts. A run of one character at the end is a prefix (it starts a bigram
+ * or is a run's last character); so is a bare word's last Latin word of MIN_PREFIX_CHARS or more.
  * Each n-gram costs a word of the budget: a run of n characters costs n−1 (its pairs of characters), so a
  * long run is refused as query-too-complex rather than sent as a phrase of hundreds of tokens.
  */
-function ngramTerm(tokens: string[], neg: boolean, bare: boolean): Tok | null {
+export function ngramPhrase(tokens: string[], bare: boolean): NgramPhrase | null {
   const spaced = queryNgrams(tokens);
   if (!spaced) return null;
   // Words typed apart where one side is such text ("机器 学习", "使用 python") are also looked for glued
@@ -134,9 +153,12 @@ function ngramTerm(tokens: string[], neg: boolean, bare: boolean): Tok | null {
     anyPrefix ||= prefix;
     return `${quote(ng.tokens.join(" "))}${prefix ? "*" : ""}`;
   });
-  const fts = `{title_ng body_ng} : ${phrases.length > 1 ? `(${phrases.join(" OR ")})` : phrases[0]}`;
-  // The snippet looks for the words anywhere in a word (glued to a run, or inside one).
-  return { t: "term", fts, neg, term: { tokens, prefix: anyPrefix, inside: true }, cost: variants.reduce((n, v) => n + v.tokens.length, 0) };
+  return {
+    phrases: phrases.length > 1 ? `(${phrases.join(" OR ")})` : phrases[0]!,
+    // The snippet looks for the words anywhere in a word (glued to a run, or inside one).
+    term: { tokens, prefix: anyPrefix, inside: true },
+    cost: variants.reduce((n, v) => n + v.tokens.length, 0),
+  };
 }
 
 /** `words` with each pair that meets at a letter of a script written without spaces joined into one word. */
