@@ -84,12 +84,13 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
       }
     });
 
-    test("Chinese: a word inside a title or a sentence is found by the substring fallback", async () => {
+    test("Chinese: a word inside a title or a sentence is found through the index's n-grams", async () => {
       const inTitle = await s.call("search_workspace", { query: "指南" });
-      expect(inTitle.fallback).toBe("substring");
+      expect(inTitle.fallback).toBeUndefined();
       expect(inTitle.results[0].id).toBe("中文/用户指南.md");
       expect(inTitle.results[0].matchedOn).toBe("title");
       const inBody = await s.call("search_workspace", { query: "同步设置" });
+      expect(inBody.fallback).toBeUndefined();
       expect(inBody.results.map((r: any) => r.id)).toContain("中文/用户指南.md");
       const hit = inBody.results.find((r: any) => r.id === "中文/用户指南.md");
       expect(hit.matchedOn).toBe("content");
