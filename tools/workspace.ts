@@ -16,7 +16,7 @@ const mode = z.enum(["full", "outline"]).default("full").describe("outline: a ch
 export const searchWorkspace_ = defineTool({
   name: "search_workspace",
   description: "Find pages and databases by title and content (titles first, prefix words, substring fallback): {results: [{id, type, title, breadcrumb, snippet}]}.",
-  details: "Find pages and databases by title and content: title matches first, every word a prefix, case and accents ignored (cozum finds Çözüm). Short queries, Chinese/Japanese/Thai, or no index hit fall back to a substring match. Returns {results: [{id, type, title, breadcrumb, matchedOn, snippet, parentId?}]}; pass id to get_page. For task context use prepare_context. Parameters: query: Words to find in titles and content; limit: Maximum results (default 10, max 100).",
+  details: "Find pages and databases by title and content: title matches first, every word a prefix, case and accents ignored (cozum finds Çözüm). Chinese/Japanese/Thai words are found inside longer text. Queries under 3 letters, or with no index hit, fall back to a substring match. Returns {results: [{id, type, title, breadcrumb, matchedOn, snippet, parentId?}]}; pass id to get_page. For task context use prepare_context. Parameters: query: Words to find in titles and content; limit: Maximum results (default 10, max 100).",
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
