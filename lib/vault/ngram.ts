@@ -53,7 +53,7 @@ export function hasUnspacedRun(s: string): boolean {
 }
 
 /** The pieces of a folded word: [text, isRun] in order (a word of no run is one piece). */
-function pieces(word: string): [string, boolean][] {
+export function runPieces(word: string): [string, boolean][] {
   if (!hasUnspacedRun(word)) return [[word, false]];
   const out: [string, boolean][] = [];
   word.split(RUN_SPLIT).forEach((p, i) => {
@@ -122,7 +122,7 @@ export function ngramText(text: string): string | null {
   chunks.forEach((chunk, i) => {
     if (i) out.push(NGRAM_MARK);
     for (const word of foldText(chunk).replace(SOFT_BREAK, "").match(WORD) ?? []) {
-      const ps = pieces(word);
+      const ps = runPieces(word);
       if (ps.length === 1 && !ps[0]![1]) out.push(NGRAM_MARK + word);
       else for (const [p, run] of ps) run ? pushRun(out, p, true) : out.push(p);
     }
@@ -149,7 +149,7 @@ export function queryNgrams(words: string[]): NgramTerm | null {
   if (!words.some(hasUnspacedRun)) return null;
   const all: [string, boolean, boolean][] = []; // piece, isRun, isAlone (a word without a run)
   for (const w of words) {
-    const ps = pieces(w);
+    const ps = runPieces(w);
     if (ps.length === 1 && !ps[0]![1]) all.push([NGRAM_MARK + w, false, true]);
     else for (const [p, run] of ps) all.push([p, run, false]);
   }
