@@ -58,7 +58,7 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 
 type Weights = typeof KEYWORD_WEIGHTS;
 const FIELDS: Weights = { ...KEYWORD_WEIGHTS };
-const BARE: Weights = { title: 3, aliases: 0, headings: 0, path: 0, body: 1 };
+const BARE: Weights = { title: 3, aliases: 0, headings: 0, path: 0, body: 1, titleNg: 3, headingsNg: 0, bodyNg: 1 };
 const DEFAULT_RANKING = rankingFor("builtin");
 
 /** A system: how it ranks one query (document ids, best first). */

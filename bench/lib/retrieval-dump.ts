@@ -41,7 +41,7 @@ const idf = (term: string) => {
   const df = (dfOf.get(term) as { doc: number } | null)?.doc ?? 0;
   return Math.log((nDocs - df + 0.5) / (df + 0.5) + 1);
 };
-const BARE = { title: 3, aliases: 0, headings: 0, path: 0, body: 1 };
+const BARE = { title: 3, aliases: 0, headings: 0, path: 0, body: 1, titleNg: 3, headingsNg: 0, bodyNg: 1 };
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const t0 = performance.now();
 const qvs: Float32Array[] = [];

@@ -7,9 +7,16 @@
 // 0.690 (measured; see bench/retrieval.ts). The copy (fts_stem, contentless)
 // is brought in step with the notes lazily, before each use, from the bodies
 // already in `fts`.
+//
+// Text in scripts written without spaces (Chinese, Japanese, Thai…) is one
+// token per run to unicode61, so a question's words would match only a note
+// whose whole run is that word: such text is also kept as overlapping pairs of
+// characters (lib/vault/ngram.ts) in the *_ng columns, which the query's runs
+// are matched against (ngramAnyTerms).
 import type { Database } from "bun:sqlite";
 import { getMeta, setMeta } from "../store/index-db";
-import { toFtsAnyTerms } from "../retrieval/fts-query";
+import { MAX_QUERY_TERMS, tokensOf, toFtsAnyTerms } from "../retrieval/fts-query";
+import { hasUnspacedRun, ngramText, runPieces } from "../vault/ngram";
 import { ANCHOR_WEIGHT, anchorRank, anchorReader, dropAnchors, rebuildAnchors, resetAnchors } from "./anchors";
 import { writingTransaction } from "../store/write-lock";
 
@@ -18,14 +25,20 @@ import { writingTransaction } from "../store/write-lock";
  * a note's title or alias names its subject; one in a heading names a part of
  * it; the folder gives context (Obsidian Help's "Obsidian Sync/…"). Measured
  * on the tuning halves of our question sets and SciFact's train queries (see
- * docs/semantic.md, "What we tried").
+ * docs/semantic.md, "What we tried"). The n-gram columns weigh as the fields
+ * they come from: titleNg holds the title's and aliases' pairs (fts.title_ng),
+ * headingsNg the headings', bodyNg the body's (not measured: no question set
+ * in those scripts).
  */
-export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, body: 1 };
+export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, body: 1, titleNg: 3, headingsNg: 1.5, bodyNg: 1 };
 
 // The columns of fts_stem; a change re-creates the table and re-fills it from the notes
 // (it is derived data, like the rest of index.db), and the anchor text's tables (./anchors.ts).
-const LAYOUT = "fields-2";
-const COLUMNS = "title, aliases, headings, path, body";
+// fields-3: the n-gram columns. A note without such text has them NULL, which adds nothing to
+// its length, so an English vault's BM25 scores are those of fields-2 to the last bit.
+const LAYOUT = "fields-3";
+const COLUMNS = "title, aliases, headings, path, body, title_ng, headings_ng, body_ng";
+const NGRAM_COLUMNS = "{title_ng headings_ng body_ng}";
 // A sync works in slices of about SLICE_MS, one transaction each, with `pause` between them. Slices
 // of 500 notes held the request thread 230-260 ms each on obsidian-hub; slices of 25 ms hold it at
 // most 60-75 ms (an FTS5 commit flushes its segment), for ~0.5 s more in all (hub 2.85 s against
@@ -74,7 +87,9 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
     return 0;
   }
   const del = db.query("DELETE FROM fts_stem WHERE rowid = ?");
-  const ins = db.query(`INSERT INTO fts_stem(rowid, ${COLUMNS}) SELECT rowid, ?, ?, ?, ?, body FROM fts WHERE rowid = ?`);
+  // The title's and body's n-grams are fts's own (made once, by the indexer); the headings' are made here
+  // (a few short lines: for a note without such text, one regex test).
+  const ins = db.query(`INSERT INTO fts_stem(rowid, ${COLUMNS}) SELECT rowid, ?, ?, ?, ?, body, title_ng, ?, body_ng FROM fts WHERE rowid = ?`);
   const headingsOf = db.query("SELECT title FROM headings WHERE note_id = ? ORDER BY ord");
   const setState = db.query("INSERT OR REPLACE INTO fts_stem_notes(note_id, hash) VALUES (?, ?)");
   const delState = db.query("DELETE FROM fts_stem_notes WHERE note_id = ?");
@@ -108,7 +123,8 @@ export async function syncStemmed(db: Database, pause: () => Promise<void> = asy
         // The title heading (an H1 equal to the title) is already in the title column.
         const headings = (headingsOf.all(r.id) as { title: string }[]).map((h) => h.title).filter((h) => h !== r.title);
         del.run(r.id);
-        ins.run(r.title, aliasText(r.aliases), headings.join("\n"), folderWords(r.path), r.id);
+        // A blank line between headings: two headings are never one run (ngram.ts joins CJK across a single line break).
+        ins.run(r.title, aliasText(r.aliases), headings.join("\n"), folderWords(r.path), ngramText(headings.join("\n\n")), r.id);
         setState.run(r.id, r.hash);
       } while (performance.now() < until);
     });
@@ -127,15 +143,77 @@ export const STOPWORDS = new Set(
   ),
 );
 
+/** A query's FTS5 any-term expression in two parts, either null: its words, and its runs' n-grams (on the n-gram columns only). */
+export interface KeywordQuery {
+  words: string | null;
+  ngrams: string | null;
+}
+
+/**
+ * The parts of a prose query (function words dropped). A query without text of those scripts has
+ * ngrams null and words exactly the expression it had before the n-gram columns.
+ */
+export function keywordQuery(query: string, dropStopwords = true): KeywordQuery {
+  const all = query.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const words = all.filter((w) => !hasUnspacedRun(w));
+  const runs = words.length < all.length ? ngramAnyTerms(query) : null;
+  if (runs) for (const w of runs.glued) if (!words.includes(w)) words.push(w);
+  const kept = dropStopwords ? words.filter((w) => !STOPWORDS.has(w.toLowerCase())) : words;
+  // A query of function words only keeps them, unless it has runs to go by ("什么是 the" is 什么是).
+  return { words: toFtsAnyTerms((kept.length || runs?.expr ? kept : words).join(" ")), ngrams: runs?.expr ?? null };
+}
+
 /** The FTS5 any-term expression for a prose query (function words dropped). */
 export function keywordMatch(query: string, dropStopwords = true): string | null {
-  const words = query.match(/[\p{L}\p{N}_]+/gu) ?? [];
-  const kept = dropStopwords ? words.filter((w) => !STOPWORDS.has(w.toLowerCase())) : words;
-  return toFtsAnyTerms((kept.length ? kept : words).join(" "));
+  return joined(keywordQuery(query, dropStopwords));
+}
+
+function joined({ words, ngrams }: KeywordQuery): string | null {
+  return words && ngrams ? `${words} OR ${ngrams}` : (words ?? ngrams);
+}
+
+/**
+ * The runs of a query as ANY of their pairs of characters on the n-gram columns, and the Latin words
+ * glued to them ("使用Python编写": python), which the words' part looks for in every column.
+ *
+ * A pair each, OR-ed, as Lucene's CJK analyzer does with an OR query, not the phrase of a run's pairs
+ * (what the search tool makes of a word): a question in those scripts comes without spaces, so a
+ * "word" here is a whole clause (机器学习模型是怎么训练的), and the phrase would need that clause verbatim
+ * in a note. On tests/semantic-cjk.test.ts's vault, the phrase per run found none of the questions'
+ * notes; the pairs rank each first, BM25 giving a rare pair (学习) more than a common one (的是).
+ *
+ * At most MAX_QUERY_TERMS distinct pairs, the first ones (a long question keeps its opening, as the words
+ * do): each is a posting list to read. A run of one character counts only in a query without any pair
+ * (then as a prefix, c*: every pair starting with c, and c at a run's end); beside pairs it is mostly a
+ * particle (的, は, を).
+ */
+export function ngramAnyTerms(query: string): { expr: string | null; glued: string[] } {
+  const pairs = new Set<string>();
+  const singles = new Set<string>();
+  const glued: string[] = [];
+  for (const word of tokensOf(query)) {
+    if (pairs.size >= MAX_QUERY_TERMS) break;
+    if (!hasUnspacedRun(word)) continue;
+    for (const [piece, run] of runPieces(word)) {
+      if (!run) {
+        if (!glued.includes(piece)) glued.push(piece);
+        continue;
+      }
+      let prev = "";
+      for (const ch of piece) {
+        if (prev) pairs.add(prev + ch);
+        if (pairs.size >= MAX_QUERY_TERMS) break;
+        prev = ch;
+      }
+      if (piece === prev && singles.size < MAX_QUERY_TERMS) singles.add(prev);
+    }
+  }
+  const terms = pairs.size ? [...pairs].map((p) => `"${p}"`) : [...singles].map((c) => `"${c}"*`);
+  return { expr: terms.length ? `${NGRAM_COLUMNS} : (${terms.join(" OR ")})` : null, glued };
 }
 
 function weightList(w: typeof KEYWORD_WEIGHTS): string {
-  return [w.title, w.aliases, w.headings, w.path, w.body].map((x) => Number(x).toFixed(3)).join(", ");
+  return [w.title, w.aliases, w.headings, w.path, w.body, w.titleNg, w.headingsNg, w.bodyNg].map((x) => Number(x).toFixed(3)).join(", ");
 }
 
 // With anchor text, both lists are read this deep before they are added up, so that a note
@@ -147,18 +225,28 @@ const ANCHOR_POOL = 300;
  * `anchorWeight` × the BM25 of what other notes say beside their links to it (./anchors.ts).
  */
 export function keywordRank(db: Database, query: string, limit: number, dropStopwords = true, weights = KEYWORD_WEIGHTS, anchorWeight = ANCHOR_WEIGHT): KeywordHit[] {
-  const match = keywordMatch(query, dropStopwords);
+  const q = keywordQuery(query, dropStopwords);
+  const match = joined(q);
   if (!match) return [];
   const w = weightList(weights);
+  // The anchor text has no n-gram column: its query is the words alone (none: no anchors).
   // No anchor matches (a vault without links, or none near these words): the plain ranking, no deeper.
-  const anchors = anchorWeight > 0 ? anchorRank(db, match, Math.max(limit, ANCHOR_POOL)) : [];
+  const anchors = anchorWeight > 0 && q.words ? anchorRank(db, q.words, Math.max(limit, ANCHOR_POOL)) : [];
+  const rank = (expr: string) =>
+    db
+      .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
+      .all(expr, anchors.length ? Math.max(limit, ANCHOR_POOL) : limit) as KeywordHit[];
   let own: KeywordHit[];
   try {
-    own = db
-      .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
-      .all(match, anchors.length ? Math.max(limit, ANCHOR_POOL) : limit) as KeywordHit[];
+    own = rank(match);
   } catch {
-    return [];
+    // A table of an older layout (no n-gram columns: the caller did not sync first) still ranks the words.
+    if (!q.ngrams || !q.words) return [];
+    try {
+      own = rank(q.words);
+    } catch {
+      return [];
+    }
   }
   if (!anchors.length) return own;
   return addedHits(own, anchors, anchorWeight, limit);
