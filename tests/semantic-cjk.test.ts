@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keywordMatch, keywordRank } from "../lib/semantic/keyword";
 import { retrieve } from "../lib/semantic/retrieve";
+import { keywordConfidence, QueryTerms } from "../lib/semantic/rerank";
 import { SemanticService } from "../lib/semantic/service";
 import { getMeta } from "../lib/store/index-db";
 import { ftsPath } from "../lib/store/fts-db";
@@ -77,6 +78,23 @@ describe("questions in Chinese, Japanese and Thai", () => {
       const hybrid = await v.s.call("semantic_search", { query: q, hybrid: true, limit: 5 });
       expect(hybrid.items[0]?.path, q).toBe(path);
     }
+  }, 120_000);
+
+  test("the second stage reads a question's runs as pairs: a note holding its words gives the keyword side its confidence", async () => {
+    // Before, a clause without spaces was one word that no note holds: confidence 0 for every question in these
+    // scripts, so the built-in model's list (English-only, ranking such notes by their shape) weighed as for a
+    // paraphrase, and a note sharing one particle (です) with the question came first in hybrid.
+    const doc = (title: string, body: string) => ({ noteId: 1, title, aliases: [], headings: [], body });
+    const ja = "富士山の登山はいつがいいですか";
+    expect(keywordConfidence(ja, [doc("富士山登山", NOTES["ja/富士山.md"]!)])).toBeGreaterThan(0.3);
+    expect(keywordConfidence(ja, [doc("ラーメンの作り方", NOTES["ja/ラーメン.md"]!)])).toBeLessThan(0.2);
+    expect(keywordConfidence("红烧肉怎么做", [doc("家常菜", NOTES["zh/家常菜.md"]!)])).toBeGreaterThan(0.3);
+    const hybrid = await v.s.call("semantic_search", { query: ja, hybrid: true, limit: 5 });
+    expect(hybrid.items[0]?.path).toBe("ja/富士山.md");
+    // An English question reads mixed text as before: a Chinese run is one position, not six pairs.
+    const en = new QueryTerms("Chinese gardening");
+    expect(en.stems).toEqual(["chines", "garden"]);
+    expect(en.bestWindow("Chinese 园艺入门很有意思 gardening", 3)).toBe(1);
   }, 120_000);
 
   test("a word glued to a run is found where it stands alone, and the anchor query keeps to the words", async () => {

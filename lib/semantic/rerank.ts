@@ -6,6 +6,8 @@
 // compared by their Porter stems, the query's function words left out.
 import { stemmer } from "stemmer";
 import { STOPWORDS } from "./keyword";
+import { hasUnspacedRun, runPieces } from "../vault/ngram";
+import { MAX_QUERY_TERMS } from "../retrieval/fts-query";
 
 export interface RerankDoc {
   noteId: number;
@@ -71,10 +73,33 @@ export class QueryTerms {
   // (Porter stems are prefixes of their words but for a last y/i): most words are ruled out unstemmed.
   private heads: Set<string>;
 
+  /**
+   * Whether the query holds text of a script written without spaces (Chinese, Japanese, Thai…). Its runs are
+   * terms as pairs of characters, as the keyword side matches them (keyword.ts ngramAnyTerms): a question
+   * there is a clause without spaces, which as one word no note holds, so every share was 0 and the keyword
+   * side's confidence with it (the English-only built-in model's list then weighed as for a paraphrase).
+   */
+  private runs = false;
+
   constructor(query: string) {
     const words = fold(query).match(WORD) ?? [];
     const kept = words.filter((w) => !STOPWORDS.has(w));
-    this.stems = [...new Set((kept.length ? kept : words).map(stem))];
+    const terms: string[] = [];
+    const pairs = new Set<string>();
+    const singles: string[] = [];
+    for (const w of kept.length ? kept : words) {
+      if (!hasUnspacedRun(w)) {
+        terms.push(stem(w));
+        continue;
+      }
+      this.runs = true;
+      for (const [piece, run] of runPieces(w)) {
+        if (!run) terms.push(stem(piece));
+        else eachPair(piece, (p) => pairs.size < MAX_QUERY_TERMS && pairs.add(p), (c) => singles.push(c));
+      }
+    }
+    // A run of one character beside pairs is mostly a particle (的, は): a term only in a query without pairs.
+    this.stems = [...new Set([...terms, ...(pairs.size ? pairs : singles)])];
     this.index = new Map(this.stems.map((s, i) => [s, i]));
     this.heads = new Set(this.stems.map((s) => s.slice(0, 3)));
     this.short = this.stems.some((s) => s.length < 3);
@@ -117,11 +142,31 @@ export class QueryTerms {
         }
       } else {
         // Accents off ("café" is the query's "cafe"), only for the few words that have any.
-        const t = this.termOf(fold(lower.slice(start, i)));
+        const word = fold(lower.slice(start, i));
+        if (this.runs && hasUnspacedRun(word)) {
+          pos = this.scanRuns(word, pos, hit);
+          continue;
+        }
+        const t = this.termOf(word);
         if (t >= 0) hit(pos, t);
       }
       pos++;
     }
+  }
+
+  /** A word holding runs, for a query that has some: each pair of a run's characters is a position, as in the index. Returns the next position. */
+  private scanRuns(word: string, pos: number, hit: (pos: number, term: number) => void): number {
+    const at = (t: number | undefined) => {
+      if (t !== undefined) hit(pos, t);
+      pos++;
+    };
+    for (const [piece, run] of runPieces(word)) {
+      if (!run) {
+        const t = this.termOf(piece);
+        at(t >= 0 ? t : undefined);
+      } else eachPair(piece, (p) => at(this.index.get(p)), (c) => at(this.index.get(c)));
+    }
+    return pos;
   }
 
   /** Share of the query's terms that occur in a text. */
@@ -153,6 +198,13 @@ export class QueryTerms {
     }
     return best / n;
   }
+}
+
+/** Each pair of adjacent characters (code points) of a run, or `single` for a run of one. */
+function eachPair(run: string, pair: (p: string) => void, single: (c: string) => void): void {
+  const chars = Array.from(run);
+  if (chars.length === 1) single(chars[0]!);
+  for (let k = 0; k + 1 < chars.length; k++) pair(chars[k]! + chars[k + 1]!);
 }
 
 /**
