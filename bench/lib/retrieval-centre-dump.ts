@@ -1,12 +1,13 @@
 // The vectors a centring experiment needs (docs/semantic.md, fourteenth pass), dumped for
 // bench/lib/retrieval_centre.py: every passage vector (unit length) with its note, every
 // note vector, every query vector (the built-in model, as retrieve() embeds it) and the
-// questions' relevant documents.
+// questions' relevant documents and keyword lists.
 //   bun bench/lib/retrieval-centre-dump.ts oh|srd|docs|scifact [train]
 //     → $LETTUCE_BENCH_CACHE/dumps/<name>[-train].centre.{json,f32}
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { builtinEmbedder } from "../../lib/providers/select";
+import { keywordRank } from "../../lib/semantic/keyword";
 import { allNoteVectors } from "../../lib/semantic/store";
 import { BENCH_CACHE } from "./retrieval-data";
 import { openSetVault, passageMatrix, setFromArgs, unit } from "./retrieval-dump-setup";
@@ -44,7 +45,8 @@ writeFileSync(
     passages: owner.length,
     owner: [...owner],
     docs: notes.map((n) => set.docOf(n.path)),
-    queries: set.queries.map((q) => ({ id: q.id, kind: q.kind ?? null, half: q.half ?? null, relevant: [...q.relevant] })),
+    // The keyword side's top 100 (note row, BM25), for a rough hybrid offline (the flat list's convex tie-break).
+    queries: set.queries.map((q) => ({ id: q.id, kind: q.kind ?? null, half: q.half ?? null, relevant: [...q.relevant], keyword: keywordRank(db, q.text, 100).map((h) => [idx.get(h.noteId)!, h.score]) })),
   }),
 );
 console.error(`${name}: ${owner.length} passages, ${notes.length} notes, ${set.queries.length} queries`);

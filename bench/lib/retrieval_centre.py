@@ -9,8 +9,14 @@ passage, plus 0.25 x its note vector's cosine), with the cosine taken
               (Mu & Viswanath's all-but-the-top)
   whiten m:   BERT-whitening: centred, rotated onto the principal axes and each axis scaled by
               1 / sqrt(variance + eps), keeping the top m axes
+  shrunk-whiten a: whitening with the covariance shrunk toward the identity, (1 - a/100) C + a/100 (tr C / d) I
 Tuning halves only (oh, srd), the docs QA set and SciFact train.
-  python3 bench/lib/retrieval_centre.py [oh srd docs scifact-train]
+  python3 bench/lib/retrieval_centre.py [--only=raw,whiten,...] [oh srd docs scifact-train]
+  python3 bench/lib/retrieval_centre.py --hybrid scifact-train
+--hybrid: a rough hybrid offline, to see whether a better vector list adds to BM25 (no second
+stage, no margin): the keyword list re-scored by min-max BM25 + share x min-max vector score (the
+flat list's tie-break, RankingParams.flatConvex), and RRF k = 10 of the keyword list with the
+vector list's top 100 at weight w.
 """
 import json
 import os
@@ -48,6 +54,11 @@ def transform(P, kind, k):
         return lambda x: x - mu
     if kind == "half-centred":
         return lambda x: x - 0.5 * mu
+    if kind == "mean-direction":
+        # A projection, not a translation: the mean's direction taken out of both sides (a query far
+        # from the passages' mean is then not pushed toward the passages farthest from it).
+        u = mu / np.linalg.norm(mu)
+        return lambda x: x - np.outer(x @ u, u) if x.ndim == 2 else x - (x @ u) * u
     C = np.cov((P - mu).T)
     w, U = np.linalg.eigh(C)
     order = np.argsort(w)[::-1]
@@ -58,6 +69,13 @@ def transform(P, kind, k):
     if kind == "whiten":
         eps = 1e-4
         W = U[:, :k] / np.sqrt(w[:k] + eps)
+        return lambda x: (x - mu) @ W
+    if kind == "shrunk-whiten":
+        # Whitening with the covariance shrunk toward a multiple of the identity (Ledoit-Wolf's form):
+        # (1 - a) C + a (tr C / d) I, a = k / 100. Small vaults estimate the weak axes badly.
+        a = k / 100
+        lam = (1 - a) * w + a * w.mean()
+        W = U / np.sqrt(lam)
         return lambda x: (x - mu) @ W
     raise ValueError(kind)
 
@@ -74,6 +92,11 @@ def rank(meta, P, N, Q, owner, kind, k, note_vector=NOTE_VECTOR, note_same=True)
             mu_q = other_question_mean(meta["name"])
         T = lambda x: x - mu_p
         Pt, Qt = unit(P - mu_p), unit(Q - mu_q)
+    elif kind == "passages-centred":
+        # Only the passages centred; the query as it is.
+        mu_p = P.mean(axis=0)
+        T = lambda x: x - mu_p
+        Pt, Qt = unit(P - mu_p), unit(Q)
     else:
         T = transform(P, kind, k)
         Pt, Qt = unit(T(P)), unit(T(Q))
@@ -138,10 +161,69 @@ def cells(meta, lists, scores, which):
     return f"{nd:.4f}", spread
 
 
-VARIANTS = [("raw", 0), ("centred", 0), ("half-centred", 0), ("centred-queries", 0), ("centred-queries", 1), ("abtt", 1), ("abtt", 2), ("abtt", 3), ("abtt", 5), ("abtt", 10), ("whiten", 128), ("whiten", 256), ("whiten", 512)]
+VARIANTS = [("raw", 0), ("centred", 0), ("half-centred", 0), ("passages-centred", 0), ("mean-direction", 0), ("centred-queries", 0), ("centred-queries", 1), ("abtt", 1), ("abtt", 2), ("abtt", 3), ("abtt", 5), ("abtt", 10), ("whiten", 128), ("whiten", 256), ("whiten", 512), ("shrunk-whiten", 5), ("shrunk-whiten", 20), ("shrunk-whiten", 50)]
+
+def note_scores(meta, P, N, Q, owner, kind, k):
+    """Every query's score for every note (best passage + 0.25 x note vector), in the transformed space."""
+    T = transform(P, kind, k)
+    Pt, Qt, Nt = unit(T(P)), unit(T(Q)), unit(T(N))
+    S = Qt @ Pt.T
+    order = np.argsort(owner, kind="stable")
+    so = owner[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(so)) + 1]
+    best = np.full((Q.shape[0], len(meta["docs"])), -1.0)
+    best[:, so[starts]] = np.maximum.reduceat(S[:, order], starts, axis=1)
+    return best + NOTE_VECTOR * (Qt @ Nt.T)
+
+
+def hybrid(name):
+    meta, P, N, Q, owner = load(name)
+    docs, qs = meta["docs"], meta["queries"]
+    ix = [i for i, q in enumerate(qs) if q["half"] in ("tune", None)]
+
+    def ev(lists):
+        nd = np.mean([ndcg(lists[i], set(qs[i]["relevant"]), 10) for i in ix])
+        mrr = np.mean([rr(lists[i], set(qs[i]["relevant"]), 10) for i in ix])
+        hit = sum(any(d in qs[i]["relevant"] for d in lists[i][:5]) for i in ix)
+        return f"nDCG@10 {nd:.4f}, MRR@10 {mrr:.3f}, hit@5 {hit}/{len(ix)}"
+
+    mm = lambda x: (x - x.min()) / (x.max() - x.min()) if x.max() > x.min() else np.ones_like(x)
+    print(f"\n## {name}, rough hybrid\n\nkeyword alone: {ev([[docs[r] for r, _ in q['keyword']] for q in qs])}")
+    for kind, k in [("raw", 0), ("centred", 0), ("whiten", 256), ("whiten", 512), ("shrunk-whiten", 5), ("shrunk-whiten", 20)]:
+        V = note_scores(meta, P, N, Q, owner, kind, k)
+        label = f"{kind} {k}" if k else kind
+        for share in (0.5, 1.0):
+            lists = []
+            for i, q in enumerate(qs):
+                rows = np.array([r for r, _ in q["keyword"]], dtype=int)
+                if not len(rows):
+                    lists.append([])
+                    continue
+                f = (mm(np.array([s for _, s in q["keyword"]])) + share * mm(V[i, rows])) / (1 + share)
+                lists.append([docs[rows[j]] for j in np.argsort(-f, kind="stable")])
+            print(f"- {label}, convex share {share}: {ev(lists)}", flush=True)
+        for w in (0.1, 0.25, 0.5):
+            lists = []
+            for i, q in enumerate(qs):
+                sc = {}
+                for r, (row, _) in enumerate(q["keyword"]):
+                    sc[row] = sc.get(row, 0) + 1 / (10 + r + 1)
+                for r, row in enumerate(np.argsort(-V[i])[:100]):
+                    sc[row] = sc.get(row, 0) + w / (10 + r + 1)
+                lists.append([docs[row] for row, _ in sorted(sc.items(), key=lambda t: -t[1])])
+            print(f"- {label}, RRF k 10, vector weight {w}: {ev(lists)}", flush=True)
+
 
 if __name__ == "__main__":
-    sets = sys.argv[1:] or ["oh", "srd", "docs", "scifact-train"]
+    args = sys.argv[1:]
+    if args and args[0] == "--hybrid":
+        for name in args[1:] or ["scifact-train"]:
+            hybrid(name)
+        sys.exit(0)
+    if args and args[0].startswith("--only="):
+        keep = args.pop(0)[7:].split(",")
+        VARIANTS = [v for v in VARIANTS if v[0] in keep]
+    sets = args or ["oh", "srd", "docs", "scifact-train"]
     for name in sets:
         meta, P, N, Q, owner = load(name)
         which = name.split("-")[0]
