@@ -16,7 +16,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta, setMeta } from "../store/index-db";
 import { MAX_QUERY_TERMS, tokensOf, toFtsAnyTerms } from "../retrieval/fts-query";
-import { hasUnspacedRun, ngramText, runPieces } from "../vault/ngram";
+import { hasUnspacedRun, ngramText, runPairs } from "../vault/ngram";
 import { ANCHOR_WEIGHT, anchorRank, anchorReader, dropAnchors, rebuildAnchors, resetAnchors } from "./anchors";
 import { writingTransaction } from "../store/write-lock";
 
@@ -188,27 +188,8 @@ function joined({ words, ngrams }: KeywordQuery): string | null {
  * particle (的, は, を).
  */
 export function ngramAnyTerms(query: string): { expr: string | null; glued: string[] } {
-  const pairs = new Set<string>();
-  const singles = new Set<string>();
-  const glued: string[] = [];
-  for (const word of tokensOf(query)) {
-    if (pairs.size >= MAX_QUERY_TERMS) break;
-    if (!hasUnspacedRun(word)) continue;
-    for (const [piece, run] of runPieces(word)) {
-      if (!run) {
-        if (!glued.includes(piece)) glued.push(piece);
-        continue;
-      }
-      let prev = "";
-      for (const ch of piece) {
-        if (prev) pairs.add(prev + ch);
-        if (pairs.size >= MAX_QUERY_TERMS) break;
-        prev = ch;
-      }
-      if (piece === prev && singles.size < MAX_QUERY_TERMS) singles.add(prev);
-    }
-  }
-  const terms = pairs.size ? [...pairs].map((p) => `"${p}"`) : [...singles].map((c) => `"${c}"*`);
+  const { pairs, singles, glued } = runPairs(tokensOf(query), MAX_QUERY_TERMS);
+  const terms = pairs.length ? pairs.map((p) => `"${p}"`) : singles.map((c) => `"${c}"*`);
   return { expr: terms.length ? `${NGRAM_COLUMNS} : (${terms.join(" OR ")})` : null, glued };
 }
 

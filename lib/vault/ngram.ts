@@ -170,3 +170,33 @@ export function queryNgrams(words: string[]): NgramTerm | null {
   });
   return { tokens, lastRunOfOne, lastWord };
 }
+
+/**
+ * A query's runs for an any-pair match: their distinct pairs of characters in order, at most `max` (each is
+ * a posting list to read, and a long question keeps its opening), the runs of one character (at most `max`),
+ * and the words glued to runs ("使用Python编写": python). `words` are folded (foldText). Shared by the
+ * keyword side of retrieval (lib/semantic/keyword.ts) and prepare_context's lexical ranking.
+ */
+export function runPairs(words: string[], max: number): { pairs: string[]; singles: string[]; glued: string[] } {
+  const pairs = new Set<string>();
+  const singles = new Set<string>();
+  const glued: string[] = [];
+  for (const word of words) {
+    if (pairs.size >= max) break;
+    if (!hasUnspacedRun(word)) continue;
+    for (const [piece, run] of runPieces(word)) {
+      if (!run) {
+        if (!glued.includes(piece)) glued.push(piece);
+        continue;
+      }
+      let prev = "";
+      for (const ch of piece) {
+        if (prev) pairs.add(prev + ch);
+        if (pairs.size >= max) break;
+        prev = ch;
+      }
+      if (piece === prev && singles.size < max) singles.add(prev);
+    }
+  }
+  return { pairs: [...pairs], singles: [...singles], glued };
+}
