@@ -13,7 +13,8 @@ import { folderIndexNote, folderOf, isIndexNote } from "../items";
 import { linkedFrom, linkingTo } from "../neighbours";
 import { frontmatterLineCount, outlineOf, renderOutline } from "../outline";
 import { estimateTokens } from "../text";
-import { matchable, rankForTask, termsIn, type Candidate, type Ranking, type TrustPolicy } from "./rank";
+import { rankForTask, type Candidate, type Ranking, type TrustPolicy } from "./rank";
+import { matchable, termsIn } from "./terms";
 import { readVaultText } from "../../vault/read-file";
 
 export const PACK_FORMAT = "remnus-context-pack-v2";

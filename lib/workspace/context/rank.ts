@@ -16,10 +16,13 @@ import { SemanticService } from "../../semantic/service";
 import { embeddedModel, inList } from "../../semantic/store";
 import type { VaultContext } from "../../vault-context";
 import { inboundCounts } from "../neighbours";
-import { fold, ftsQuote, lightStem, STOPWORDS } from "../text";
+import { ftsQuote } from "../text";
+import { coverage, hasPairs, matchable, matchersOf, ngramTokens, termsOf, type PageText, type Term } from "./terms";
 import { freshnessOf, trustOf, type Freshness, type TrustInfo } from "../trust";
 import { indexMemo } from "../vault-cache";
 import { FTS_WEIGHTS } from "../../store/fts-db";
+
+export type { Term } from "./terms";
 
 export const TRUST_POLICIES = ["any", "prefer-human-reviewed", "human-reviewed-only"] as const;
 export type TrustPolicy = (typeof TRUST_POLICIES)[number];
@@ -46,31 +49,8 @@ export const RANKING = {
   coverage: 0.5,
 };
 
-export interface Term {
-  /** As the index gets it: lower-cased, lightly stemmed, accents left to the tokenizer. */
-  fts: string;
-  /** Folded and stemmed, for matching titles and bodies in JS (as a word prefix). */
-  folded: string;
-  /** The word as folded, unstemmed (for people: selectionReason, warnings). */
-  word: string;
-}
-
-/** A text's search terms: words of two or more letters that are not stopwords, once each. */
-export function termsOf(text: string, max: number): Term[] {
-  const out: Term[] = [];
-  const seen = new Set<string>();
-  for (const raw of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
-    const folded = fold(raw);
-    if (folded.length < 2 || STOPWORDS.has(folded) || seen.has(folded)) continue;
-    seen.add(folded);
-    out.push({ fts: lightStem(raw.toLowerCase()), folded: lightStem(folded), word: folded });
-    if (out.length >= max) break;
-  }
-  return out;
-}
-
 /** The FTS5 form of a term: a prefix query ("link"* finds links, linking), or the exact word (below). */
-const prefixTerm = (t: Term) => (t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : ftsQuote(t.fts));
+const prefixTerm = (t: Term) => (t.ngram ? t.fts : t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : ftsQuote(t.fts));
 
 /**
  * What the ranking query asks for a term. A prefix merges the lists of every
@@ -80,6 +60,7 @@ const prefixTerm = (t: Term) => (t.fts.length >= 3 ? `${ftsQuote(t.fts)}*` : fts
  * rarer one by prefix.
  */
 function queryTerm(t: Term, df: number, notes: number): string {
+  if (t.ngram) return t.fts;
   return t.fts !== t.word || df <= RANKING.prefixShare * notes ? prefixTerm(t) : ftsQuote(t.fts);
 }
 
@@ -140,24 +121,19 @@ function informative(terms: Term[], dfs: number[], notes: number): { terms: Term
 /** Coverage reads this much of a body at most: a word not in the first 64 KB of a huge page barely changes its coverage. */
 const COVERAGE_CHARS = 65_536;
 
-/** Title and (the start of the) body of a candidate note, matchable(), for coverage. One rowid lookup each. */
-function candidateText(db: Database, id: number): string {
-  const r = db.query("SELECT title, substr(body, 1, ?) AS body FROM fts WHERE rowid = ?").get(COVERAGE_CHARS, id) as { title: string; body: string } | null;
-  if (!r) return "";
-  return matchable(`${r.title}\n${r.body}`);
-}
-
-/** Matchers for terms as the start of a word. */
-function wordStarts(terms: Term[]): RegExp[] {
-  return terms.map((t) => new RegExp(`(?:^|[^\\p{L}\\p{N}])${t.folded.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, "u"));
-}
-
-/** The share of the matchers a text satisfies. */
-function coverage(text: string, res: RegExp[]): number {
-  if (!res.length) return 0;
-  let hits = 0;
-  for (const re of res) if (re.test(text)) hits++;
-  return hits / res.length;
+/**
+ * Title and (the start of the) body of a candidate note, for coverage. One rowid lookup each; the n-gram
+ * columns too when some term is a pair (about three characters there for each one of the text's runs).
+ */
+function candidateText(db: Database, id: number, pairs: boolean): PageText {
+  if (!pairs) {
+    const r = db.query("SELECT title, substr(body, 1, ?) AS body FROM fts WHERE rowid = ?").get(COVERAGE_CHARS, id) as { title: string; body: string } | null;
+    return { text: r ? matchable(`${r.title}\n${r.body}`) : "", ng: "" };
+  }
+  const r = db
+    .query("SELECT title, substr(body, 1, ?1) AS body, title_ng AS tng, substr(body_ng, 1, 3 * ?1) AS bng FROM fts WHERE rowid = ?2")
+    .get(COVERAGE_CHARS, id) as { title: string; body: string; tng: string | null; bng: string | null } | null;
+  return r ? { text: matchable(`${r.title}\n${r.body}`), ng: ngramTokens(r.tng, r.bng) } : { text: "", ng: "" };
 }
 
 /**
@@ -186,13 +162,14 @@ async function lexicalRanking(db: Database, task: { terms: Term[]; query: string
   await nextTurn();
   for (const [id, s] of bm25Any(db, keywords.query, RANKING.depth)) lexical.set(id, (lexical.get(id) ?? 0) + RANKING.keywordWeight * s);
   // Coverage: a page holding most of the task's (informative) words beats one repeating a few of them.
-  const taskRes = wordStarts(task.terms);
-  const keywordRes = wordStarts(keywords.terms);
+  const taskRes = matchersOf(task.terms);
+  const keywordRes = matchersOf(keywords.terms);
+  const pairs = hasPairs(task.terms) || hasPairs(keywords.terms);
   const kwShare = keywordRes.length ? RANKING.keywordWeight : 0;
   let read = 0;
   for (const [id, s] of lexical) {
     if (++read % 16 === 0) await nextTurn();
-    const text = candidateText(db, id);
+    const text = candidateText(db, id, pairs);
     const cov = (coverage(text, taskRes) + kwShare * coverage(text, keywordRes)) / (1 + kwShare);
     lexical.set(id, s * (1 - RANKING.coverage + RANKING.coverage * cov));
   }
@@ -252,7 +229,10 @@ export async function rankForTask(
   const keywordTerms = termsOf(o.keywords.join(" "), 48).filter((t) => !taskSet.has(t.folded));
   const notes = noteCount(db);
   const taskDf = await documentFrequencies(vault, taskTerms);
-  const missing = taskTerms.filter((_, i) => taskDf[i] === 0);
+  // A pair is a piece of a clause, not a word: one the vault lacks (often one across two words) says
+  // nothing while other pairs of the task are found, so pairs count as missing only when all are.
+  const pairFound = taskTerms.some((t, i) => t.ngram && taskDf[i]! > 0);
+  const missing = taskTerms.filter((t, i) => taskDf[i] === 0 && !(t.ngram && pairFound));
   const taskQuery = informative(taskTerms, taskDf, notes);
   const keywordQuery = informative(keywordTerms, await documentFrequencies(vault, keywordTerms), notes);
   await nextTurn();
@@ -323,21 +303,4 @@ export async function rankForTask(
     keywordTermsFound: keywordQuery.terms.length,
     excludedByTrust,
   };
-}
-
-/**
- * Lower-cased text, folded only when it holds letters that can carry accents
- * (Latin beyond ASCII, Greek, Cyrillic, …): folding is the slow part, and
- * emoji or CJK need none.
- */
-export function matchable(text: string): string {
-  const lower = text.toLowerCase();
-  return /[\u00c0-\u1fff]/.test(lower) ? fold(lower) : lower;
-}
-
-/** Which of the terms a text holds (as the start of one of its words); `prepared`: the text is already matchable(). */
-export function termsIn(text: string, terms: Term[], prepared = false): Term[] {
-  const t = prepared ? text : matchable(text);
-  const res = wordStarts(terms);
-  return terms.filter((_, i) => res[i]!.test(t));
 }
