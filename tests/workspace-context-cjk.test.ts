@@ -8,6 +8,8 @@ import { rmSync } from "node:fs";
 import { withEnv } from "./helpers/env";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { addWorkspaceNotes } from "./helpers/workspace-notes";
+import { termsOf } from "../lib/workspace/context/terms";
+import { ngramText } from "../lib/vault/ngram";
 
 const NO_MODELS = { LETTUCE_EMBED_PROVIDER: "none", LETTUCE_LLM_PROVIDER: "none" };
 
@@ -70,6 +72,17 @@ describe("prepare_context without embeddings, in scripts written without spaces"
       // Found through its words, the pack does not say they are missing from the vault.
       expect(p.warnings ?? []).toEqual([]);
     }
+  });
+
+  test("a Thai task's pairs across its vowel and tone marks are the index's pairs", async () => {
+    // The marks are \p{M}: cut before folding, ต้มยำกุ้ง lost ตม and กง (and กุ้ง alone became ก* and ง*, nearly every note).
+    const indexPairs = (text: string) => [...new Set(ngramText(text)!.split(" ").filter((t) => [...t].length === 2))].sort();
+    for (const task of ["ต้มยำกุ้ง", "ที่ไหน", "การเดินทางในกรุงเทพ", "กุ้ง"]) {
+      const pairs = termsOf(task, 24).filter((t) => t.ngram).map((t) => t.word).sort();
+      expect({ task, pairs }).toEqual({ task, pairs: indexPairs(task) });
+    }
+    const p = await pack({ task: "เดินทางในกรุงเทพ" });
+    expect(ids(p)[0]).toBe("ไทย/การเดินทาง.md");
   });
 
   test("the agent's keywords in those scripts count too", async () => {

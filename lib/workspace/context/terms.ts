@@ -53,10 +53,12 @@ export function termsOf(text: string, max: number): Term[] {
     }
     return out;
   }
+  // Cut at letters, digits and marks, folded after: a Thai word's vowel and tone marks (\p{M}) must not
+  // split it before the fold drops them, or the pairs across them (ต้มยำ: ตม, มย) are lost, as the index has them.
   const runs: string[] = [];
-  for (const raw of words) {
-    if (hasUnspacedRun(raw)) runs.push(foldText(raw));
-    else if (out.length < max) add(raw);
+  for (const chunk of text.match(/[\p{L}\p{N}\p{M}]+/gu) ?? []) {
+    if (hasUnspacedRun(chunk)) runs.push(foldText(chunk));
+    else for (const raw of chunk.match(/[\p{L}\p{N}]+/gu) ?? []) if (out.length < max) add(raw);
   }
   const { pairs, singles, glued } = runPairs(runs, MAX_QUERY_TERMS);
   for (const w of glued) if (out.length < max) add(w);
