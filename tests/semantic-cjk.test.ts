@@ -91,6 +91,9 @@ describe("questions in Chinese, Japanese and Thai", () => {
     expect(keywordConfidence("红烧肉怎么做", [doc("家常菜", NOTES["zh/家常菜.md"]!)])).toBeGreaterThan(0.3);
     const hybrid = await v.s.call("semantic_search", { query: ja, hybrid: true, limit: 5 });
     expect(hybrid.items[0]?.path).toBe("ja/富士山.md");
+    // A long question said word for word in a note is all there: its pairs are more than the 24-word window.
+    const long = "在训练机器学习模型的时候应该怎样选择合适的优化器和学习率才能让损失更快地收敛";
+    expect(keywordConfidence(long, [doc("笔记", `前言。${long}。后记。`)])).toBe(1);
     // An English question reads mixed text as before: a Chinese run is one position, not six pairs.
     const en = new QueryTerms("Chinese gardening");
     expect(en.stems).toEqual(["chines", "garden"]);

@@ -181,6 +181,9 @@ export class QueryTerms {
   bestWindow(text: string, size = PROXIMITY_WINDOW): number {
     const n = this.stems.length;
     if (!n) return 0;
+    // Each pair of a run is a position: a question of more pairs than the window (a 25-character Chinese
+    // question), said word for word, would never fit in it. Twice its terms: room for its pairs past the cap.
+    if (this.runs) size = Math.max(size, 2 * n);
     const hits: { pos: number; term: number }[] = [];
     this.scan(text, (pos, term) => hits.push({ pos, term }));
     const counts = new Int32Array(n);
