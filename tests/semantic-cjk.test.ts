@@ -26,6 +26,8 @@ const NOTES: Record<string, string> = {
   "Garden/Frost.md": "# Frost dates\n\nThe last frost in spring is usually in mid May here; cover seedlings on cold nights.\n",
   "Garden/Compost.md": "# Compost\n\nTurn the compost heap every few weeks; grass clippings and leaves make good compost.\n",
   "Notes/Mixed.md": "# Reading list\n\nA book about gardening, and one in Chinese: 园艺入门.\n",
+  // What a linking note says beside its link (anchor text), in words the target itself does not use.
+  "zh/阅读清单.md": "# 阅读清单\n\n想弄懂反向传播的推导过程，就先读[[机器学习]]。\n",
 };
 
 // Questions whose words lie inside longer runs of one note (no question is a substring of its note).
@@ -100,6 +102,15 @@ describe("questions in Chinese, Japanese and Thai", () => {
     expect(en.bestWindow("Chinese 园艺入门很有意思 gardening", 3)).toBe(1);
   }, 120_000);
 
+  test("what other notes say beside their links counts in those scripts too (the anchor text's pairs)", async () => {
+    await svc().syncKeywords();
+    expect(NOTES["zh/机器学习.md"]!.includes("反向传播")).toBe(false);
+    const hits = keywordRank(v.s.vault.indexDb, "反向传播的推导", 5).map((h) => pathOf(h.noteId));
+    expect(hits).toContain("zh/机器学习.md");
+    // Without the anchor text only the linking note itself holds the words.
+    expect(keywordRank(v.s.vault.indexDb, "反向传播的推导", 5, true, undefined, 0).map((h) => pathOf(h.noteId))).not.toContain("zh/机器学习.md");
+  });
+
   test("a word glued to a run is found where it stands alone, and the anchor query keeps to the words", async () => {
     expect(keywordMatch("什么是Python编程")).toBe('"python" OR {title_ng headings_ng body_ng} : ("什么" OR "么是" OR "编程")');
     await svc().syncKeywords();
@@ -146,11 +157,15 @@ test("an index of the older layout (no n-gram columns) is re-created at its next
   db.exec("DROP TABLE fts_stem");
   db.exec("CREATE VIRTUAL TABLE fts_stem USING fts5(title, aliases, headings, path, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')");
   db.exec("INSERT INTO fts_stem(rowid, title, aliases, headings, path, body) SELECT rowid, title, '', '', '', body FROM ftsdb.fts");
+  // And the anchor text's table without its n-gram column.
+  db.exec("DROP TABLE fts_anchor");
+  db.exec("CREATE VIRTUAL TABLE fts_anchor USING fts5(text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')");
+  db.exec("INSERT INTO fts_anchor(rowid, text) SELECT target_id, group_concat(text, char(10)) FROM anchor_lines GROUP BY target_id");
   db.exec("UPDATE meta SET value = 'fields-2' WHERE key = 'keyword_layout'");
   db.close();
   // Before the sync: the words still rank on the old table (a column filter it lacks does not empty them).
   expect(keywordRank(v.s.vault.indexDb, "compost 堆肥", 3).map((h) => pathOf(h.noteId))).toEqual(["Garden/Compost.md"]);
   const hybrid = await v.s.call("semantic_search", { query: "怎么训练神经网络模型？", hybrid: true, limit: 5 });
   expect(hybrid.items[0]?.path).toBe("zh/机器学习.md");
-  expect(getMeta(v.s.vault.indexDb, "keyword_layout")).toBe("fields-3");
+  expect(getMeta(v.s.vault.indexDb, "keyword_layout")).toBe("fields-4");
 }, 120_000);

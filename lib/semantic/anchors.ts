@@ -20,6 +20,7 @@
 // a ranking hint a little stale, never a wrong answer.
 import type { Database } from "bun:sqlite";
 import { bodyLinks } from "../vault/parse";
+import { ngramText } from "../vault/ngram";
 
 /**
  * How much an anchor match counts beside the note's own fields (bm25 scores added). Tuning half,
@@ -39,7 +40,9 @@ export function resetAnchors(db: Database): void {
   db.exec("DROP TABLE IF EXISTS fts_anchor");
   db.exec("DROP TABLE IF EXISTS anchor_lines");
   db.exec("DROP TABLE IF EXISTS anchor_dirty");
-  db.exec(`CREATE VIRTUAL TABLE fts_anchor USING fts5(text, content = '', contentless_delete = 1, ${TOKENIZE})`);
+  // text_ng: the lines' Chinese, Japanese or Thai as pairs of characters (../vault/ngram.ts), NULL for lines
+  // without any (which then add nothing to a row's length: an English vault's scores are unchanged).
+  db.exec(`CREATE VIRTUAL TABLE fts_anchor USING fts5(text, text_ng, content = '', contentless_delete = 1, ${TOKENIZE})`);
   // One row per linking note and target: the text it gives that target.
   db.exec("CREATE TABLE anchor_lines (src_id INTEGER NOT NULL, target_id INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (src_id, target_id)) WITHOUT ROWID");
   db.exec("CREATE INDEX anchor_lines_target ON anchor_lines(target_id)");
@@ -143,7 +146,7 @@ export function rebuildAnchors(db: Database, ms: number): number {
   const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT 4096").all() as { t: number }[]).map((r) => r.t);
   const textsOf = db.query("SELECT text FROM anchor_lines WHERE target_id = ? ORDER BY src_id");
   const drop = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
-  const add = db.query("INSERT INTO fts_anchor(rowid, text) VALUES (?, ?)");
+  const add = db.query("INSERT INTO fts_anchor(rowid, text, text_ng) VALUES (?, ?, ?)");
   const done = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
   const exists = db.query("SELECT 1 FROM notes WHERE id = ?");
   let n = 0;
@@ -159,19 +162,19 @@ export function rebuildAnchors(db: Database, ms: number): number {
       if (text.length + r.text.length > MAX_ANCHOR_CHARS) break;
       text += (text ? "\n" : "") + r.text;
     }
-    if (text) add.run(t, text);
+    if (text) add.run(t, text, ngramText(text));
   }
   return n;
 }
 
-/** Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better). */
-export function anchorRank(db: Database, match: string, limit: number): { noteId: number; score: number }[] {
+/** Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better); null when FTS5 refuses it. */
+export function anchorRank(db: Database, match: string, limit: number): { noteId: number; score: number }[] | null {
   try {
     return db.query("SELECT rowid AS noteId, -bm25(fts_anchor) AS score FROM fts_anchor WHERE fts_anchor MATCH ? ORDER BY bm25(fts_anchor) LIMIT ?").all(match, limit) as {
       noteId: number;
       score: number;
     }[];
   } catch {
-    return [];
+    return null;
   }
 }

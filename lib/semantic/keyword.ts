@@ -38,7 +38,8 @@ export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, b
 // its length: in a vault without such text BM25's scores are those of fields-2 to the last bit. Where
 // some notes hold it, their pairs lengthen them and the vault's average (FTS5 measures both over all
 // columns): English scores move slightly (1e-5 relative on Obsidian Help, whose top 10s kept their order).
-const LAYOUT = "fields-3";
+// fields-4: the anchor text's table got its n-gram column (anchors.ts), re-created with fts_stem.
+const LAYOUT = "fields-4";
 const COLUMNS = "title, aliases, headings, path, body, title_ng, headings_ng, body_ng";
 const NGRAM_COLUMNS = "{title_ng headings_ng body_ng}";
 // A sync works in slices of about SLICE_MS, one transaction each, with `pause` between them. Slices
@@ -149,6 +150,8 @@ export const STOPWORDS = new Set(
 export interface KeywordQuery {
   words: string | null;
   ngrams: string | null;
+  /** The n-grams' terms without a column filter (for the anchor text's own n-gram column). */
+  pairs: string | null;
 }
 
 /**
@@ -162,7 +165,7 @@ export function keywordQuery(query: string, dropStopwords = true): KeywordQuery 
   if (runs) for (const w of runs.glued) if (!words.includes(w)) words.push(w);
   const kept = dropStopwords ? words.filter((w) => !STOPWORDS.has(w.toLowerCase())) : words;
   // A query of function words only keeps them, unless it has runs to go by ("什么是 the" is 什么是).
-  return { words: toFtsAnyTerms((kept.length || runs?.expr ? kept : words).join(" ")), ngrams: runs?.expr ?? null };
+  return { words: toFtsAnyTerms((kept.length || runs?.expr ? kept : words).join(" ")), ngrams: runs?.expr ?? null, pairs: runs?.terms ?? null };
 }
 
 /** The FTS5 any-term expression for a prose query (function words dropped). */
@@ -170,7 +173,7 @@ export function keywordMatch(query: string, dropStopwords = true): string | null
   return joined(keywordQuery(query, dropStopwords));
 }
 
-function joined({ words, ngrams }: KeywordQuery): string | null {
+function joined({ words, ngrams }: { words: string | null; ngrams: string | null }): string | null {
   return words && ngrams ? `${words} OR ${ngrams}` : (words ?? ngrams);
 }
 
@@ -189,10 +192,11 @@ function joined({ words, ngrams }: KeywordQuery): string | null {
  * (then as a prefix, c*: every pair starting with c, and c at a run's end); beside pairs it is mostly a
  * particle (的, は, を).
  */
-export function ngramAnyTerms(query: string): { expr: string | null; glued: string[] } {
+export function ngramAnyTerms(query: string): { expr: string | null; terms: string | null; glued: string[] } {
   const { pairs, singles, glued } = runPairs(tokensOf(query), MAX_QUERY_TERMS);
-  const terms = pairs.length ? pairs.map((p) => `"${p}"`) : singles.map((c) => `"${c}"*`);
-  return { expr: terms.length ? `${NGRAM_COLUMNS} : (${terms.join(" OR ")})` : null, glued };
+  const list = pairs.length ? pairs.map((p) => `"${p}"`) : singles.map((c) => `"${c}"*`);
+  const terms = list.length ? `(${list.join(" OR ")})` : null;
+  return { expr: terms && `${NGRAM_COLUMNS} : ${terms}`, terms, glued };
 }
 
 function weightList(w: typeof KEYWORD_WEIGHTS): string {
@@ -212,9 +216,12 @@ export function keywordRank(db: Database, query: string, limit: number, dropStop
   const match = joined(q);
   if (!match) return [];
   const w = weightList(weights);
-  // The anchor text has no n-gram column: its query is the words alone (none: no anchors).
-  // No anchor matches (a vault without links, or none near these words): the plain ranking, no deeper.
-  const anchors = anchorWeight > 0 && q.words ? anchorRank(db, q.words, Math.max(limit, ANCHOR_POOL)) : [];
+  // The anchor text's pairs are in its own n-gram column (text_ng). No anchor matches (a vault without
+  // links, or none near these words): the plain ranking, no deeper.
+  const anchorMatch = joined({ words: q.words, ngrams: q.pairs && `{text_ng} : ${q.pairs}` });
+  let anchors = anchorWeight > 0 && anchorMatch ? anchorRank(db, anchorMatch, Math.max(limit, ANCHOR_POOL)) : [];
+  // A table of an older layout (no text_ng: the caller did not sync first) still ranks the words.
+  if (anchors === null) anchors = q.words && q.pairs ? (anchorRank(db, q.words, Math.max(limit, ANCHOR_POOL)) ?? []) : [];
   const rank = (expr: string) =>
     db
       .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
