@@ -74,6 +74,10 @@ describe("a vault past the old scan's 4 MB", () => {
 });
 
 const NOTES: Record<string, string> = {
+  // Latin typed full width (a Japanese input mode): glued to Japanese, standalone, and in ASCII.
+  "ja/買い物.md": "# 買い物\n\n新しいＰＣを買った。\n",
+  "en/Fullwidth.md": "# Fullwidth\n\nThe ＰＣ on the desk.\n",
+  "en/Laptop.md": "# Laptop\n\nMy old PC still runs.\n",
   "ja/ラーメン.md": "# ラーメン\n\n東京の美味しいラーメン屋さんに行きました。\n",
   "ja/旅行.md": "# 旅行\n\n京都へ行く。コーヒーを飲む。\n",
   "zh/北京.md": "# 住所\n\n我住在北京。\n",
@@ -139,6 +143,13 @@ describe("words of scripts without spaces, through the index", () => {
     expect(await paths("python使用")).toEqual([]);
     // The snippet finds the glued word too, not only the note's opening.
     expect((await search("rustacean")).items[0].snippet).toContain("用Rustacean编写");
+  });
+
+  test("Latin typed full width finds the word glued to Japanese, standing alone, and written in ASCII", async () => {
+    // The tokenizer folds no width: ＰＣ was found only where it stood alone in full width.
+    expect(await paths("ＰＣ")).toEqual(["en/Fullwidth.md", "en/Laptop.md", "ja/買い物.md"]);
+    expect(await paths("ＰＣ -desk")).toEqual(["en/Laptop.md", "ja/買い物.md"]);
+    expect((await search("ＰＣ")).total).toBe(3);
   });
 
   test("a soft line break inside Chinese text does not split the word; a blank line does", async () => {

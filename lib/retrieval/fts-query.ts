@@ -55,6 +55,8 @@ const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
 // case), which the spec leaves out of the language. Any other `word:…` is text a note holds (`std::vector`,
 // `TODO:fix`, `doi:10.1000/xyz`, `mailto:…`, a URL, a time): a term like any other, quoted as every term is.
 const COLUMN_FILTER = /^(?:title|body):(?!\/\/)./i;
+// U+FF01–FF5E: the full-width forms of ASCII's printable characters (！ to ～), each 0xFEE0 above its ASCII one.
+const FULL_WIDTH_ASCII = /[\uff01-\uff5e]/g;
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
@@ -108,7 +110,13 @@ function lex(query: string): Tok[] | null {
     }
     const last = tokens[tokens.length - 1] ?? "";
     const prefix = [...last].length >= MIN_PREFIX_CHARS || UNSPACED_SCRIPT.test(last);
-    toks.push({ t: "term", fts: prefix ? `${quote(bare)}*` : quote(bare), neg, term: { tokens, prefix }, cost: Math.max(1, tokens.length) });
+    const form = (w: string) => (prefix ? `${quote(w)}*` : quote(w));
+    // Full-width Latin and digits (ＰＣ, typed in a Japanese input mode) are their own tokens to the tokenizer,
+    // which folds no width: the ASCII form is asked too, which finds them written in ASCII, and glued to
+    // Japanese or Chinese text (新しいＰＣを買った), whose n-grams hold them folded. A word more of the budget.
+    const ascii = bare.replace(FULL_WIDTH_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0));
+    const fts = ascii === bare ? form(bare) : `(${form(bare)} OR ${form(ascii)})`;
+    toks.push({ t: "term", fts, neg, term: { tokens, prefix }, cost: Math.max(1, tokens.length) * (ascii === bare ? 1 : 2) });
   }
   return toks;
 }
