@@ -150,6 +150,13 @@ describe("words of scripts without spaces, through the index", () => {
     expect(await paths("ＰＣ")).toEqual(["en/Fullwidth.md", "en/Laptop.md", "ja/買い物.md"]);
     expect(await paths("ＰＣ -desk")).toEqual(["en/Laptop.md", "ja/買い物.md"]);
     expect((await search("ＰＣ")).total).toBe(3);
+    // Typed full width, OR and NOT are the operators, and title: the column filter the language refuses.
+    expect(await paths("ＰＣ ＮＯＴ desk")).toEqual(["en/Laptop.md", "ja/買い物.md"]);
+    expect(await paths("Laptop ＯＲ Fullwidth")).toEqual(["en/Fullwidth.md", "en/Laptop.md"]);
+    expect(await paths("ｔｉｔｌｅ:laptop")).toEqual([]);
+    // Full-width punctuation alone adds no second form, nor its cost: 20 words ending in ！ are within budget.
+    const bangs = await s.callRaw("search", { query: Array.from({ length: 20 }, (_, i) => `word${i}！`).join(" ") }, "read");
+    expect(bangs.isError).toBeFalsy();
   });
 
   test("a soft line break inside Chinese text does not split the word; a blank line does", async () => {

@@ -55,8 +55,9 @@ const HAS_TOKEN_CHAR = /[\p{L}\p{N}]/u;
 // case), which the spec leaves out of the language. Any other `word:…` is text a note holds (`std::vector`,
 // `TODO:fix`, `doi:10.1000/xyz`, `mailto:…`, a URL, a time): a term like any other, quoted as every term is.
 const COLUMN_FILTER = /^(?:title|body):(?!\/\/)./i;
-// U+FF01–FF5E: the full-width forms of ASCII's printable characters (！ to ～), each 0xFEE0 above its ASCII one.
-const FULL_WIDTH_ASCII = /[\uff01-\uff5e]/g;
+// The full-width forms of ASCII's digits and letters (０–９, Ａ–Ｚ, ａ–ｚ), each 0xFEE0 above its ASCII one.
+const FULL_WIDTH_ALNUM = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/;
+const FULL_WIDTH_ALNUM_G = new RegExp(FULL_WIDTH_ALNUM.source, "g");
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
@@ -94,14 +95,17 @@ function lex(query: string): Tok[] | null {
     while (j < n && !/\s/.test(query[j]!) && query[j] !== '"') j++;
     const word = query.slice(i, j);
     i = j;
-    if (!neg && (word === "OR" || word === "NOT")) {
-      toks.push({ t: "op", op: word });
+    // Full-width letters and digits (ＰＣ, ＯＲ: a Japanese input mode) read as their ASCII forms, for the
+    // operators and column filters too; full-width punctuation stays text (（ＰＣ） is ordinary Japanese).
+    const asciiWord = FULL_WIDTH_ALNUM.test(word) ? word.replace(FULL_WIDTH_ALNUM_G, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)) : word;
+    if (!neg && (asciiWord === "OR" || asciiWord === "NOT")) {
+      toks.push({ t: "op", op: asciiWord });
       continue;
     }
     // The spec has no (grouping) and no column:filter: such a query is malformed, not a word search.
-    if (/[()]/.test(word) || COLUMN_FILTER.test(word)) return null;
+    if (/[()]/.test(word) || COLUMN_FILTER.test(asciiWord)) return null;
     if (!HAS_TOKEN_CHAR.test(word)) continue; // punctuation alone matches nothing; drop it
-    const bare = word.replace(/\*+$/, "");
+    const bare = word.replace(/[*＊]+$/, "");
     const tokens = tokensOf(bare);
     const ng = ngramTerm(tokens, neg, true);
     if (ng) {
@@ -114,7 +118,7 @@ function lex(query: string): Tok[] | null {
     // Full-width Latin and digits (ＰＣ, typed in a Japanese input mode) are their own tokens to the tokenizer,
     // which folds no width: the ASCII form is asked too, which finds them written in ASCII, and glued to
     // Japanese or Chinese text (新しいＰＣを買った), whose n-grams hold them folded. A word more of the budget.
-    const ascii = bare.replace(FULL_WIDTH_ASCII, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0));
+    const ascii = asciiWord === word ? bare : asciiWord.replace(/[*＊]+$/, "");
     const fts = ascii === bare ? form(bare) : `(${form(bare)} OR ${form(ascii)})`;
     toks.push({ t: "term", fts, neg, term: { tokens, prefix }, cost: Math.max(1, tokens.length) * (ascii === bare ? 1 : 2) });
   }
