@@ -38,11 +38,15 @@ const TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'";
 /** (Re)create the anchor tables, empty (keyword.ts calls this when its layout changes). */
 export function resetAnchors(db: Database): void {
   db.exec("DROP TABLE IF EXISTS fts_anchor");
+  db.exec("DROP TABLE IF EXISTS fts_anchor_ng");
   db.exec("DROP TABLE IF EXISTS anchor_lines");
   db.exec("DROP TABLE IF EXISTS anchor_dirty");
-  // text_ng: the lines' Chinese, Japanese or Thai as pairs of characters (../vault/ngram.ts), NULL for lines
-  // without any (which then add nothing to a row's length: an English vault's scores are unchanged).
-  db.exec(`CREATE VIRTUAL TABLE fts_anchor USING fts5(text, text_ng, content = '', contentless_delete = 1, ${TOKENIZE})`);
+  db.exec(`CREATE VIRTUAL TABLE fts_anchor USING fts5(text, content = '', contentless_delete = 1, ${TOKENIZE})`);
+  // The lines' Chinese, Japanese or Thai as pairs of characters (../vault/ngram.ts), for targets whose lines hold
+  // any. A table of its own, not a column of fts_anchor: bm25() counts every column in a row's length, and the
+  // pairs of one such line lengthened a short anchor row enough to move English matches by up to 6% and reorder
+  // top tens in a vault that mixes the two (the review of 2026-12-06).
+  db.exec(`CREATE VIRTUAL TABLE fts_anchor_ng USING fts5(text_ng, content = '', contentless_delete = 1, ${TOKENIZE})`);
   // One row per linking note and target: the text it gives that target.
   db.exec("CREATE TABLE anchor_lines (src_id INTEGER NOT NULL, target_id INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (src_id, target_id)) WITHOUT ROWID");
   db.exec("CREATE INDEX anchor_lines_target ON anchor_lines(target_id)");
@@ -94,11 +98,13 @@ export function dropAnchors(db: Database, gone: number[]): void {
   const dirty = db.query("INSERT OR IGNORE INTO anchor_dirty(target_id) SELECT target_id FROM anchor_lines WHERE src_id = ?");
   const lines = db.query("DELETE FROM anchor_lines WHERE src_id = ? OR target_id = ?");
   const row = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
+  const rowNg = db.query("DELETE FROM fts_anchor_ng WHERE rowid = ?");
   const mark = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
   for (const id of gone) {
     dirty.run(id);
     lines.run(id, id);
     row.run(id);
+    rowNg.run(id);
     mark.run(id);
   }
 }
@@ -146,13 +152,16 @@ export function rebuildAnchors(db: Database, ms: number): number {
   const targets = (db.query("SELECT target_id AS t FROM anchor_dirty LIMIT 4096").all() as { t: number }[]).map((r) => r.t);
   const textsOf = db.query("SELECT text FROM anchor_lines WHERE target_id = ? ORDER BY src_id");
   const drop = db.query("DELETE FROM fts_anchor WHERE rowid = ?");
-  const add = db.query("INSERT INTO fts_anchor(rowid, text, text_ng) VALUES (?, ?, ?)");
+  const dropNg = db.query("DELETE FROM fts_anchor_ng WHERE rowid = ?");
+  const add = db.query("INSERT INTO fts_anchor(rowid, text) VALUES (?, ?)");
+  const addNg = db.query("INSERT INTO fts_anchor_ng(rowid, text_ng) VALUES (?, ?)");
   const done = db.query("DELETE FROM anchor_dirty WHERE target_id = ?");
   const exists = db.query("SELECT 1 FROM notes WHERE id = ?");
   let n = 0;
   for (const t of targets) {
     if (n++ > 0 && performance.now() >= until) return n - 1;
     drop.run(t);
+    dropNg.run(t);
     done.run(t);
     // Gone since it was marked (its own sync will drop the rest).
     if (!exists.get(t)) continue;
@@ -162,15 +171,21 @@ export function rebuildAnchors(db: Database, ms: number): number {
       if (text.length + r.text.length > MAX_ANCHOR_CHARS) break;
       text += (text ? "\n" : "") + r.text;
     }
-    if (text) add.run(t, text, ngramText(text));
+    if (!text) continue;
+    add.run(t, text);
+    const ng = ngramText(text);
+    if (ng) addNg.run(t, ng);
   }
   return n;
 }
 
-/** Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better); null when FTS5 refuses it. */
-export function anchorRank(db: Database, match: string, limit: number): { noteId: number; score: number }[] | null {
+/**
+ * Notes whose anchor text matches the FTS5 expression, by bm25 (higher is better): `table` fts_anchor for
+ * words, fts_anchor_ng for pairs of characters. null when FTS5 refuses it (a table of an older layout).
+ */
+export function anchorRank(db: Database, match: string, limit: number, table: "fts_anchor" | "fts_anchor_ng" = "fts_anchor"): { noteId: number; score: number }[] | null {
   try {
-    return db.query("SELECT rowid AS noteId, -bm25(fts_anchor) AS score FROM fts_anchor WHERE fts_anchor MATCH ? ORDER BY bm25(fts_anchor) LIMIT ?").all(match, limit) as {
+    return db.query(`SELECT rowid AS noteId, -bm25(${table}) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY bm25(${table}) LIMIT ?`).all(match, limit) as {
       noteId: number;
       score: number;
     }[];

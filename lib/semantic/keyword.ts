@@ -38,7 +38,7 @@ export const KEYWORD_WEIGHTS = { title: 3, aliases: 3, headings: 1.5, path: 1, b
 // its length: in a vault without such text BM25's scores are those of fields-2 to the last bit. Where
 // some notes hold it, their pairs lengthen them and the vault's average (FTS5 measures both over all
 // columns): English scores move slightly (1e-5 relative on Obsidian Help, whose top 10s kept their order).
-// fields-4: the anchor text's table got its n-gram column (anchors.ts), re-created with fts_stem.
+// fields-4: the anchor text's pairs in a table of their own (anchors.ts), re-created with fts_stem.
 const LAYOUT = "fields-4";
 const COLUMNS = "title, aliases, headings, path, body, title_ng, headings_ng, body_ng";
 const NGRAM_COLUMNS = "{title_ng headings_ng body_ng}";
@@ -216,12 +216,13 @@ export function keywordRank(db: Database, query: string, limit: number, dropStop
   const match = joined(q);
   if (!match) return [];
   const w = weightList(weights);
-  // The anchor text's pairs are in its own n-gram column (text_ng). No anchor matches (a vault without
-  // links, or none near these words): the plain ranking, no deeper.
-  const anchorMatch = joined({ words: q.words, ngrams: q.pairs && `{text_ng} : ${q.pairs}` });
-  let anchors = anchorWeight > 0 && anchorMatch ? anchorRank(db, anchorMatch, Math.max(limit, ANCHOR_POOL)) : [];
-  // A table of an older layout (no text_ng: the caller did not sync first) still ranks the words.
-  if (anchors === null) anchors = q.words && q.pairs ? (anchorRank(db, q.words, Math.max(limit, ANCHOR_POOL)) ?? []) : [];
+  // The anchor text's words and its pairs are two tables (anchors.ts), each ranked by its own bm25, added up.
+  // No anchor matches (a vault without links, or none near these words): the plain ranking, no deeper. A table
+  // missing (an older layout: the caller did not sync first) ranks nothing.
+  const pool = Math.max(limit, ANCHOR_POOL);
+  const anchorWords = anchorWeight > 0 && q.words ? (anchorRank(db, q.words, pool) ?? []) : [];
+  const anchorPairs = anchorWeight > 0 && q.pairs ? (anchorRank(db, q.pairs, pool, "fts_anchor_ng") ?? []) : [];
+  const anchors = anchorPairs.length ? addedHits(anchorWords, anchorPairs, 1, pool) : anchorWords;
   const rank = (expr: string) =>
     db
       .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
