@@ -154,6 +154,9 @@ describe("words of scripts without spaces, through the index", () => {
     expect(await paths("ＰＣ ＮＯＴ desk")).toEqual(["en/Laptop.md", "ja/買い物.md"]);
     expect(await paths("Laptop ＯＲ Fullwidth")).toEqual(["en/Fullwidth.md", "en/Laptop.md"]);
     expect(await paths("ｔｉｔｌｅ:laptop")).toEqual([]);
+    // In a phrase too.
+    expect(await paths('"ＰＣ still"')).toEqual(["en/Laptop.md"]);
+    expect(await paths('"ＰＣ on"')).toEqual(["en/Fullwidth.md"]);
     // Full-width punctuation alone adds no second form, nor its cost: 20 words ending in ！ are within budget.
     const bangs = await s.callRaw("search", { query: Array.from({ length: 20 }, (_, i) => `word${i}！`).join(" ") }, "read");
     expect(bangs.isError).toBeFalsy();

@@ -58,6 +58,7 @@ const COLUMN_FILTER = /^(?:title|body):(?!\/\/)./i;
 // The full-width forms of ASCII's digits and letters (０–９, Ａ–Ｚ, ａ–ｚ), each 0xFEE0 above its ASCII one.
 const FULL_WIDTH_ALNUM = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/;
 const FULL_WIDTH_ALNUM_G = new RegExp(FULL_WIDTH_ALNUM.source, "g");
+const toAscii = (s: string) => (FULL_WIDTH_ALNUM.test(s) ? s.replace(FULL_WIDTH_ALNUM_G, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)) : s);
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
@@ -88,7 +89,9 @@ function lex(query: string): Tok[] | null {
       i = end + 1;
       if (!HAS_TOKEN_CHAR.test(phrase)) continue;
       const tokens = tokensOf(phrase);
-      toks.push(ngramTerm(tokens, neg, false) ?? { t: "term", fts: quote(phrase), neg, term: { tokens, prefix: false }, cost: Math.max(1, tokens.length) });
+      const ascii = toAscii(phrase);
+      const fts = ascii === phrase ? quote(phrase) : `(${quote(phrase)} OR ${quote(ascii)})`;
+      toks.push(ngramTerm(tokens, neg, false) ?? { t: "term", fts, neg, term: { tokens, prefix: false }, cost: Math.max(1, tokens.length) * (ascii === phrase ? 1 : 2) });
       continue;
     }
     let j = i;
@@ -97,7 +100,7 @@ function lex(query: string): Tok[] | null {
     i = j;
     // Full-width letters and digits (ＰＣ, ＯＲ: a Japanese input mode) read as their ASCII forms, for the
     // operators and column filters too; full-width punctuation stays text (（ＰＣ） is ordinary Japanese).
-    const asciiWord = FULL_WIDTH_ALNUM.test(word) ? word.replace(FULL_WIDTH_ALNUM_G, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)) : word;
+    const asciiWord = toAscii(word);
     if (!neg && (asciiWord === "OR" || asciiWord === "NOT")) {
       toks.push({ t: "op", op: asciiWord });
       continue;
