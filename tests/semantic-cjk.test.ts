@@ -26,6 +26,7 @@ const NOTES: Record<string, string> = {
   "Garden/Frost.md": "# Frost dates\n\nThe last frost in spring is usually in mid May here; cover seedlings on cold nights.\n",
   "Garden/Compost.md": "# Compost\n\nTurn the compost heap every few weeks; grass clippings and leaves make good compost.\n",
   "Notes/Mixed.md": "# Reading list\n\nA book about gardening, and one in Chinese: 园艺入门.\n",
+  "Notes/Computer.md": "# Studio\n\nWhich PC to buy for recording music.\n",
   // What a linking note says beside its link (anchor text), in words the target itself does not use.
   "zh/阅读清单.md": "# 阅读清单\n\n想弄懂反向传播的推导过程，就先读[[机器学习]]。\n",
 };
@@ -142,6 +143,14 @@ describe("questions in Chinese, Japanese and Thai", () => {
     const hybrid = await v.s.call("semantic_search", { query: q.slice(0, 2000), hybrid: true, limit: 5 });
     expect(hybrid.items[0]?.path).toBe("zh/家常菜.md");
   }, 120_000);
+});
+
+test("a word typed in full-width Latin is also asked in ASCII", async () => {
+  // The tokenizer folds no width: ＰＣ alone matched only notes writing it full width.
+  expect(keywordMatch("which ＰＣ to buy")).toBe('"ｐｃ" OR "buy" OR "pc"');
+  await svc().syncKeywords();
+  expect(keywordRank(v.s.vault.indexDb, "ＰＣ recording", 3).map((h) => pathOf(h.noteId))[0]).toBe("Notes/Computer.md");
+  expect(keywordRank(v.s.vault.indexDb, "ＰＣ", 3).map((h) => pathOf(h.noteId))).toEqual(["Notes/Computer.md"]);
 });
 
 test("an English question is asked exactly as before, and ranks the same", async () => {

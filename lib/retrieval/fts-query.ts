@@ -58,7 +58,8 @@ const COLUMN_FILTER = /^(?:title|body):(?!\/\/)./i;
 // The full-width forms of ASCII's digits and letters (０–９, Ａ–Ｚ, ａ–ｚ), each 0xFEE0 above its ASCII one.
 const FULL_WIDTH_ALNUM = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/;
 const FULL_WIDTH_ALNUM_G = new RegExp(FULL_WIDTH_ALNUM.source, "g");
-const toAscii = (s: string) => (FULL_WIDTH_ALNUM.test(s) ? s.replace(FULL_WIDTH_ALNUM_G, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)) : s);
+/** `s` with its full-width letters and digits as ASCII (ＰＣ → PC); full-width punctuation is left as it is. */
+export const toAscii = (s: string) => (FULL_WIDTH_ALNUM.test(s) ? s.replace(FULL_WIDTH_ALNUM_G, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)) : s);
 // Scripts written without spaces between words: the tokenizer keeps a whole run as one token, so a short prefix is how a word is found.
 const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
