@@ -6,7 +6,7 @@
 // compared by their Porter stems, the query's function words left out.
 import { stemmer } from "stemmer";
 import { STOPWORDS } from "./keyword";
-import { hasUnspacedRun, runPieces } from "../vault/ngram";
+import { eachPair, hasUnspacedRun, runPieces } from "../vault/ngram";
 import { MAX_QUERY_TERMS } from "../retrieval/fts-query";
 
 export interface RerankDoc {
@@ -201,13 +201,6 @@ export class QueryTerms {
     }
     return best / n;
   }
-}
-
-/** Each pair of adjacent characters (code points) of a run, or `single` for a run of one. */
-function eachPair(run: string, pair: (p: string) => void, single: (c: string) => void): void {
-  const chars = Array.from(run);
-  if (chars.length === 1) single(chars[0]!);
-  for (let k = 0; k + 1 < chars.length; k++) pair(chars[k]! + chars[k + 1]!);
 }
 
 /**

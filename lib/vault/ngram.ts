@@ -171,6 +171,13 @@ export function queryNgrams(words: string[]): NgramTerm | null {
   return { tokens, lastRunOfOne, lastWord };
 }
 
+/** Each pair of adjacent characters (code points) of a run, in order, or `single` for a run of one character. */
+export function eachPair(run: string, pair: (p: string) => void, single: (c: string) => void): void {
+  const chars = Array.from(run);
+  if (chars.length === 1) single(chars[0]!);
+  for (let k = 0; k + 1 < chars.length; k++) pair(chars[k]! + chars[k + 1]!);
+}
+
 /**
  * A query's runs for an any-pair match: their distinct pairs of characters in order, at most `max` (each is
  * a posting list to read, and a long question keeps its opening), the runs of one character (at most `max`),
@@ -189,13 +196,11 @@ export function runPairs(words: string[], max: number): { pairs: string[]; singl
         if (!glued.includes(piece)) glued.push(piece);
         continue;
       }
-      let prev = "";
-      for (const ch of piece) {
-        if (prev) pairs.add(prev + ch);
-        if (pairs.size >= max) break;
-        prev = ch;
-      }
-      if (piece === prev && singles.size < max) singles.add(prev);
+      eachPair(
+        piece,
+        (p) => pairs.size < max && pairs.add(p),
+        (c) => singles.size < max && singles.add(c),
+      );
     }
   }
   return { pairs: [...pairs], singles: [...singles], glued };
