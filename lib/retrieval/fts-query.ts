@@ -122,7 +122,7 @@ function lex(query: string): Tok[] | null {
     // Full-width Latin and digits (ＰＣ, typed in a Japanese input mode) are their own tokens to the tokenizer,
     // which folds no width: the ASCII form is asked too, which finds them written in ASCII, and glued to
     // Japanese or Chinese text (新しいＰＣを買った), whose n-grams hold them folded. A word more of the budget.
-    const ascii = asciiWord === word ? bare : asciiWord.replace(/[*＊]+$/, "");
+    const ascii = toAscii(bare);
     const fts = ascii === bare ? form(bare) : `(${form(bare)} OR ${form(ascii)})`;
     toks.push({ t: "term", fts, neg, term: { tokens, prefix }, cost: Math.max(1, tokens.length) * (ascii === bare ? 1 : 2) });
   }
@@ -262,9 +262,12 @@ export function toFtsQuery(query: string): string | null {
 /**
  * Any-term form for ranking candidates (hybrid retrieval's keyword side), never null for a query with words.
  * Bounded like search: the first MAX_QUERY_TERMS distinct words (a long prose question keeps its opening).
+ * A word typed in full-width Latin (ＰＣ) is also asked in ASCII, after the words, as search's terms are.
  */
 export function toFtsAnyTerms(query: string): string | null {
   const words = query.match(/[\p{L}\p{N}_]+/gu);
   if (!words || words.length === 0) return null;
-  return [...new Set(words.map((w) => w.toLowerCase()))].slice(0, MAX_QUERY_TERMS).map((w) => quote(w)).join(" OR ");
+  const distinct = new Set(words.map((w) => w.toLowerCase()));
+  for (const w of [...distinct]) distinct.add(toAscii(w));
+  return [...distinct].slice(0, MAX_QUERY_TERMS).map((w) => quote(w)).join(" OR ");
 }

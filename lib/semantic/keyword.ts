@@ -15,7 +15,7 @@
 // are matched against (ngramAnyTerms).
 import type { Database } from "bun:sqlite";
 import { getMeta, setMeta } from "../store/index-db";
-import { MAX_QUERY_TERMS, toAscii, tokensOf, toFtsAnyTerms } from "../retrieval/fts-query";
+import { MAX_QUERY_TERMS, tokensOf, toFtsAnyTerms } from "../retrieval/fts-query";
 import { hasUnspacedRun, ngramText, runPairs } from "../vault/ngram";
 import { ANCHOR_WEIGHT, anchorRank, anchorReader, dropAnchors, rebuildAnchors, resetAnchors } from "./anchors";
 import { writingTransaction } from "../store/write-lock";
@@ -162,12 +162,6 @@ export function keywordQuery(query: string, dropStopwords = true): KeywordQuery 
   const all = query.match(/[\p{L}\p{N}_]+/gu) ?? [];
   const words = all.filter((w) => !hasUnspacedRun(w));
   const runs = words.length < all.length ? ngramAnyTerms(query) : null;
-  // A word typed in full-width Latin (ＰＣ) is its own token to the tokenizer, which folds no width: its ASCII
-  // form is asked too (as the search tool does), or notes writing it in ASCII would not count.
-  for (const w of words.slice()) {
-    const ascii = toAscii(w);
-    if (ascii !== w && !words.includes(ascii)) words.push(ascii);
-  }
   if (runs) for (const w of runs.glued) if (!words.includes(w)) words.push(w);
   const kept = dropStopwords ? words.filter((w) => !STOPWORDS.has(w.toLowerCase())) : words;
   // A query of function words only keeps them, unless it has runs to go by ("什么是 the" is 什么是).
