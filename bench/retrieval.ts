@@ -36,6 +36,8 @@ import { VaultContext } from "../lib/vault-context";
 import { anthropicDocs, ndcg, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
 import { byKind, hitCells, type Scores } from "./lib/retrieval-score";
 import { loadavg } from "./lib/stats";
+import { existsSync, readFileSync } from "node:fs";
+import { BENCH_CACHE } from "./lib/retrieval-data";
 
 process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
 process.env.LETTUCE_LLM_PROVIDER ??= "none";
@@ -176,6 +178,47 @@ const ALL_VARIANTS: [string, System][] = [
   ...TERM_FEEDBACK.map(([name, fb]): [string, System] => [`keyword only: ${name}`, keywordFeedback(fb)]),
   ...TERM_FEEDBACK.map(([name, fb]) => v(`+ ${name}`, { termFeedback: fb })),
 ];
+// Fifteenth pass (docs/semantic.md): the query vector mapped by a per-vault adapter fitted offline on the
+// vault's own sentence → passage pairs (bench/lib/retrieval-ict-dump.ts, then the fit in numpy), read from
+// $LETTUCE_BENCH_CACHE/dumps/<set>.adapter.f32 (bench/lib/retrieval_ict.py --export): q' = (1 − a) q̂ + a · unit(q̂ W), at q's own length.
+const ADAPTER_FILE: [RegExp, string][] = [[/^Obsidian Help$/, "oh"], [/^SRD wiki/, "srd"], [/^Anthropic docs/, "docs"], [/SciFact/, "scifact-train"]];
+const adapted = (share: number): System => async (c, q) => {
+  const file = ADAPTER_FILE.find(([re]) => re.test(c.set.name))?.[1];
+  const path = `${BENCH_CACHE}/dumps/${file}.adapter.f32`;
+  if (!file || !existsSync(path)) throw new Error(`no adapter for ${c.set.name}`);
+  const W = new Float32Array(readFileSync(path).buffer.slice(0));
+  const svc = c.svc;
+  const original = svc.queryVector.bind(svc);
+  svc.queryVector = async (provider, text, signal) => {
+    const v = await original(provider, text, signal);
+    const d = v.length;
+    let n = 0;
+    for (const x of v) n += x * x;
+    n = Math.sqrt(n) || 1;
+    const m = new Float64Array(d);
+    for (let i = 0; i < d; i++) {
+      const qi = v[i]! / n;
+      if (qi) for (let j = 0; j < d; j++) m[j] = m[j]! + qi * W[i * d + j]!;
+    }
+    let mn = 0;
+    for (const x of m) mn += x * x;
+    mn = Math.sqrt(mn) || 1;
+    const out = new Float32Array(d);
+    for (let j = 0; j < d; j++) out[j] = (1 - share) * (v[j]! / n) + (share * m[j]!) / mn;
+    let on = 0;
+    for (const x of out) on += x * x;
+    on = Math.sqrt(on) || 1;
+    for (let j = 0; j < d; j++) out[j] = (out[j]! / on) * n;
+    return out;
+  };
+  try {
+    return (await retrieve(svc, { query: q.text, mode: "hybrid", limit: DEPTH })).notes.map((n) => c.set.docOf(n.path));
+  } finally {
+    svc.queryVector = original;
+  }
+};
+// Only on request: the adapter files come from an offline fit (LETTUCE_BENCH_ADAPTER=1 bun bench/retrieval.ts --tune --variants fifteenth).
+if (process.env.LETTUCE_BENCH_ADAPTER === "1") ALL_VARIANTS.push(["fifteenth pass: query adapter from the vault's own sentences, share 0.5", adapted(0.5)], ["fifteenth pass: query adapter from the vault's own sentences, share 0.3", adapted(0.3)]);
 const VARIANTS = ALL_VARIANTS.filter(([name]) => !variantFilter || variantFilter.test(name));
 
 async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; passages: number; embedMs: number }> {
