@@ -117,9 +117,10 @@ describe("cold bulk load: full-text rows straight from the parse workers", () =>
 });
 
 // A first `lettuce index` of a vault starts again with mimalloc's purging
-// turned off (lib/index/bulk-relaunch.ts: in place by execve, or in a child
-// where that cannot be done). mimalloc's verbose mode prints the options each
-// process image starts with, which shows which one ran with what.
+// turned off and JSC's FTL tier off (lib/index/bulk-relaunch.ts: in place by
+// execve, or in a child where that cannot be done). mimalloc's verbose mode and
+// JSC's dumpOptions print the options each process image starts with, which
+// shows which one ran with what.
 describe("a first `lettuce index` starts again with the bulk-load allocator setting", () => {
   const dirs: string[] = [];
   afterAll(() => {
@@ -132,15 +133,17 @@ describe("a first `lettuce index` starts again with the bulk-load allocator sett
     return dir;
   };
   const purgeDelays = (stderr: string) => [...stderr.matchAll(/option 'purge_delay': (-?\d+)/g)].map((m) => Number(m[1]));
+  const ftlOff = (stderr: string) => stderr.match(/useFTLJIT=false/g)?.length ?? 0;
 
   test("cold: the indexing process has purge_delay -1, and the result and exit code come through", async () => {
     const dir = vaultOf(40);
-    const cold = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1" }, timeoutMs: 60_000 });
+    const cold = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1", BUN_JSC_dumpOptions: "1" }, timeoutMs: 60_000 });
     expect(cold.code).toBe(0);
     expect(JSON.parse(cold.stdout.trim().split("\n").pop()!)).toMatchObject({ notes: 40, changed: 40 });
     const delays = purgeDelays(cold.stderr);
     expect(delays).toContain(-1); // the indexing run
     expect(delays.filter((d) => d !== -1).length).toBe(1); // the first start, with the default
+    expect(ftlOff(cold.stderr)).toBe(1); // the indexing run only
     const db = new Database(join(dir, ".lettuce", "index.db"), { readonly: true });
     try {
       expect((db.query("SELECT count(*) AS n FROM links WHERE resolved IS NOT NULL").get() as { n: number }).n).toBe(40);
@@ -148,11 +151,12 @@ describe("a first `lettuce index` starts again with the bulk-load allocator sett
       db.close();
     }
     // The index exists now: an update runs in the one process, with the default.
-    const warm = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1" } });
+    const warm = await runLettuce(["index", dir, "--json"], { env: { MIMALLOC_VERBOSE: "1", BUN_JSC_dumpOptions: "1" } });
     expect(warm.code).toBe(0);
     expect(JSON.parse(warm.stdout.trim().split("\n").pop()!)).toMatchObject({ notes: 40, changed: 0 });
     expect(purgeDelays(warm.stderr)).not.toContain(-1);
     expect(purgeDelays(warm.stderr).length).toBe(1);
+    expect(ftlOff(warm.stderr)).toBe(0);
   });
 
   test("a failure after the restart is the command's failure: its exit code and one message", async () => {

@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, runChild } from "./child";
+import { coldIndexEnv } from "../../lib/index/bulk-relaunch";
 
 export interface ProfileRow {
   selfPct: number;
@@ -42,8 +43,8 @@ export async function profileCommand(args: string[], repo: string): Promise<{ du
   const dir = mkdtempSync(join(tmpdir(), "lettuce-bench-prof-"));
   try {
     // The profiled process must be the one that works: a cold `lettuce index` would otherwise relaunch
-    // itself (lib/index/bulk-relaunch.ts) and the profile show a parent waiting. Same allocator setting.
-    await runChild([BUN, "--cpu-prof-md", `--cpu-prof-dir=${dir}`, ...args], { env: { LETTUCE_NO_RELAUNCH: "1", MIMALLOC_PURGE_DELAY: "-1" } });
+    // itself (lib/index/bulk-relaunch.ts) and the profile show a parent waiting. Same allocator and JIT settings.
+    await runChild([BUN, "--cpu-prof-md", `--cpu-prof-dir=${dir}`, ...args], { env: { LETTUCE_NO_RELAUNCH: "1", ...coldIndexEnv() } });
     const file = readdirSync(dir).find((f) => f.endsWith(".md"));
     if (!file) throw new Error("the profiler wrote no report");
     const md = readFileSync(join(dir, file), "utf8");

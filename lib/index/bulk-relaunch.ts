@@ -11,6 +11,15 @@
 // only the environment a process starts with can set it: hence the relaunch,
 // which costs one process start (~40 ms from source, less compiled).
 //
+// It also turns off JSC's top tier, the FTL compiler (BUN_JSC_useFTLJIT=0; JSC's
+// options too are read only at start-up). A cold index keeps three threads busy
+// (main, parse worker, full-text writer) on few cores, and compiling the parser
+// with FTL, on a JIT thread beside them, costs more CPU than the faster code
+// gives back in one pass over the vault: obsidian-hub 1.86 -> 1.62 s of CPU
+// (user+sys, median of 7), synthetic 10k 4.07 -> 3.77 s (median of 5), while
+// the parse worker's own CPU moved within +/-3 % (docs/performance.md, wave 14).
+// A value already in the environment wins.
+//
 // Only for `lettuce index`, a short job: a long-running `serve` must give
 // memory back, so its first index keeps the default. Any other command, an
 // existing index (an update reads few files), or an environment that sets
@@ -18,6 +27,11 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { restartWith, selfCommand } from "../platform/restart";
+
+/** The settings a cold index starts again with (the bench's profile of one uses them too). */
+export function coldIndexEnv(): Record<string, string> {
+  return { MIMALLOC_PURGE_DELAY: "-1", BUN_JSC_useFTLJIT: process.env.BUN_JSC_useFTLJIT ?? "0" };
+}
 
 /** The child's exit code, or null when this process should do the work itself. */
 export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
@@ -28,11 +42,12 @@ export function relaunchForColdIndex(argv: string[]): Promise<number> | null {
   const vault = resolve(positionals[0]!);
   if (!existsSync(vault) || existsSync(join(vault, ".lettuce", "index.db"))) return null;
   // In place where it can (the same pid and terminal, nothing left waiting); else in a child (Windows).
-  restartWith(argv, { MIMALLOC_PURGE_DELAY: "-1" });
+  const vars = coldIndexEnv();
+  restartWith(argv, vars);
   let child: ReturnType<typeof Bun.spawn>;
   try {
     child = Bun.spawn(selfCommand(argv), {
-      env: { ...process.env, MIMALLOC_PURGE_DELAY: "-1" },
+      env: { ...process.env, ...vars },
       stdio: ["inherit", "inherit", "inherit"],
     });
   } catch {
