@@ -49,11 +49,7 @@ describe("prepare_context without embeddings, in scripts written without spaces"
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function pack(args: Record<string, unknown>): Promise<any> {
-    const res: any = await withEnv(NO_MODELS, () => s.callRaw("prepare_context", args));
-    if (res.isError) throw new Error(res.content[0].text);
-    return JSON.parse(res.content[0].text);
-  }
+  const pack = (args: Record<string, unknown>): Promise<any> => withEnv(NO_MODELS, () => s.call("prepare_context", args));
   const ids = (p: any): string[] => p.concepts.map((c: any) => c.id);
 
   test("a task whose words lie inside a note's longer runs finds that note first", async () => {

@@ -45,22 +45,25 @@ const termsOf = (q: string): string[] => {
   return [...new Set((mem.query("SELECT term FROM qv").all() as { term: string }[]).map((r) => r.term))];
 };
 const qs = set.queries.filter((q) => q.half !== "report").map((q) => ({ q, terms: termsOf(q.text) }));
-function rank(terms: string[], k1: number, b: number): number[] {
+// FTS5's IDF (floored at 1e-6) times each document's share from `part`, summed over the terms: the best 100.
+function ranked(terms: string[], part: (doc: number, a: Float64Array) => number): number[] {
   const score = new Map<number, number>();
   for (const t of terms) {
     const m = post.get(t);
     if (!m) continue;
     let idf = Math.log((N - m.size + 0.5) / (m.size + 0.5));
     if (idf <= 0) idf = 1e-6;
-    for (const [doc, a] of m) {
-      let tf = 0;
-      for (let c = 0; c < 8; c++) tf += W[c]! * a[c]!;
-      const s = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len.get(doc)!) / avg));
-      score.set(doc, (score.get(doc) ?? 0) + s);
-    }
+    for (const [doc, a] of m) score.set(doc, (score.get(doc) ?? 0) + idf * part(doc, a));
   }
   return [...score].sort((x, y) => y[1] - x[1]).slice(0, 100).map(([d]) => d);
 }
+// FTS5's bm25(): the column weights summed into one frequency, the row's length over all its columns.
+const rank = (terms: string[], k1: number, b: number) =>
+  ranked(terms, (doc, a) => {
+    let tf = 0;
+    for (let c = 0; c < 8; c++) tf += W[c]! * a[c]!;
+    return (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len.get(doc)!) / avg));
+  });
 const evalRun = (lists: number[][]) => {
   let nd = 0, mrr = 0, hit = 0;
   lists.forEach((l, i) => {
@@ -86,21 +89,13 @@ for (const k1 of [0.6, 0.9, 1.2, 1.5, 2.0]) {
 
 // BM25F: each column's frequency normalised by its own length (FTS5 normalises by the row's), then saturated once.
 function rankF(terms: string[], k1: number, bTitle: number, bBody: number): number[] {
-  const score = new Map<number, number>();
   const bs = [bTitle, bTitle, bTitle, bTitle, bBody, bTitle, bTitle, bBody];
-  for (const t of terms) {
-    const m = post.get(t);
-    if (!m) continue;
-    let idf = Math.log((N - m.size + 0.5) / (m.size + 0.5));
-    if (idf <= 0) idf = 1e-6;
-    for (const [doc, a] of m) {
-      const cl = clen.get(doc)!;
-      let tf = 0;
-      for (let c = 0; c < 8; c++) if (a[c]) tf += (W[c]! * a[c]!) / (1 - bs[c]! + (bs[c]! * cl[c]!) / (cavg[c]! || 1));
-      score.set(doc, (score.get(doc) ?? 0) + (idf * tf * (k1 + 1)) / (tf + k1));
-    }
-  }
-  return [...score].sort((x, y) => y[1] - x[1]).slice(0, 100).map(([d]) => d);
+  return ranked(terms, (doc, a) => {
+    const cl = clen.get(doc)!;
+    let tf = 0;
+    for (let c = 0; c < 8; c++) if (a[c]) tf += (W[c]! * a[c]!) / (1 - bs[c]! + (bs[c]! * cl[c]!) / (cavg[c]! || 1));
+    return (tf * (k1 + 1)) / (tf + k1);
+  });
 }
 if (process.argv.includes("--bm25f")) {
   for (const k1 of [1.2, 2.0]) for (const bt of [0.5, 0.75]) for (const bb of [0.3, 0.5, 0.75]) console.log(`BM25F k1 ${k1}, b title ${bt}, b body ${bb}: ${evalRun(qs.map(({ terms }) => rankF(terms, k1, bt, bb)))}`);

@@ -80,6 +80,16 @@ def transform(P, kind, k):
     raise ValueError(kind)
 
 
+def best_passages(meta, S, owner, fill):
+    """Each query's best passage score per note (S: queries x passages); `fill` for notes without passages."""
+    order = np.argsort(owner, kind="stable")
+    so = owner[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(so)) + 1]
+    best = np.full((S.shape[0], len(meta["docs"])), fill)
+    best[:, so[starts]] = np.maximum.reduceat(S[:, order], starts, axis=1)
+    return best
+
+
 def rank(meta, P, N, Q, owner, kind, k, note_vector=NOTE_VECTOR, note_same=True):
     if kind == "centred-queries":
         # Diagnostic, not something a vault can do: the queries centred on the tuning questions' own mean
@@ -102,13 +112,7 @@ def rank(meta, P, N, Q, owner, kind, k, note_vector=NOTE_VECTOR, note_same=True)
         Pt, Qt = unit(T(P)), unit(T(Q))
     # notes' own vectors: the same transform (fitted on the passages)
     Nt = unit(T(N)) if note_same else unit(transform(N, kind, k)(N))
-    S = Qt @ Pt.T  # queries x passages
-    n_notes = len(meta["docs"])
-    order = np.argsort(owner, kind="stable")
-    so = owner[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(so)) + 1]
-    best = np.full((Q.shape[0], n_notes), -np.inf)
-    best[:, so[starts]] = np.maximum.reduceat(S[:, order], starts, axis=1)
+    best = best_passages(meta, Qt @ Pt.T, owner, -np.inf)
     score = best + note_vector * (Qt @ Nt.T) if note_vector else best
     score[~np.isfinite(best)] = -np.inf
     top = np.argsort(-score, axis=1)[:, :100]
@@ -167,13 +171,7 @@ def note_scores(meta, P, N, Q, owner, kind, k):
     """Every query's score for every note (best passage + 0.25 x note vector), in the transformed space."""
     T = transform(P, kind, k)
     Pt, Qt, Nt = unit(T(P)), unit(T(Q)), unit(T(N))
-    S = Qt @ Pt.T
-    order = np.argsort(owner, kind="stable")
-    so = owner[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(so)) + 1]
-    best = np.full((Q.shape[0], len(meta["docs"])), -1.0)
-    best[:, so[starts]] = np.maximum.reduceat(S[:, order], starts, axis=1)
-    return best + NOTE_VECTOR * (Qt @ Nt.T)
+    return best_passages(meta, Qt @ Pt.T, owner, -1.0) + NOTE_VECTOR * (Qt @ Nt.T)
 
 
 def hybrid(name):

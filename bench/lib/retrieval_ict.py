@@ -50,12 +50,7 @@ def fitted(name, P, **kw):
 
 def note_scores(meta, P, N, Q, owner, W, a):
     Qa = rc.unit((1 - a) * Q + a * rc.unit(Q @ W)) if a else Q
-    S = Qa @ P.T
-    order = np.argsort(owner, kind="stable")
-    so = owner[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(so)) + 1]
-    best = np.full((Q.shape[0], len(meta["docs"])), -np.inf)
-    best[:, so[starts]] = np.maximum.reduceat(S[:, order], starts, axis=1)
+    best = rc.best_passages(meta, Qa @ P.T, owner, -np.inf)
     score = best + rc.NOTE_VECTOR * (Qa @ rc.unit(N).T)
     score[~np.isfinite(best)] = -np.inf
     return score

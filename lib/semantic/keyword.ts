@@ -226,7 +226,7 @@ export function keywordRank(db: Database, query: string, limit: number, dropStop
   const rank = (expr: string) =>
     db
       .query(`SELECT rowid AS noteId, -bm25(fts_stem, ${w}) AS score FROM fts_stem WHERE fts_stem MATCH ? ORDER BY bm25(fts_stem, ${w}) LIMIT ?`)
-      .all(expr, anchors.length ? Math.max(limit, ANCHOR_POOL) : limit) as KeywordHit[];
+      .all(expr, anchors.length ? pool : limit) as KeywordHit[];
   let own: KeywordHit[];
   try {
     own = rank(match);

@@ -6,7 +6,7 @@
 // compared by their Porter stems, the query's function words left out.
 import { stemmer } from "stemmer";
 import { STOPWORDS } from "./keyword";
-import { eachPair, hasUnspacedRun, runPieces } from "../vault/ngram";
+import { eachPair, hasUnspacedRun, runPairs, runPieces } from "../vault/ngram";
 import { MAX_QUERY_TERMS } from "../retrieval/fts-query";
 
 export interface RerankDoc {
@@ -84,22 +84,13 @@ export class QueryTerms {
   constructor(query: string) {
     const words = fold(query).match(WORD) ?? [];
     const kept = words.filter((w) => !STOPWORDS.has(w));
-    const terms: string[] = [];
-    const pairs = new Set<string>();
-    const singles: string[] = [];
-    for (const w of kept.length ? kept : words) {
-      if (!hasUnspacedRun(w)) {
-        terms.push(stem(w));
-        continue;
-      }
-      this.runs = true;
-      for (const [piece, run] of runPieces(w)) {
-        if (!run) terms.push(stem(piece));
-        else eachPair(piece, (p) => pairs.size < MAX_QUERY_TERMS && pairs.add(p), (c) => singles.push(c));
-      }
-    }
+    const list = kept.length ? kept : words;
+    const plain = list.filter((w) => !hasUnspacedRun(w));
+    this.runs = plain.length < list.length;
+    // The runs' pairs as the keyword side takes them (runPairs), and the words glued to runs, stemmed as words.
+    const { pairs, singles, glued } = runPairs(list, MAX_QUERY_TERMS);
     // A run of one character beside pairs is mostly a particle (的, は): a term only in a query without pairs.
-    this.stems = [...new Set([...terms, ...(pairs.size ? pairs : singles)])];
+    this.stems = [...new Set([...[...plain, ...glued].map(stem), ...(pairs.length ? pairs : singles)])];
     this.index = new Map(this.stems.map((s, i) => [s, i]));
     this.heads = new Set(this.stems.map((s) => s.slice(0, 3)));
     this.short = this.stems.some((s) => s.length < 3);
