@@ -48,10 +48,11 @@ export interface Server {
 // notes in the background meanwhile (the semantic service does that after a scan).
 const SERVER_ENV = { LETTUCE_EMBED_BACKGROUND: "0" };
 
-export async function startServer(vault: string): Promise<Server> {
+/** `env`: the server's environment on top of this process's (by default, background embedding off). */
+export async function startServer(vault: string, env: Record<string, string> = SERVER_ENV): Promise<Server> {
   const p = track(
     Bun.spawn([BUN, MAIN, "serve", vault, "--port", "0"], {
-      env: { ...process.env, ...SERVER_ENV },
+      env: { ...process.env, ...env },
       stdout: "pipe",
       stderr: "pipe",
       stdin: "ignore",
