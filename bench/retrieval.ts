@@ -141,6 +141,9 @@ const ALL_VARIANTS: [string, System][] = [
   v("unsure: margin's place grows past 400 notes while the keyword confidence is below 0.3", { vectorMargin: { at: 30, below: 0.12, perNotes: 400, growBelowConfidence: 0.3 } }),
   v("unsure: margin's place grows past 1000 notes while the keyword confidence is below 0.5", { vectorMargin: { at: 30, below: 0.12, perNotes: 1000, growBelowConfidence: 0.5 } }),
   v("unsure: margin's place grows past 400 notes while the keyword confidence is below 0.5, flat too at 0.85", { vectorMargin: { at: 30, below: 0.12, perNotes: 400, growBelowConfidence: 0.5, cone: 0.85 } }),
+  v("seventeenth pass: no keyword lead (before)", { keywordLead: null }),
+  v("seventeenth pass: keyword lead at 1.11x the second (0.1)", { keywordLead: 0.1 }),
+  v("seventeenth pass: keyword lead at 1.43x the second (0.3)", { keywordLead: 0.3 }),
   v("vector margin, no place for the vectors' best", { vectorSlot: null }),
   v("old default: RRF k = 2, vector weight 0.25, bare BM25, no second stage", OLD_DEFAULT, BARE),
   v("first pass: RRF k = 2, vector weight 0.5 / 2, title feedback 0.5, no agreement gate", FIRST_PASS),
@@ -256,7 +259,7 @@ async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queri
 const out: string[] = [`## Retrieval quality (load average ${loadavg()})`, ""];
 const r = DEFAULT_RANKING;
 out.push(
-  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector places ${r.vectorSlot ? `${r.vectorSlot.position + 1} to ${r.vectorSlot.position + r.vectorSlot.notes} for its best ${r.vectorSlot.notes} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}, plus ${ANCHOR_WEIGHT} × the BM25 of the anchor text (lib/semantic/anchors.ts).`,
+  `Hybrid (default for the built-in model): ${r.fusion.toUpperCase()} k = ${r.k}, vector weight ${r.vectorWeight} / ${r.vectorWeightWeak}, agreement gate ${r.agreement ? `top ${r.agreement.vectorTop} / ${r.agreement.keywordTop} × ${r.agreement.without}` : "off"}, vector margin ${r.vectorMargin ? `${r.vectorMargin.below} at ${r.vectorMargin.at}` : "off"} (a flat list ${r.flatConvex ? `breaks near-ties: min-max BM25 + ${r.flatConvex} × min-max vector` : "is closed"}), vector places ${r.vectorSlot ? `${r.vectorSlot.position + 1} to ${r.vectorSlot.position + r.vectorSlot.notes} for its best ${r.vectorSlot.notes} below confidence ${r.vectorSlot.belowConfidence}` : "off"}, keyword lead ${r.keywordLead ? `first place for a keyword hit ${(1 / (1 - r.keywordLead)).toFixed(2)}× its second` : "off"}, then the second stage over the fused top ${r.rerankDepth} (title ${r.rerank.title}, heading ${r.rerank.heading}, proximity ${r.rerank.proximity}); keyword fields title ${FIELDS.title}, aliases ${FIELDS.aliases}, headings ${FIELDS.headings}, folder ${FIELDS.path}, body ${FIELDS.body}, plus ${ANCHOR_WEIGHT} × the BM25 of the anchor text (lib/semantic/anchors.ts).`,
   "",
 );
 const tuneRows = new Map<string, string[]>();

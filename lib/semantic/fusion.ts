@@ -148,6 +148,14 @@ export interface RankingParams {
    * BM25's top 5, nothing else changed).
    */
   vectorSlot: { position: number; belowConfidence: number; notes: number } | null;
+  /**
+   * A clear keyword lead keeps first place (null: off): when the keyword list's best note scores
+   * more than 1 / (1 − `keywordLead`) times its second (BM25 with the fields and anchor text), it
+   * is put first in the final ranking. A word that one note alone holds (a program's name in a
+   * SciFact claim) makes such a lead, and a weak model's list of notes about the topic in general
+   * pushed that note to 4th–10th (seventeenth pass).
+   */
+  keywordLead: number | null;
   /** How many fused candidates the model-free second stage re-scores (0: none). */
   rerankDepth: number;
   /** The second stage's feature weights (the fused score is scaled to 1 at the top). */
@@ -162,7 +170,7 @@ export interface RankingParams {
  * be checked on a user's own vault with `lettuce eval` (docs/semantic.md).
  */
 const SECOND_STAGE = { rerankDepth: 10, rerank: { title: 0.3, heading: 0.1, proximity: 0.1 } };
-const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, termFeedback: null, agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null };
+const NO_EXTRAS = { secondPassage: 0, noteVector: 0, prfVector: 0, prfKeyword: 0, termFeedback: null, agreement: null, vectorMargin: null, flatConvex: 0, outside: null, vectorSlot: null, keywordLead: null };
 
 export const MODEL_RANKING: { name: string; match: (kind: string, model: string) => boolean; params: RankingParams; reason: string }[] = [
   {
@@ -182,10 +190,11 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       flatConvex: 0.5,
       outside: { depth: 50, weight: 0.5 },
       vectorSlot: { position: 3, belowConfidence: 0.5, notes: 2 },
+      keywordLead: 0.2,
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its two best notes kept in 4th and 5th place when the keyword side is unsure; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its two best notes kept in 4th and 5th place when the keyword side is unsure, while a keyword hit that scores 1.25 times the next keeps first place; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
   },
   {
     name: "nomic-embed-text",
@@ -217,7 +226,7 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
 
 /**
  * The ranking for a provider. LETTUCE_HYBRID_FUSION (rrf|convex),
- * LETTUCE_RRF_K and LETTUCE_RRF_VECTOR_WEIGHT override the table's fusion
+ * LETTUCE_RRF_K, LETTUCE_RRF_VECTOR_WEIGHT and LETTUCE_KEYWORD_LEAD override the table's fusion
  * (to compare on one's own vault with `lettuce eval`).
  */
 export function rankingFor(kind: string, model = ""): RankingParams {
@@ -229,6 +238,9 @@ export function rankingFor(kind: string, model = ""): RankingParams {
   const w = envNumber("LETTUCE_RRF_VECTOR_WEIGHT", 0, { min: 0.001, max: 1000 });
   if (k > 0) p.k = k;
   if (w > 0) p.vectorWeight = p.vectorWeightWeak = w;
+  // LETTUCE_KEYWORD_LEAD: 0 turns the rule off.
+  const lead = envNumber("LETTUCE_KEYWORD_LEAD", p.keywordLead ?? 0, { min: 0, max: 0.99 });
+  p.keywordLead = lead > 0 ? lead : null;
   return p;
 }
 
@@ -304,6 +316,18 @@ export function keepVectorSlot(scored: [number, number][], vector: Scored | unde
     if (at >= 0) scored.splice(at, 1);
     scored.splice(place, 0, entry);
   });
+}
+
+/** Put the keyword list's best note first in a final ranking (best first) when its lead says so (RankingParams.keywordLead); in place. */
+export function keepKeywordLead(scored: [number, number][], keyword: Scored | undefined, p: Pick<RankingParams, "keywordLead">): void {
+  if (p.keywordLead === null || !keyword || keyword.size < 2 || !scored.length) return;
+  const [first, second] = [...keyword].sort((a, b) => b[1].score - a[1].score);
+  if (!(first![1].score > 0) || second![1].score >= first![1].score * (1 - p.keywordLead)) return;
+  const at = scored.findIndex(([n]) => n === first![0]);
+  if (at === 0) return;
+  if (at > 0) scored.splice(at, 1);
+  // Above the first's score, so that a later re-sort keeps it there.
+  scored.unshift([first![0], scored.length ? scored[0]![1] + Math.abs(scored[0]![1]) * 1e-6 + 1e-12 : 1]);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
-import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepVectorSlot, rankedIds, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
+import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepKeywordLead, keepVectorSlot, rankedIds, rankingFor, recencyFactor, vectorWeighting, type NoteHit, type RankingParams, type Scored } from "./fusion";
 import { keywordRank } from "./keyword";
 import { withTermFeedback, type TermFeedback } from "./feedback";
 import { splitPassages } from "./passages";
@@ -242,6 +242,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     scored.sort((a, b) => b[1] - a[1]);
     // A flat vector list (RankingParams.vectorMargin) has no best notes worth a place.
     if (!w.flat) keepVectorSlot(scored, vector[0], confidence, p);
+    keepKeywordLead(scored, keyword[0], p);
   }
   else {
     // Vector mode: the cosine of the best passage (the best over the query and its expansions).
