@@ -17,12 +17,11 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, stat
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { BUN, killChildren, lastJson, runChild } from "./lib/child";
-import { startServer } from "./lib/search-bench";
+import { BUN, killChildren } from "./lib/child";
+import { cliToken, startServer } from "./lib/search-bench";
 import { fmtMs, loadavg, machineNotes, percentile } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
-const MAIN = join(REPO, "main.ts");
 
 function memMb(pid: number): { rss: number; hwm: number } {
   try {
@@ -55,10 +54,10 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
   const quick = !!opts.quick;
   const root = mkdtempSync(join(tmpdir(), "lettuce-abuse-"));
   cpSync(src, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
-  const created = lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", root, "--scope", "write", "--name", "abuse", "--json"])).stdout);
+  const token = await cliToken(root, "write", "abuse");
   process.stderr.write(`abuse: serving a copy of ${src}…\n`);
   const server = await startServer(root);
-  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${created.token}` };
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` };
   let nextId = 0;
   const post = (body: unknown, extra: Record<string, string> = {}) =>
     fetch(server.url, { method: "POST", headers: { ...headers, ...extra }, body: typeof body === "string" ? body : JSON.stringify(body) });

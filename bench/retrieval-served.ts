@@ -13,16 +13,14 @@
 // 2-core machine, the SRD wiki ~8.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { BUN, lastJson, runChild } from "./lib/child";
-import { startServer } from "./lib/search-bench";
+import { join } from "node:path";
+import { cliToken, startServer, toolCaller } from "./lib/search-bench";
 import { loadavg } from "./lib/stats";
 
 // Fresh vaults, not the retrieval bench's cache: the point is what a new user gets.
 const scratch = mkdtempSync(join(tmpdir(), "lettuce-served-"));
 process.env.LETTUCE_BENCH_CACHE = scratch;
 const { obsidianHelp, obsidianHelpAll, srdWiki } = await import("./lib/retrieval-data");
-const MAIN = join(resolve(import.meta.dir, ".."), "main.ts");
 
 const sets = (() => {
   const i = process.argv.indexOf("--sets");
@@ -34,20 +32,12 @@ type Tally = Map<string, [hits: number, of: number]>;
 
 async function runSet(key: keyof typeof SETS): Promise<string[]> {
   const set = SETS[key]();
-  const created = lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", set.vault, "--scope", "read", "--name", "served-bench", "--json"])).stdout);
+  const token = await cliToken(set.vault, "read", "served-bench");
   // As shipped, but with the per-token limit on model calls lifted: the bench asks ~200 questions a minute.
   const server = await startServer(set.vault, { LETTUCE_EMBED_PROVIDER: "builtin", LETTUCE_LLM_PROVIDER: "none", LETTUCE_MODEL_RATE_LIMIT: "100000" });
   const t0 = performance.now();
   try {
-    const headers = { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${created.token}`, "mcp-protocol-version": "2025-06-18" };
-    let id = 0;
-    const call = async (name: string, args: unknown) => {
-      const r = (await (await fetch(server.url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }) })).json()) as {
-        result?: { content: { text: string }[]; isError?: boolean };
-      };
-      if (!r.result || r.result.isError) throw new Error(`${name} failed: ${JSON.stringify(r)}`);
-      return JSON.parse(r.result.content[0]!.text);
-    };
+    const call = toolCaller(server.url, token);
     for (;;) {
       const info = await call("get_vault_info", {});
       if (info.embedding?.state === "current") break;

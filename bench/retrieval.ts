@@ -33,11 +33,11 @@ import { retrieve } from "../lib/semantic/retrieve";
 import { withTermFeedback, type TermFeedback } from "../lib/semantic/feedback";
 import { SemanticService } from "../lib/semantic/service";
 import { VaultContext } from "../lib/vault-context";
-import { anthropicDocs, ndcg, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
+import { anthropicDocs, BENCH_CACHE, ndcg, obsidianHelp, obsidianHelpAll, obsidianHelpInHub, precision, recall, rr, scifact, srdWiki, type Query, type RetrievalSet } from "./lib/retrieval-data";
 import { byKind, hitCells, type Scores } from "./lib/retrieval-score";
 import { loadavg } from "./lib/stats";
 import { existsSync, readFileSync } from "node:fs";
-import { BENCH_CACHE } from "./lib/retrieval-data";
+import { unit } from "./lib/retrieval-dump-setup";
 
 process.env.LETTUCE_EMBED_PROVIDER ??= "builtin";
 process.env.LETTUCE_LLM_PROVIDER ??= "none";
@@ -185,34 +185,28 @@ const ALL_VARIANTS: [string, System][] = [
 // vault's own sentence → passage pairs (bench/lib/retrieval-ict-dump.ts, then the fit in numpy), read from
 // $LETTUCE_BENCH_CACHE/dumps/<set>.adapter.f32 (bench/lib/retrieval_ict.py --export): q' = (1 − a) q̂ + a · unit(q̂ W), at q's own length.
 const ADAPTER_FILE: [RegExp, string][] = [[/^Obsidian Help$/, "oh"], [/^SRD wiki/, "srd"], [/^Anthropic docs/, "docs"], [/SciFact/, "scifact-train"]];
-const adapted = (share: number): System => async (c, q) => {
-  const file = ADAPTER_FILE.find(([re]) => re.test(c.set.name))?.[1];
+// Each set's matrix, read once (1 MB; the variant runs once per question).
+const adapters = new Map<string, Float32Array>();
+function adapterOf(setName: string): Float32Array {
+  const file = ADAPTER_FILE.find(([re]) => re.test(setName))?.[1];
   const path = `${BENCH_CACHE}/dumps/${file}.adapter.f32`;
-  if (!file || !existsSync(path)) throw new Error(`no adapter for ${c.set.name}`);
-  const W = new Float32Array(readFileSync(path).buffer.slice(0));
+  if (!file || !existsSync(path)) throw new Error(`no adapter for ${setName}`);
+  if (!adapters.has(path)) adapters.set(path, new Float32Array(readFileSync(path).buffer.slice(0)));
+  return adapters.get(path)!;
+}
+const adapted = (share: number): System => async (c, q) => {
+  const W = adapterOf(c.set.name);
   const svc = c.svc;
   const original = svc.queryVector.bind(svc);
   svc.queryVector = async (provider, text, signal) => {
     const v = await original(provider, text, signal);
     const d = v.length;
-    let n = 0;
-    for (const x of v) n += x * x;
-    n = Math.sqrt(n) || 1;
+    const length = Math.hypot(...v);
+    const q = unit(v);
     const m = new Float64Array(d);
-    for (let i = 0; i < d; i++) {
-      const qi = v[i]! / n;
-      if (qi) for (let j = 0; j < d; j++) m[j] = m[j]! + qi * W[i * d + j]!;
-    }
-    let mn = 0;
-    for (const x of m) mn += x * x;
-    mn = Math.sqrt(mn) || 1;
-    const out = new Float32Array(d);
-    for (let j = 0; j < d; j++) out[j] = (1 - share) * (v[j]! / n) + (share * m[j]!) / mn;
-    let on = 0;
-    for (const x of out) on += x * x;
-    on = Math.sqrt(on) || 1;
-    for (let j = 0; j < d; j++) out[j] = (out[j]! / on) * n;
-    return out;
+    for (let i = 0; i < d; i++) if (q[i]) for (let j = 0; j < d; j++) m[j] = m[j]! + q[i]! * W[i * d + j]!;
+    const mapped = unit(Float32Array.from(m));
+    return unit(q.map((x, j) => (1 - share) * x + share * mapped[j]!)).map((x) => x * length);
   };
   try {
     return (await retrieve(svc, { query: q.text, mode: "hybrid", limit: DEPTH })).notes.map((n) => c.set.docOf(n.path));

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { benchScratch, BUN, lastJson, runChild } from "./lib/child";
-import { benchSearch, startServer, vmHwmMb, waitIdle } from "./lib/search-bench";
+import { benchSearch, cliToken, startServer, vmHwmMb, waitIdle } from "./lib/search-bench";
 import { fmtInt, fmtMs, loadavg, median } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
@@ -69,7 +69,7 @@ interface TimedCall {
 
 /** tools/call timings through a real `lettuce serve` (median of `runs` after one warm-up). */
 async function timeTools(vault: string, calls: TimedCall[], runs: number): Promise<{ tools: ToolTiming[]; rssMb: number }> {
-  const { token } = lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", vault, "--scope", "read", "--name", `scale-${Date.now()}`, "--json"])).stdout);
+  const token = await cliToken(vault, "read", `scale-${Date.now()}`);
   const server = await startServer(vault);
   try {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` };

@@ -48,6 +48,24 @@ export interface Server {
 // notes in the background meanwhile (the semantic service does that after a scan).
 const SERVER_ENV = { LETTUCE_EMBED_BACKGROUND: "0" };
 
+/** A new token for `vault`, made with the CLI as a person makes one. */
+export async function cliToken(vault: string, scope: "read" | "propose" | "write", name: string): Promise<string> {
+  return lastJson<{ token: string }>((await runChild([BUN, MAIN, "token", "create", vault, "--scope", scope, "--name", name, "--json"])).stdout).token;
+}
+
+/** tools/call over MCP HTTP with a bearer token: the tool's result (its JSON text, parsed). A JSON-RPC error or a tool failure throws. */
+export function toolCaller(url: string, token: string): (name: string, args: unknown) => Promise<any> {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, "mcp-protocol-version": "2025-06-18" };
+  let id = 0;
+  return async (name, args) => {
+    const r = (await (await fetch(url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }) })).json()) as {
+      result?: { content: { text: string }[]; isError?: boolean };
+    };
+    if (!r.result || r.result.isError) throw new Error(`${name} failed: ${JSON.stringify(r).slice(0, 300)}`);
+    return JSON.parse(r.result.content[0]!.text);
+  };
+}
+
 /** `env`: the server's environment on top of this process's (by default, background embedding off). */
 export async function startServer(vault: string, env: Record<string, string> = SERVER_ENV): Promise<Server> {
   const p = track(
@@ -145,16 +163,14 @@ export async function benchSearch(vault: string, nQueries: number, opts: { round
   // The full-text table lives in fts.db, attached as the server attaches it.
   db.query("ATTACH DATABASE ? AS ftsdb").run(ftsPath(vault));
   const queries = makeQueries(db, nQueries);
-  const created = lastJson<{ token: string }>(
-    (await runChild([BUN, MAIN, "token", "create", vault, "--scope", "read", "--name", `bench-${Date.now()}`, "--json"])).stdout,
-  );
+  const token = await cliToken(vault, "read", `bench-${Date.now()}`);
   const server = await startServer(vault);
   let floorDb: Database | null = null;
   try {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
-      authorization: `Bearer ${created.token}`,
+      authorization: `Bearer ${token}`,
     };
     let id = 0;
     const rpc = async (method: string, params: unknown) => {

@@ -6,14 +6,12 @@
 // then sends `searches` searches (default 1,000), lint {limit: 100},
 // wiki_health and link_graph depth 3 over MCP HTTP. Prints one JSON line:
 // RSS now and peak (VmHWM) in MB after each step.
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { ftsPath } from "../../lib/store/fts-db";
-import { BUN, lastJson, runChild } from "./child";
 import { makeQueries } from "./queries";
-import { startServer, vmHwmMb, vmRssMb, waitIdle } from "./search-bench";
+import { cliToken, startServer, vmHwmMb, vmRssMb, waitIdle } from "./search-bench";
 
-const REPO = resolve(import.meta.dir, "../..");
 const vault = process.argv[2]!;
 const searches = Number(process.argv[3] ?? 1000);
 const db = new Database(join(vault, ".lettuce", "index.db"), { readonly: true });
@@ -23,7 +21,7 @@ const centre =
   (db.query("SELECT resolved FROM links WHERE resolved IS NOT NULL GROUP BY resolved ORDER BY count(*) DESC LIMIT 1").get() as { resolved: string } | null)?.resolved ??
   (db.query("SELECT path FROM notes LIMIT 1").get() as { path: string }).path;
 db.close();
-const { token } = lastJson<{ token: string }>((await runChild([BUN, join(REPO, "main.ts"), "token", "create", vault, "--scope", "read", "--name", `mem-${Date.now()}`, "--json"])).stdout);
+const token = await cliToken(vault, "read", `mem-${Date.now()}`);
 const server = await startServer(vault);
 const out: Record<string, { rss: number; peak: number; ms?: number }> = {};
 const sample = (label: string, ms?: number) => (out[label] = { rss: Math.round(vmRssMb(server.pid)), peak: Math.round(vmHwmMb(server.pid)), ms });

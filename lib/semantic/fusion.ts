@@ -321,13 +321,20 @@ export function keepVectorSlot(scored: [number, number][], vector: Scored | unde
 /** Put the keyword list's best note first in a final ranking (best first) when its lead says so (RankingParams.keywordLead); in place. */
 export function keepKeywordLead(scored: [number, number][], keyword: Scored | undefined, p: Pick<RankingParams, "keywordLead">): void {
   if (p.keywordLead === null || !keyword || keyword.size < 2 || !scored.length) return;
-  const [first, second] = [...keyword].sort((a, b) => b[1].score - a[1].score);
-  if (!(first![1].score > 0) || second![1].score >= first![1].score * (1 - p.keywordLead)) return;
-  const at = scored.findIndex(([n]) => n === first![0]);
+  // The best two in one pass: every hybrid query comes here, and only they matter.
+  let id = 0;
+  let first = -Infinity;
+  let second = -Infinity;
+  for (const [n, { score }] of keyword) {
+    if (score > first) [id, first, second] = [n, score, first];
+    else if (score > second) second = score;
+  }
+  if (!(first > 0) || second >= first * (1 - p.keywordLead)) return;
+  const at = scored.findIndex(([n]) => n === id);
   if (at === 0) return;
   if (at > 0) scored.splice(at, 1);
   // Above the first's score, so that a later re-sort keeps it there.
-  scored.unshift([first![0], scored.length ? scored[0]![1] + Math.abs(scored[0]![1]) * 1e-6 + 1e-12 : 1]);
+  scored.unshift([id, scored[0]![1] + Math.abs(scored[0]![1]) * 1e-6 + 1e-12]);
 }
 
 /**
