@@ -7,7 +7,9 @@ import { SemanticService } from "../lib/semantic/service";
 import { getMeta } from "../lib/store/index-db";
 import { withEnv } from "./helpers/env";
 import { startModelServer, type ModelServer } from "./helpers/model-server";
-import { startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { copyVault, startTestServer, waitFor, type TestServer } from "./helpers/server";
+import { runLettuce } from "./helpers/cli";
+import { Database } from "bun:sqlite";
 
 
 // The built-in model, whatever the machine running the tests has installed.
@@ -305,5 +307,32 @@ test("reindex_embeddings answers within its wait: a longer pass goes on in the b
     });
   } finally {
     await t.close();
+  }
+}, 180_000);
+
+test("lettuce eval says what is wrong with the question file before it embeds the vault", async () => {
+  const root = copyVault();
+  try {
+    const missing = await runLettuce(["eval", root], { env: BUILTIN, timeoutMs: 60_000 });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No eval/questions.jsonl");
+    mkdirSync(join(root, "eval"));
+    writeFileSync(join(root, "eval/questions.jsonl"), '{"question": "frost dates", "expected_paths": ["Garden/Frost Dates.md"]}\nnot json\n');
+    const broken = await runLettuce(["eval", root, "--json"], { env: BUILTIN, timeoutMs: 60_000 });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("line 2 is not JSON");
+    // Neither run embedded a note (on a large vault that is minutes before the message).
+    const db = new Database(join(root, ".lettuce/index.db"), { readonly: true });
+    try {
+      expect((db.query("SELECT count(*) AS n FROM embed_notes").get() as { n: number }).n).toBe(0);
+    } finally {
+      db.close();
+    }
+    writeFileSync(join(root, "eval/questions.jsonl"), '{"question": "when is the last frost", "expected_paths": ["Garden/Frost Dates.md"]}\n');
+    const ok = await runLettuce(["eval", root, "--json"], { env: BUILTIN, timeoutMs: 120_000 });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ count: 1, retrieval: "hybrid" });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 }, 180_000);

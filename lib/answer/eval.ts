@@ -91,9 +91,11 @@ async function faithful(chat: ChatProvider, q: EvalQuestion, notes: RetrievedNot
   return validated.dropped.citations === 0 && q.must_contain.every((s) => said.includes(foldText(s).text));
 }
 
-/** `signal`: the caller's request; a dropped caller stops the run between questions (each may cost model calls). */
-export async function runEval(svc: SemanticService, k: number, signal?: AbortSignal): Promise<EvalReport> {
-  const questions = readQuestions(svc.vault.root);
+/**
+ * `signal`: the caller's request; a dropped caller stops the run between questions (each may cost model calls).
+ * `questions`: read already (the CLI reads them before it embeds the vault, which can take minutes).
+ */
+export async function runEval(svc: SemanticService, k: number, signal?: AbortSignal, questions = readQuestions(svc.vault.root)): Promise<EvalReport> {
   const hybrid = await svc.hasEmbedder();
   const chat = (await svc.hasChat()) ? await svc.chat() : null;
   const perQuestion: QuestionScore[] = [];

@@ -2,7 +2,7 @@
 // semantic half of `lettuce search --semantic|--hybrid`.
 import { describeEmbedder } from "../providers/select";
 import { findNoteLikeLink } from "../retrieval/notes";
-import { runEval } from "../answer/eval";
+import { readQuestions, runEval } from "../answer/eval";
 import { relatedNotes } from "../semantic/related";
 import { semanticSearch, type SemanticHit } from "../semantic/search";
 import { SemanticService } from "../semantic/service";
@@ -176,9 +176,11 @@ export const evalCommand: Command = {
     if (k < 1) throw new UsageError("--k must be at least 1");
     const vault = await openIndexed(positionals[0], true);
     return guarded(vault, async () => {
+      // A missing or malformed question file is said before the vault is embedded (minutes on a large one), not after.
+      const questions = readQuestions(vault.root);
       const svc = SemanticService.for(vault);
       if (await svc.hasEmbedder()) await embedAll(vault, !!values.json);
-      const r = await runEval(svc, k);
+      const r = await runEval(svc, k, undefined, questions);
       if (values.json) {
         console.log(JSON.stringify(r));
         return 0;
