@@ -15,6 +15,8 @@ export interface RunningServer {
   server: Server<unknown>;
   url: string;
   mcp: McpDispatcher;
+  /** The routes the server answers (method and path pattern), for a test to sweep every one. */
+  routes: { method: string; path: string }[];
   /** Stop; with `graceMs`, calls under way first get up to that long to answer (no new ones are taken). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -48,6 +50,7 @@ export function startHttpServer(vault: VaultContext, opts: ServeOptions): Runnin
     server,
     url: `http://${host}:${server.port}/mcp`,
     mcp,
+    routes: app.routes.map((r) => ({ method: r.method, path: r.path })),
     async stop(graceMs = 0) {
       // A SIGTERM during a write (a move_note rewriting 3,000 links) closed its connection unanswered: the
       // call landed whole or not at all, but the agent could not tell which (the lifecycle audit).
