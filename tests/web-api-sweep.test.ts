@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Hono } from "hono";
+import { answerError } from "../lib/server/http";
 import { REPO, startTestServer, type TestServer } from "./helpers/server";
 import { loginSession, type WebSession } from "./web-helpers";
 
@@ -64,3 +66,22 @@ test("every API route answers hostile parameters and bodies without a 500, a sta
   // The session was still good at the end: the sweep was not answered by a login page throughout.
   expect((await web.fetch("/api/session")).status).toBe(200);
 }, 240_000);
+
+test("a route that fails answers the page in its own shape ({error, kind}) and an MCP client with a JSON-RPC error", async () => {
+  // The server's own error answer, on an app with routes planted to fail: the page shows `error` as text (a
+  // JSON-RPC envelope there made it "[object Object]").
+  const app = new Hono();
+  app.onError(answerError);
+  app.get("/api/planted", () => {
+    throw new Error("planted");
+  });
+  app.post("/mcp", () => {
+    throw new Error("planted");
+  });
+  const page = await app.request("/api/planted");
+  expect(page.status).toBe(500);
+  expect(await page.json()).toEqual({ error: "Internal error; see the server log", kind: "internal" });
+  const rpc = await app.request("/mcp", { method: "POST" });
+  expect(rpc.status).toBe(500);
+  expect(await rpc.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "Internal error; see the server log" } });
+});

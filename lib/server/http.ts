@@ -1,5 +1,5 @@
 import { HTTPException } from "hono/http-exception";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
@@ -117,6 +117,22 @@ function acceptsJson(v: string | undefined): boolean {
 }
 
 /**
+ * What an exception that reached the app answers. A client that went away while sending its body (the
+ * read rejects): nobody is there to answer, and a 33-line stack per such client was most of a long-running
+ * server's log (the soak audit). Anything else is a fault of ours: one line in the log, no detail to the
+ * client, in the shape its caller reads: the web UI's API speaks {error, kind} (its page shows `error` as
+ * text), an MCP client gets a JSON-RPC error.
+ */
+export function answerError(err: Error, c: Context): Response {
+  if (err instanceof HTTPException) return err.getResponse(); // a refusal a middleware made (a 401), as Hono answers it
+  if (c.req.raw.signal.aborted || err.name === "AbortError") return c.body(null, 400);
+  const path = new URL(c.req.url).pathname;
+  console.error(`lettuce http: ${c.req.method} ${path}: ${err.message}`);
+  if (path.startsWith("/api/")) return c.json({ error: "Internal error; see the server log", kind: "internal" }, 500);
+  return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INTERNAL, message: "Internal error; see the server log" } }, 500);
+}
+
+/**
  * The HTTP face of the server: MCP Streamable HTTP (stateless, JSON responses)
  * at /mcp. Order matters: DNS-rebinding checks first (a page on evil.example
  * must learn nothing, not even "401"), then the size cap, then the token.
@@ -126,15 +142,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   const named = (opts.allowedHosts ?? []).map((h) => h.toLowerCase());
   const allowed = new Set([...LOOPBACK, ...named, ...named.filter((h) => h.includes(":") && !h.startsWith("[")).map((h) => `[${h}]`)]);
   const app = new Hono<Env>();
-  // A client that went away while sending its body (the read rejects): nobody is there to answer, and a
-  // 33-line stack per such client was most of a long-running server's log (the soak audit). Anything else
-  // is a fault of ours: one line in the log, no detail to the client.
-  app.onError((err, c) => {
-    if (err instanceof HTTPException) return err.getResponse(); // a refusal a middleware made (a 401), as Hono answers it
-    if (c.req.raw.signal.aborted || (err as { name?: string }).name === "AbortError") return c.body(null, 400);
-    console.error(`lettuce http: ${c.req.method} ${new URL(c.req.url).pathname}: ${(err as Error).message}`);
-    return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INTERNAL, message: "Internal error; see the server log" } }, 500);
-  });
+  app.onError(answerError);
 
   app.use("*", async (c, next) => {
     const host = c.req.header("host");
