@@ -67,7 +67,7 @@ test("every API route answers hostile parameters and bodies without a 500, a sta
   expect((await web.fetch("/api/session")).status).toBe(200);
 }, 240_000);
 
-test("a route that fails answers the page in its own shape ({error, kind}) and an MCP client with a JSON-RPC error", async () => {
+test("a route that fails answers the page and the tool-search endpoint in their own shape ({error, kind}) and an MCP client with a JSON-RPC error", async () => {
   // The server's own error answer, on an app with routes planted to fail: the page shows `error` as text (a
   // JSON-RPC envelope there made it "[object Object]").
   const app = new Hono();
@@ -78,9 +78,15 @@ test("a route that fails answers the page in its own shape ({error, kind}) and a
   app.post("/mcp", () => {
     throw new Error("planted");
   });
+  app.post("/v1/tools/search", () => {
+    throw new Error("planted");
+  });
   const page = await app.request("/api/planted");
   expect(page.status).toBe(500);
   expect(await page.json()).toEqual({ error: "Internal error; see the server log", kind: "internal" });
+  const toolSearch = await app.request("/v1/tools/search", { method: "POST" });
+  expect(toolSearch.status).toBe(500);
+  expect(await toolSearch.json()).toEqual({ error: "Internal error; see the server log", kind: "internal" });
   const rpc = await app.request("/mcp", { method: "POST" });
   expect(rpc.status).toBe(500);
   expect(await rpc.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "Internal error; see the server log" } });

@@ -120,15 +120,15 @@ function acceptsJson(v: string | undefined): boolean {
  * What an exception that reached the app answers. A client that went away while sending its body (the
  * read rejects): nobody is there to answer, and a 33-line stack per such client was most of a long-running
  * server's log (the soak audit). Anything else is a fault of ours: one line in the log, no detail to the
- * client, in the shape its caller reads: the web UI's API speaks {error, kind} (its page shows `error` as
- * text), an MCP client gets a JSON-RPC error.
+ * client, in the shape its caller reads: the web UI's API and the tool-search endpoint speak {error, kind}
+ * (the page shows `error` as text), an MCP client gets a JSON-RPC error.
  */
 export function answerError(err: Error, c: Context): Response {
   if (err instanceof HTTPException) return err.getResponse(); // a refusal a middleware made (a 401), as Hono answers it
   if (c.req.raw.signal.aborted || err.name === "AbortError") return c.body(null, 400);
   const path = new URL(c.req.url).pathname;
   console.error(`lettuce http: ${c.req.method} ${path}: ${err.message}`);
-  if (path.startsWith("/api/")) return c.json({ error: "Internal error; see the server log", kind: "internal" }, 500);
+  if (path.startsWith("/api/") || path.startsWith("/v1/")) return c.json({ error: "Internal error; see the server log", kind: "internal" }, 500);
   return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INTERNAL, message: "Internal error; see the server log" } }, 500);
 }
 
