@@ -28,7 +28,7 @@
 // so later runs take a minute.
 import { ANCHOR_WEIGHT } from "../lib/semantic/anchors";
 import { KEYWORD_WEIGHTS, keywordRank } from "../lib/semantic/keyword";
-import { rankingFor, MODEL_RANKING, type RankingParams } from "../lib/semantic/fusion";
+import { rankingFor, MODEL_RANKING, type RankingParams } from "../lib/semantic/ranking";
 import { retrieve } from "../lib/semantic/retrieve";
 import { withTermFeedback, type TermFeedback } from "../lib/semantic/feedback";
 import { SemanticService } from "../lib/semantic/service";
@@ -343,7 +343,7 @@ if (setsArg.has("scifact")) {
 if (tune) {
   out.push("### Variants tried (tuning halves, SciFact train, docs QA)", "", `| variant | ${tuneHeader.join(" | ")} |`, `|---|${tuneHeader.map(() => "---:").join("|")}|`);
   for (const [name, cells] of tuneRows) out.push(`| ${name} | ${cells.join(" | ")} |`);
-  out.push("", "Rankings per model (MODEL_RANKING in lib/semantic/fusion.ts):", "");
+  out.push("", "Rankings per model (MODEL_RANKING in lib/semantic/ranking.ts):", "");
   for (const m of MODEL_RANKING) out.push(`- ${m.name}: ${m.params.fusion} k = ${m.params.k}, vector weight ${m.params.vectorWeight}. ${m.reason}`);
 }
 console.log(out.join("\n"));

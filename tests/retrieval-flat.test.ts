@@ -1,5 +1,5 @@
 // A flat vector list breaks near-ties between keyword hits and nothing more
-// (RankingParams.flatConvex, lib/semantic/fusion.ts): the rule on its own,
+// (RankingParams.flatConvex, lib/semantic/ranking.ts and fusion.ts): the rule on its own,
 // then through the real server with the real built-in model, on a vault of
 // near-identical notes where the model finds its best 30 notes about equally
 // close to the query (as it finds SciFact's abstracts, the set this rule is
@@ -8,7 +8,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { convexOverKeyword, rankingFor, type Scored } from "../lib/semantic/fusion";
+import { convexOverKeyword, type Scored } from "../lib/semantic/fusion";
+import { rankingFor } from "../lib/semantic/ranking";
 import { keywordRank } from "../lib/semantic/keyword";
 import { useEmbeddedVault } from "./helpers/builtin-model";
 

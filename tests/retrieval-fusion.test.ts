@@ -9,7 +9,8 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fuseRankings, keepVectorSlot, marginPlace, rankingFor, vectorWeighting, type Scored } from "../lib/semantic/fusion";
+import { fuseRankings, keepVectorSlot, marginPlace, vectorWeighting, type Scored } from "../lib/semantic/fusion";
+import { rankingFor } from "../lib/semantic/ranking";
 import { keywordRank } from "../lib/semantic/keyword";
 import { features, QueryTerms } from "../lib/semantic/rerank";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";

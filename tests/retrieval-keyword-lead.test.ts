@@ -1,12 +1,13 @@
 // A clear keyword lead keeps first place in the built-in model's hybrid
-// (RankingParams.keywordLead in lib/semantic/fusion.ts; docs/semantic.md,
+// (RankingParams.keywordLead in lib/semantic/ranking.ts; docs/semantic.md,
 // "seventeenth pass"): the rule on its own, the setting and its override, then
 // through the real server with the real model, where a vector list weighed far
 // above the keyword list would otherwise bury the one note that names the thing asked about.
 import { afterEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { keepKeywordLead, rankingFor, type Scored } from "../lib/semantic/fusion";
+import { keepKeywordLead, type Scored } from "../lib/semantic/fusion";
+import { rankingFor } from "../lib/semantic/ranking";
 import { keywordRank } from "../lib/semantic/keyword";
 import { SemanticService } from "../lib/semantic/service";
 import { useEmbeddedVault } from "./helpers/builtin-model";

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MODEL_RANKING, rankingFor } from "../lib/semantic/fusion";
+import { MODEL_RANKING, rankingFor } from "../lib/semantic/ranking";
 import { feedbackTerms, withTermFeedback } from "../lib/semantic/feedback";
 import { keywordRank } from "../lib/semantic/keyword";
 import { features, QueryTerms } from "../lib/semantic/rerank";

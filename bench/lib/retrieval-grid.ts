@@ -6,7 +6,7 @@
 // MRR falls more than 0.002 below it, and SciFact's nDCG@10 is not below it.
 //   bun bench/lib/retrieval-grid.ts [tune|report]
 //     (needs dumps/oh.v2.json, srd.v2.json, docs.v2.json, scifact-train.v2.json; `report` reads scifact.v2.json)
-// It mirrors lib/semantic/fusion.ts, retrieve.ts and the second stage of
+// It mirrors lib/semantic/ranking.ts, fusion.ts, retrieve.ts and the second stage of
 // lib/semantic/rerank.ts on the dumped features; bench/retrieval.ts measures
 // the chosen setting for real.
 import { readFileSync } from "node:fs";
@@ -138,7 +138,7 @@ export interface P {
   /** The extra list's first note kept at this place (index) under the same condition (0: off). */
   extraSlot?: number;
 }
-// What ships (lib/semantic/fusion.ts, the built-in model's row).
+// What ships (lib/semantic/ranking.ts, the built-in model's row).
 export const DEFAULT: P = { k: 10, wv: 0.25, wvWeak: 2, aN: 5, aM: 10, noA: 0, outM: 50, wOut: 0.5, slot: 3, slotBelow: 0.5, idfConf: false, agreeFull: 0, margin: 0.12, marginHi: 0, marginAt: 30, marginW: 0, rt: 0.3, rh: 0.1, rp: 0.1, rip: 0, rv: 0, slotGated: true, depth: 10, gapAt: 10, gapLo: 0.3, gapHi: 0, gapMin: 0, tmode: "named", flatCvx: 0.5 };
 
 export function rank(f: F, p: P): number[] {

@@ -8,7 +8,7 @@
 //   bun bench/lib/retrieval-speed.ts [--notes N]   (the vault and vectors of bench/semantic-speed.ts; run that first)
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { rankingFor, type RankingParams } from "../../lib/semantic/fusion";
+import { rankingFor, type RankingParams } from "../../lib/semantic/ranking";
 import { retrieve } from "../../lib/semantic/retrieve";
 import { SemanticService } from "../../lib/semantic/service";
 import { VaultContext } from "../../lib/vault-context";

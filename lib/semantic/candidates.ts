@@ -3,7 +3,8 @@
 // keyword-to-vector pseudo-relevance feedback. Used by ./retrieve.ts.
 import type { Database } from "bun:sqlite";
 import { normalize } from "../providers/types";
-import { PRF_DEPTH, type RankingParams, type Scored } from "./fusion";
+import { PRF_DEPTH, type Scored } from "./fusion";
+import type { RankingParams } from "./ranking";
 import { rerank, type RerankDoc } from "./rerank";
 import { inList, noteVector } from "./store";
 
