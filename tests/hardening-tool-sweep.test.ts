@@ -3,6 +3,7 @@
 // sweep catches a tool added or changed later that answers bad input with an exception (the server
 // then says "internal"), a stack trace or a dead server instead of a kind the caller can act on.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { leakIn } from "./helpers/leaks";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // An existing note for the arguments that name one, so that a call gets past "not found" to the rest.
@@ -45,8 +46,6 @@ const HOSTILE: unknown[] = [
   ["a", 1, null],
 ];
 
-// What would mean the server leaked its insides to a caller.
-const LEAK = [/\bat [\w.<>]+ \(.*:\d+:\d+\)/, /\.ts:\d+/, /\b(TypeError|ReferenceError|RangeError): /, /node_modules\//];
 
 describe("every tool against hostile arguments", () => {
   let s: TestServer;
@@ -85,7 +84,7 @@ describe("every tool against hostile arguments", () => {
           problems.push(`${where}: not JSON: ${text.slice(0, 120)}`);
           continue;
         }
-        const leak = LEAK.find((re) => re.test(text));
+        const leak = leakIn(text);
         if (leak) problems.push(`${where}: ${leak} in ${text.slice(0, 200)}`);
         if (body.error) {
           if (![-32600, -32601, -32602].includes(body.error.code)) problems.push(`${where}: JSON-RPC error ${body.error.code}`);

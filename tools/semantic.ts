@@ -137,7 +137,7 @@ export const evalTool = defineTool({
   longRunning: true, // may embed the vault first (docs/security.md: no time budget)
   input: z.object({ k: z.number().int().min(1).max(100).default(6) }),
   async handler({ k }, ctx) {
-    return runEval(service(ctx, "eval"), k, ctx.signal);
+    return runEval(service(ctx, "eval"), k, { signal: ctx.signal });
   },
 });
 

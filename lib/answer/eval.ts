@@ -95,7 +95,9 @@ async function faithful(chat: ChatProvider, q: EvalQuestion, notes: RetrievedNot
  * `signal`: the caller's request; a dropped caller stops the run between questions (each may cost model calls).
  * `questions`: read already (the CLI reads them before it embeds the vault, which can take minutes).
  */
-export async function runEval(svc: SemanticService, k: number, signal?: AbortSignal, questions = readQuestions(svc.vault.root)): Promise<EvalReport> {
+export async function runEval(svc: SemanticService, k: number, o: { signal?: AbortSignal; questions?: EvalQuestion[] } = {}): Promise<EvalReport> {
+  const { signal } = o;
+  const questions = o.questions ?? readQuestions(svc.vault.root);
   const hybrid = await svc.hasEmbedder();
   const chat = (await svc.hasChat()) ? await svc.chat() : null;
   const perQuestion: QuestionScore[] = [];

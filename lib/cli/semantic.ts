@@ -180,7 +180,7 @@ export const evalCommand: Command = {
       const questions = readQuestions(vault.root);
       const svc = SemanticService.for(vault);
       if (await svc.hasEmbedder()) await embedAll(vault, !!values.json);
-      const r = await runEval(svc, k, undefined, questions);
+      const r = await runEval(svc, k, { questions });
       if (values.json) {
         console.log(JSON.stringify(r));
         return 0;
