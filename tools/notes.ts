@@ -31,9 +31,10 @@ export const readNote = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ path: notePathField }),
-  async handler({ path }, { vault, signal }) {
+  async handler({ path }, { vault, signal, reserveAnswer }) {
     // Found here; the file is read and the answer made in a read worker (lib/offload), off the event loop.
     const plan = planNoteRead(vault.indexDb, vault.root, path);
+    await reserveAnswer?.(plan.size);
     const answer = await offloaded.readNote(vault, plan, true, signal);
     if (answer) return answer;
     // Saved since it was indexed (the watcher has not got to it yet): indexed now, so that the title, tags

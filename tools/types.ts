@@ -9,6 +9,11 @@ export interface ToolContext {
   /** Who is acting: the client's name or an X-Lettuce-Agent label; for the timeline and audit. */
   agent: string;
   signal?: AbortSignal;
+  /**
+   * Call before making an answer the size of a note (`bytes` of it): resolves when this token's earlier big
+   * answers have been read far enough (lib/server/answer-budget.ts). Absent where nothing holds answers (stdio, tests).
+   */
+  reserveAnswer?: (bytes: number) => Promise<void>;
 }
 
 export interface ToolDef<S extends z.ZodObject = z.ZodObject> {

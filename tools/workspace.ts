@@ -2,6 +2,7 @@
 // an item's id is its vault-relative path; see docs/workspace.md.
 import { z } from "zod";
 import { MAX_ITEM_ID, planPage, planPages } from "../lib/workspace/page";
+import { pagesAnswerSize } from "../lib/workspace/page-build";
 import { offloaded } from "../lib/offload/pool";
 import { listWorkspace } from "../lib/workspace/list";
 import { relatedPages } from "../lib/workspace/related";
@@ -51,9 +52,11 @@ export const getPage_ = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ pageId: itemId, mode }),
-  handler({ pageId, mode }, { vault, signal }) {
+  async handler({ pageId, mode }, { vault, signal, reserveAnswer }) {
     // Resolved here; read and assembled in a read worker (lib/offload), off the event loop.
-    return offloaded.page(vault, planPage(vault, pageId), mode, signal);
+    const plan = planPage(vault, pageId);
+    await reserveAnswer?.(plan.size);
+    return offloaded.page(vault, plan, mode, signal);
   },
 });
 
@@ -65,8 +68,10 @@ export const getPages_ = defineTool({
   annotations: READ_ONLY,
   // An empty or over-long id is that entry's error (getPages), not the batch's: the spec says one bad id never fails the call.
   input: z.object({ pageIds: z.array(z.string().max(100_000)).min(1).max(50), mode }),
-  handler({ pageIds, mode }, { vault, signal }) {
-    return offloaded.pages(vault, planPages(vault, pageIds), mode, signal);
+  async handler({ pageIds, mode }, { vault, signal, reserveAnswer }) {
+    const planned = planPages(vault, pageIds);
+    await reserveAnswer?.(pagesAnswerSize(planned));
+    return offloaded.pages(vault, planned, mode, signal);
   },
 });
 

@@ -28,6 +28,8 @@ export interface NoteReadPlan {
   ctime: number;
   /** The hash of the bytes the index read: the title, tags and links above are that text's. */
   indexedHash: string;
+  /** The file's size as the index saw it: about what the answer will weigh (ToolContext.reserveAnswer). */
+  size: number;
 }
 
 export function planNoteRead(db: Database, root: string, input: string): NoteReadPlan {
@@ -44,6 +46,7 @@ export function planNoteRead(db: Database, root: string, input: string): NoteRea
     ...(total > links.length ? { outgoingLinksTotal: total } : {}),
     ctime: row.ctime || 0,
     indexedHash: row.hash,
+    size: row.size,
   };
 }
 

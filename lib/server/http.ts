@@ -8,6 +8,7 @@ import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
 import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse } from "./jsonrpc";
 import type { McpDispatcher } from "./mcp";
+import { AnswerBudget, type AnswerLedger } from "./answer-budget";
 import { mountWebUi } from "../web/app";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
@@ -75,9 +76,18 @@ export function arrayItemsAtLeast(text: string, enough: number): number {
  * one. Nothing builds the whole answer in memory, which for megabytes of graphs
  * cost the event loop more than the work itself. 202 when no item has an answer.
  */
-async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>): Promise<Response> {
-  const first = await answers.next();
-  if (first.done) return new Response(null, { status: 202 });
+async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>, ledger: AnswerLedger): Promise<Response> {
+  let first: IteratorResult<JsonRpcResponse>;
+  try {
+    first = await answers.next();
+  } catch (e) {
+    ledger.release();
+    throw e;
+  }
+  if (first.done) {
+    ledger.release();
+    return new Response(null, { status: 202 });
+  }
   const enc = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(ctrl) {
@@ -88,10 +98,43 @@ async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>): Promise<Re
       if (next.done) {
         ctrl.enqueue(enc.encode("]"));
         ctrl.close();
+        ledger.release();
       } else ctrl.enqueue(enc.encode("," + serialiseResponse(next.value)));
     },
     async cancel() {
+      ledger.release();
       await answers.return(undefined);
+    },
+  });
+  return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
+}
+
+/** Characters of a big answer encoded per chunk: the client takes one before the next is made. */
+const ANSWER_CHUNK = 1024 * 1024;
+
+/**
+ * A note-sized answer, sent a chunk at a time as the client takes it: its reservation goes back once the
+ * last chunk is taken or the client goes away (a client that never reads holds only its own token's budget).
+ */
+function streamedAnswer(text: string, ledger: AnswerLedger): Response {
+  const enc = new TextEncoder();
+  let at = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(ctrl) {
+      if (at >= text.length) {
+        ctrl.close();
+        ledger.release();
+        return;
+      }
+      let end = Math.min(text.length, at + ANSWER_CHUNK);
+      // Never between the two halves of a surrogate pair (each would encode as U+FFFD).
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      ctrl.enqueue(enc.encode(text.slice(at, end)));
+      at = end;
+    },
+    cancel() {
+      ledger.release();
     },
   });
   return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
@@ -143,6 +186,8 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   const allowed = new Set([...LOOPBACK, ...named, ...named.filter((h) => h.includes(":") && !h.startsWith("[")).map((h) => `[${h}]`)]);
   const app = new Hono<Env>();
   app.onError(answerError);
+  // Per server: one token's note-sized answers not yet read (./answer-budget.ts).
+  const answerBudget = new AnswerBudget();
 
   app.use("*", async (c, next) => {
     const host = c.req.header("host");
@@ -236,20 +281,32 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }
     const token = c.get("token");
+    // Note-sized answers are reserved against the token's budget until written (./answer-budget.ts).
+    const answers = answerBudget.ledger(token.name);
+    c.req.raw.signal.addEventListener("abort", () => answers.release(), { once: true });
     const caller = {
       token: { name: token.name, scope: token.scope },
       agent: withoutControls(c.req.header("x-lettuce-agent") ?? "").slice(0, 100) || undefined,
       signal: c.req.raw.signal,
       protocolVersion: pv,
+      answers,
     };
     if (Array.isArray(body) && body.length > 0) {
       const refusal = batchRefusal(body.length, pv);
       if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
-      return streamBatch(mcp.batchAnswers(body, caller));
+      return streamBatch(mcp.batchAnswers(body, caller), answers);
     }
-    const res = await mcp.handle(body, caller);
-    if (res === null) return c.body(null, 202);
-    return c.body(Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res), 200, { "content-type": "application/json" });
+    let res: JsonRpcResponse | JsonRpcResponse[] | null;
+    try {
+      res = await mcp.handle(body, caller);
+    } catch (e) {
+      answers.release();
+      throw e;
+    }
+    const answer = res === null ? null : Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res);
+    if (answer !== null && answers.bytes > 0) return streamedAnswer(answer, answers);
+    answers.release();
+    return answer === null ? c.body(null, 202) : c.body(answer, 200, { "content-type": "application/json" });
   });
 
   // Stateless server: no SSE stream to open and no session to end.

@@ -62,10 +62,10 @@ export function serialiseResponse(r: JsonRpcResponse): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${literal}}]}}`;
 }
 
-/** About how many bytes an answer will take, without serialising it: its text parts, or a small error. */
+/** About how many bytes an answer will take, without serialising it: its text and image parts, or a small error. */
 export function answerBytes(r: JsonRpcResponse): number {
-  const content = (r.result as { content?: { text?: string }[] } | undefined)?.content;
-  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0), 0);
+  const content = (r.result as { content?: { text?: string; data?: string }[] } | undefined)?.content;
+  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0) + (c.data?.length ?? 0), 0);
 }
 
 export interface JsonRpcResponse {

@@ -7,6 +7,7 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { asCaller, CallerGate } from "../offload/caller";
+import type { AnswerLedger } from "./answer-budget";
 import { machineFault, ToolError } from "../errors";
 import { compactSchema } from "../tool-schema";
 import { auditLog } from "../audit/log";
@@ -42,6 +43,8 @@ export interface Caller {
   protocolVersion?: string;
   /** Over stdio a cancelled read goes unanswered; over HTTP the request still needs its answer. */
   transport?: "stdio";
+  /** Where the request's note-sized answers are reserved until written (HTTP; ./answer-budget.ts). */
+  answers?: AnswerLedger;
 }
 
 export const SERVER_INSTRUCTIONS = [
@@ -242,6 +245,18 @@ export class McpDispatcher {
       agent: caller.agent || this.clientNames.get(caller.token.name) || caller.token.name,
       signal: budget && caller.signal ? AbortSignal.any([caller.signal, budget]) : (budget ?? caller.signal),
     };
+    // Answers not yet read count against the token (./answer-budget.ts): what this call reserved, then what it made.
+    const answers = caller.answers;
+    const unread = () => new ToolError("timeout", `${name} was cancelled while waiting for this token's earlier answers to be read`);
+    let reserved = 0;
+    if (answers) {
+      ctx.reserveAnswer = async (bytes) => {
+        await answers.reserve(bytes, ctx.signal).catch(() => {
+          throw unread();
+        });
+        reserved += bytes;
+      };
+    }
     if (!tool.scopes.includes(caller.token.scope)) {
       this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "forbidden", args: params.arguments });
       return { jsonrpc: "2.0", id, result: toolFailure("forbidden", `The ${caller.token.scope} token may not call ${name}`) };
@@ -264,6 +279,9 @@ export class McpDispatcher {
                 throw new ToolError("timeout", `${name} was cancelled while waiting for this token's earlier calls to finish`);
               });
         try {
+          await answers?.door(ctx.signal).catch(() => {
+            throw unread();
+          });
           return await asCaller(key, () => tool.handler(parsed.data, ctx));
         } finally {
           leave();
@@ -272,11 +290,14 @@ export class McpDispatcher {
       const value = budget ? await withinBudget(work(), budget, name, budgetMs) : await work();
       this.hooks.afterCall?.({ tool: name, caller, ok: true, args: parsed.data });
       // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
-      if (value instanceof JsonText) {
-        return { jsonrpc: "2.0", id, result: { content: [withLiteral({ type: "text", text: value.text }, value.literal)] } };
-      }
-      if (value instanceof ContentParts) return { jsonrpc: "2.0", id, result: { content: value.parts } };
-      return { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
+      const answer: JsonRpcResponse =
+        value instanceof JsonText
+          ? { jsonrpc: "2.0", id, result: { content: [withLiteral({ type: "text", text: value.text }, value.literal)] } }
+          : value instanceof ContentParts
+            ? { jsonrpc: "2.0", id, result: { content: value.parts } }
+            : { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
+      answers?.hold(answerBytes(answer) - reserved);
+      return answer;
     } catch (e) {
       // A refusal, or a fault of the machine the caller can act on (a full disk: errors.ts machineFault).
       const refusal = e instanceof ToolError ? e : machineFault(e);

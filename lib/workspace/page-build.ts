@@ -35,6 +35,8 @@ export interface PagePlan {
   frontmatter?: string;
   /** A folder's page, listed by the event loop (it needs the vault's caches). */
   folderContent?: string;
+  /** About what the page weighs: the note's size as the index saw it (ToolContext.reserveAnswer). */
+  size: number;
 }
 
 export type PageResult = { id: string; ok: true; page: WorkspacePageContent } | { id: string; ok: false; error: string; kind: string };
@@ -90,6 +92,18 @@ export function buildPage(root: string, db: Database, plan: PagePlan, mode: Page
   }
   if (outline === null) return { ...base, content, properties };
   return { ...base, content: outline, properties, mode: "outline", fullContentChars: content.length };
+}
+
+/** At most what a batch's answer weighs: its largest page whole, the rest up to GET_PAGES_CHARS (buildPages). */
+export function pagesAnswerSize(planned: PlannedPage[]): number {
+  let sum = 0;
+  let largest = 0;
+  for (const p of planned) {
+    if (!("plan" in p)) continue;
+    sum += p.plan.size;
+    largest = Math.max(largest, p.plan.size);
+  }
+  return Math.min(sum, largest + GET_PAGES_CHARS);
 }
 
 /** A batch's pages; one that is missing or unreadable is an entry with ok: false, never a failed call. */

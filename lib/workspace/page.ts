@@ -29,9 +29,11 @@ function folderListing(vault: VaultContext, folder: string): string {
 export function planOf(vault: VaultContext, r: Resolved): PagePlan {
   const ref = refOf(vault, r);
   const base = { id: ref.id, title: ref.title, type: ref.type, ...(ref.databaseId ? { databaseId: ref.databaseId } : {}) };
-  if (r.kind === "note") return { base, kind: "note", path: r.path, noteId: r.row.id, frontmatter: r.row.frontmatter };
-  if (r.kind === "database") return { base: { ...base, title: databaseTitle(r.path) }, kind: "database", path: r.path };
-  return { base: { ...base, title: baseName(r.path) }, kind: "folder", path: r.path, folderContent: folderListing(vault, r.path) };
+  if (r.kind === "note") return { base, kind: "note", path: r.path, noteId: r.row.id, frontmatter: r.row.frontmatter, size: r.row.size };
+  // A database is read only up to 1 MB (page-build.ts), a folder's page is its listing: small either way.
+  if (r.kind === "database") return { base: { ...base, title: databaseTitle(r.path) }, kind: "database", path: r.path, size: 0 };
+  const folderContent = folderListing(vault, r.path);
+  return { base: { ...base, title: baseName(r.path) }, kind: "folder", path: r.path, folderContent, size: 0 };
 }
 
 export function planPage(vault: VaultContext, pageId: string): PagePlan {
