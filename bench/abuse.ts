@@ -14,6 +14,7 @@
 // --quick: fewer repetitions, a 10 MB instead of a 50 MB person's note, one
 // person-save run instead of five. Figures on a shared 2-core machine are rough.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -153,6 +154,16 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
       }
     });
     await measure(`search 'lorem' with a ${bigMb} MB note in the vault`, reps, () => flood(reps, 4, async () => kindOf(await call("search", { query: "lorem" }))));
+    // Answers never read: each connection's answer waits in the server until taken (docs/security.md: the answer budget).
+    const unread = quick ? 10 : 40;
+    await measure(`read_note of the ${bigMb} MB note over ${unread} connections that never read`, unread, async () => {
+      const sockets = await Promise.all(Array.from({ length: unread }, (_, i) => neverReads(server.url, token, i, "read_note", { path: "Abuse/person-big.md" })));
+      await Bun.sleep(3000);
+      const held = `server RSS ${memMb(server.pid).rss.toFixed(0)} MB while they stay open`;
+      for (const s of sockets) s.destroy();
+      await Bun.sleep(2000); // the calls still queued behind them run out before the next attack
+      return held;
+    });
     // Item 3: batches and graphs.
     const searches = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "search", arguments: { query: "obsidian plugin" } } })));
     await measure("batch of 20,000 searches (2.4 MB), MCP 2025-06-18", 1, async () => `HTTP ${(await post(searches, { "mcp-protocol-version": "2025-06-18" })).status}`);
@@ -277,4 +288,18 @@ if (import.meta.main) {
   } finally {
     killChildren();
   }
+}
+
+/** A raw connection that sends one tools/call and never reads the answer (it backs up to the server). */
+function neverReads(url: string, token: string, id: number, name: string, args: unknown): Promise<Socket> {
+  const u = new URL(url);
+  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+  return new Promise((resolveSocket, reject) => {
+    const s = connect(Number(u.port), u.hostname, () => {
+      s.pause();
+      s.write(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      resolveSocket(s);
+    });
+    s.on("error", reject);
+  });
 }
