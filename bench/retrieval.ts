@@ -109,7 +109,7 @@ const SYSTEMS: [string, System][] = [
 const OLD_DEFAULT: Partial<RankingParams> = { k: 2, vectorWeight: 0.25, vectorWeightWeak: 0.25, noteVector: 0, prfKeyword: 0, rerankDepth: 0, agreement: null, outside: null, vectorSlot: null };
 const FIRST_PASS: Partial<RankingParams> = { k: 2, vectorWeight: 0.5, vectorWeightWeak: 2, prfKeyword: 0.5, agreement: null, outside: null, vectorSlot: null };
 const v = (name: string, ranking: Partial<RankingParams>, weights: Weights = FIELDS): [string, System] => [name, ranked("hybrid", ranking, weights)];
-// Keyword → keyword feedback (thirteenth pass; docs/semantic.md has the whole grid: k 3/5/10 × m 5/10/20 × α, none kept):
+// Keyword → keyword feedback (thirteenth pass; docs/retrieval-experiments.md has the whole grid: k 3/5/10 × m 5/10/20 × α, none kept):
 // the best k keyword hits' m words as a second BM25 list at α, or RM3's interpolation of each word's own BM25.
 const TERM_FEEDBACK: [string, TermFeedback][] = [
   ["term feedback k 3, m 5, α 0.25", { docs: 3, terms: 5, weight: 0.25, withQuery: true }],
@@ -181,7 +181,7 @@ const ALL_VARIANTS: [string, System][] = [
   ...TERM_FEEDBACK.map(([name, fb]): [string, System] => [`keyword only: ${name}`, keywordFeedback(fb)]),
   ...TERM_FEEDBACK.map(([name, fb]) => v(`+ ${name}`, { termFeedback: fb })),
 ];
-// Fifteenth pass (docs/semantic.md): the query vector mapped by a per-vault adapter fitted offline on the
+// Fifteenth pass (docs/retrieval-experiments.md): the query vector mapped by a per-vault adapter fitted offline on the
 // vault's own sentence → passage pairs (bench/lib/retrieval-ict-dump.ts, then the fit in numpy), read from
 // $LETTUCE_BENCH_CACHE/dumps/<set>.adapter.f32 (bench/lib/retrieval_ict.py --export): q' = (1 − a) q̂ + a · unit(q̂ W), at q's own length.
 const ADAPTER_FILE: [RegExp, string][] = [[/^Obsidian Help$/, "oh"], [/^SRD wiki/, "srd"], [/^Anthropic docs/, "docs"], [/SciFact/, "scifact-train"]];

@@ -1,5 +1,5 @@
 // A clear keyword lead keeps first place in the built-in model's hybrid
-// (RankingParams.keywordLead in lib/semantic/ranking.ts; docs/semantic.md,
+// (RankingParams.keywordLead in lib/semantic/ranking.ts; docs/retrieval-experiments.md,
 // "seventeenth pass"): the rule on its own, the setting and its override, then
 // through the real server with the real model, where a vector list weighed far
 // above the keyword list would otherwise bury the one note that names the thing asked about.

@@ -1,6 +1,6 @@
 // The built-in model's hybrid keeps places 4 and 5 for the vector list's two
 // best notes when the keyword side is unsure (RankingParams.vectorSlot in
-// lib/semantic/fusion.ts; docs/semantic.md, "eleventh pass"), through the real
+// lib/semantic/fusion.ts; docs/retrieval-experiments.md, "eleventh pass"), through the real
 // server with the real model. A slice of Obsidian Help where a paraphrased
 // question (one of bench/data's tuning questions) has its page second in the
 // vector list and far down the keyword list: fusion alone buries it (25th with

@@ -1,4 +1,4 @@
-// BM25's k1 and b, which FTS5 fixes at 1.2 and 0.75 (docs/semantic.md, sixteenth pass): the keyword side's
+// BM25's k1 and b, which FTS5 fixes at 1.2 and 0.75 (docs/retrieval-experiments.md, sixteenth pass): the keyword side's
 // scores recomputed from fts_stem's own postings (fts5vocab instance) with other values, the same column
 // weights and query terms, no anchor text. Tuning halves, SciFact train, the docs set. An analysis aid.
 //   bun bench/lib/retrieval-bm25-params.ts scifact|oh|srd|docs [--bm25f]

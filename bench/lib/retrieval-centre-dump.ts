@@ -1,4 +1,4 @@
-// The vectors a centring experiment needs (docs/semantic.md, fourteenth pass), dumped for
+// The vectors a centring experiment needs (docs/retrieval-experiments.md, fourteenth pass), dumped for
 // bench/lib/retrieval_centre.py: every passage vector (unit length) with its note, every
 // note vector, every query vector (the built-in model, as retrieve() embeds it) and the
 // questions' relevant documents and keyword lists.

@@ -1,4 +1,4 @@
-// The offline grid behind the built-in model's fusion (docs/semantic.md, "What
+// The offline grid behind the built-in model's fusion (docs/retrieval-experiments.md, "What
 // we tried"): fusion settings scored in seconds on the per-question dumps of
 // bench/lib/retrieval-dump.ts (v2, sparse), against the bare BM25 ranking, per
 // set and kind, on the tuning halves, the docs set and SciFact's train queries.

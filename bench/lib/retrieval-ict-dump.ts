@@ -1,5 +1,5 @@
 // Self-made question/passage pairs from a vault's own text, for a query-side adapter fitted per vault
-// (docs/semantic.md, fifteenth pass): a sentence taken out of a passage stands in for a question
+// (docs/retrieval-experiments.md, fifteenth pass): a sentence taken out of a passage stands in for a question
 // (the inverse cloze task of Lee et al., 2019), the passage without it for its answer. Written beside
 // retrieval-centre-dump.ts's dump of the same set (run that first), for bench/lib/retrieval_ict.py.
 //   bun bench/lib/retrieval-ict-dump.ts oh|srd|docs|scifact [train] [pairs]

@@ -1,7 +1,7 @@
 // How far fusion could go on one of our question sets: per kind, what the hybrid finds in the top 5,
 // what is within reach (the vector list or the keyword list has the page in its top 5), and where the
 // vector list ranks the page of each question the hybrid misses. A question out of reach needs a
-// better component, not a better fusion (docs/semantic.md, "seventh pass").
+// better component, not a better fusion (docs/retrieval-experiments.md, "seventh pass").
 //   bun bench/lib/retrieval-reach.ts oh|oh-all|oh-hub|srd [tune|report] [--list]
 import { keywordRank } from "../../lib/semantic/keyword";
 import { retrieve } from "../../lib/semantic/retrieve";

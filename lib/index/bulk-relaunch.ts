@@ -17,7 +17,7 @@
 // with FTL, on a JIT thread beside them, costs more CPU than the faster code
 // gives back in one pass over the vault: obsidian-hub 1.86 -> 1.62 s of CPU
 // (user+sys, median of 7), synthetic 10k 4.07 -> 3.77 s (median of 5), while
-// the parse worker's own CPU moved within +/-3 % (docs/performance.md, wave 14).
+// the parse worker's own CPU moved within +/-3 % (docs/performance-log.md, wave 14).
 // A value already in the environment wins.
 //
 // Only for `lettuce index`, a short job: a long-running `serve` must give

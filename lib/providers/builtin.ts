@@ -18,7 +18,7 @@ import { envNumber } from "../env-number";
 // a request that comes while the build runs finds the model workers busy for that long. A burst of
 // searches after a quiet spell met both workers inside chunks of 16 (~400 ms of CPU each while 1,000
 // searches ran), and its p99 was 1.8-2.2x the idle server's in 7 runs of 9; with chunks of 4,
-// 0.98-1.34x in 5 runs (bench/embedding.ts --parts latency --notes 10000, docs/semantic.md); the
+// 0.98-1.34x in 5 runs (bench/embedding.ts --parts latency --notes 10000, docs/performance-log.md); the
 // price, measured side by side, 1-3% more CPU per passage. A model process (model-host.ts) is
 // stopped the moment a request begins, so it keeps chunks of 16.
 function bulkChunk(): number {

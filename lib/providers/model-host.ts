@@ -2,7 +2,7 @@
 // serving, on Linux) a child process of its own. The process is
 // there to be stopped: a request that comes while the model is inside a chunk
 // would otherwise share the cores with it until the chunk ends (tens to
-// hundreds of ms of matrix products that cannot be interrupted, docs/semantic.md
+// hundreds of ms of matrix products that cannot be interrupted, docs/performance-log.md
 // "Search during a build"), while a process takes SIGSTOP at once and SIGCONT
 // when the server is quiet again. A thread cannot be stopped alone (a stop
 // signal stops every thread of its process).

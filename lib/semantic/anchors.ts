@@ -5,7 +5,7 @@
 // uses where the page's own text does not. On Obsidian Help the keyword
 // ranking found 12 paraphrased questions of 21 with it against 7 without
 // (tuning half), 8 against 5 (report half); the hybrid 46 and 41 questions of
-// 51 against 42 and 39 (docs/semantic.md, "eighth pass").
+// 51 against 42 and 39 (docs/retrieval-experiments.md, "eighth pass").
 //
 // A table of its own, not a column of fts_stem: FTS5's bm25() counts every
 // column in a document's length, so a column of anchor lines made a

@@ -1,7 +1,7 @@
 // Keyword-to-keyword pseudo-relevance feedback (RM3-style): the words the
 // keyword side's own best hits share, beyond the query's, name the subject in
 // the vault's words, and a second BM25 list asks for them too. Off for every
-// model (RankingParams.termFeedback; docs/semantic.md, "thirteenth pass").
+// model (RankingParams.termFeedback; docs/retrieval-experiments.md, "thirteenth pass").
 import type { Database } from "bun:sqlite";
 import { addedHits, keywordRank, STOPWORDS, type KeywordHit } from "./keyword";
 import { QueryTerms, stem } from "./rerank";

@@ -1,7 +1,7 @@
 // How hybrid retrieval fuses its keyword and vector rankings: reciprocal-rank and
 // convex fusion, the vector list's weighting, and the places kept for either side's
 // best notes. What each embedding model sets them to is in ./ranking.ts. Measured
-// choices are documented in docs/semantic.md ("What we tried"), figures from bench/retrieval.ts.
+// choices are documented in docs/retrieval-experiments.md ("What we tried"), figures from bench/retrieval.ts.
 
 import type { RankingParams } from "./ranking";
 

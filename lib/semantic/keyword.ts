@@ -25,7 +25,7 @@ import { writingTransaction } from "../store/write-lock";
  * a note's title or alias names its subject; one in a heading names a part of
  * it; the folder gives context (Obsidian Help's "Obsidian Sync/…"). Measured
  * on the tuning halves of our question sets and SciFact's train queries (see
- * docs/semantic.md, "What we tried"). The n-gram columns weigh as the fields
+ * docs/retrieval-experiments.md, "What we tried"). The n-gram columns weigh as the fields
  * they come from: titleNg holds the title's and aliases' pairs (fts.title_ng),
  * headingsNg the headings', bodyNg the body's (not measured: no question set
  * in those scripts).

@@ -1,7 +1,7 @@
 // What decides a hybrid ranking for each embedding model: the parameters, the
 // table of their values per model with the reason for each, and the environment
 // overrides. The mechanics that apply them are in ./fusion.ts. Measured choices
-// are documented in docs/semantic.md ("What we tried"), figures from bench/retrieval.ts.
+// are documented in docs/retrieval-experiments.md ("What we tried"), figures from bench/retrieval.ts.
 
 import { envNumber } from "../env-number";
 import type { TermFeedback } from "./feedback";
@@ -54,7 +54,7 @@ export interface RankingParams {
    * `perNotes` moves the place to `at` × √(notes / perNotes) past that many notes, and
    * `cone` also calls a list flat when the note at that place scores `cone` or more, and
    * `growBelowConfidence` lets the place grow only below that keyword confidence. All are
-   * off in every row: they cost SciFact more than they gained (docs/semantic.md, twelfth pass).
+   * off in every row: they cost SciFact more than they gained (docs/retrieval-experiments.md, twelfth pass).
    */
   vectorMargin: { at: number; below: number; perNotes?: number; cone?: number; growBelowConfidence?: number } | null;
   /**
@@ -63,7 +63,7 @@ export interface RankingParams {
    * do not: the keyword list is re-scored by (min-max BM25 + flatConvex ×
    * min-max vector score) / (1 + flatConvex), so the vectors break near-ties
    * between keyword hits and never overturn a clear BM25 lead (SciFact train
-   * nDCG@10 0.703 → 0.711, over BM25's 0.708; docs/semantic.md, fourth pass).
+   * nDCG@10 0.703 → 0.711, over BM25's 0.708; docs/retrieval-experiments.md, fourth pass).
    */
   flatConvex: number;
   /**
@@ -71,7 +71,7 @@ export interface RankingParams {
    * list's weight (null: all the same): the vector side mostly re-orders what
    * the words found, and adds new notes more cautiously. `perNotes`: the top grows
    * as vectorMargin's place does (off: a question gained in a 6,744-note vault, one
-   * lost on the SRD wiki; docs/semantic.md, twelfth pass).
+   * lost on the SRD wiki; docs/retrieval-experiments.md, twelfth pass).
    */
   outside: { depth: number; weight: number; perNotes?: number } | null;
   /**
@@ -132,7 +132,7 @@ export const MODEL_RANKING: { name: string; match: (kind: string, model: string)
       ...SECOND_STAGE,
     },
     reason:
-      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its two best notes kept in 4th and 5th place when the keyword side is unsure, while a keyword hit that scores 1.25 times the next keeps first place; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/semantic.md).",
+      "USE-lite ranks far below BM25 on its own (SciFact nDCG@10 0.24 vs 0.69; SRD wiki paraphrases 7 of 20 vs 12) but finds paraphrased questions BM25 misses on Obsidian Help: the vector list counts only where the keyword side is unsure (0.25 while some keyword hit holds the query's words together, 2 when none does), only when its first note stands 0.12 above its 30th (USE-lite sees SciFact's abstracts all about equally close: there its scores only break near-ties between keyword hits, min-max BM25 + 0.5 × min-max vector score; SciFact train nDCG@10 0.666 → 0.711, BM25 0.708), at half weight for notes the words did not find, and its two best notes kept in 4th and 5th place when the keyword side is unsure, while a keyword hit that scores 1.25 times the next keeps first place; the family of settings that most often kept every set and kind at or above BM25 on the tuning halves (docs/retrieval-experiments.md).",
   },
   {
     name: "nomic-embed-text",

@@ -215,7 +215,7 @@ export function features(q: QueryTerms, d: RerankDoc): RerankFeatures {
   const proximity = q.stems.length > 1 ? q.bestWindow(d.body.slice(0, PROXIMITY_CHARS)) : 0;
   // The second stage's title evidence: the query's words in a name AND that name's words in the query (the
   // smaller of the two shares), for the title and each alias. On SciFact, where long paper titles share a few
-  // words with every claim, the one-sided share cost 0.004–0.01 nDCG@10 (docs/semantic.md, "third pass").
+  // words with every claim, the one-sided share cost 0.004–0.01 nDCG@10 (docs/retrieval-experiments.md, "third pass").
   const named = Math.max(Math.min(q.share(d.title), nameCoverage(q, d.title)), ...d.aliases.map((a) => Math.min(q.share(a), nameCoverage(q, a))));
   return { title, heading, proximity, named };
 }
