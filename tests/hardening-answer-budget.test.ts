@@ -104,6 +104,17 @@ function neverReads(port: number, token: string, id: number, name: string, args:
   });
 }
 
+/** `lettuce serve` on a copy of the example vault that `prepare` adds to, with a read token and another token's client. */
+async function servedWithOther(prepare: (root: string) => void): Promise<{ served: ServedVault; other: ReturnType<typeof httpMcp> }> {
+  const root = copyVault();
+  prepare(root);
+  const db = openStateDb(root);
+  const otherToken = createToken(db, "other-agent", "read").token;
+  db.close();
+  const served = await servedVault(root, { scope: "read" });
+  return { served, other: httpMcp(served.port, otherToken) };
+}
+
 const onLinux = process.platform === "linux";
 
 describe.if(onLinux)("answers that are never read, through a real server", () => {
@@ -112,17 +123,14 @@ describe.if(onLinux)("answers that are never read, through a real server", () =>
   let big: string;
   let root: string;
   beforeAll(async () => {
-    root = copyVault();
-    // 24 MB of plain text: a person's log, a note like any other (notes go up to 64 MiB).
-    big = "# Big log\n\n" + "2026-12-06 12:00:01 the quick brown fox jumps over the lazy dog\n".repeat(Math.ceil((24 * MB) / 64));
-    writeFileSync(join(root, "Big log.md"), big);
-    // Pairs of UTF-16 units on both sides of every 1 MiB chunk boundary: one note or the other has a pair cut by it.
-    for (const lead of ["", "a"]) writeFileSync(join(root, `Faces${lead.length}.md`), `${lead}# Faces\n\n${"😀".repeat(800_000)}\n`);
-    const db = openStateDb(root);
-    const otherToken = createToken(db, "other-agent", "read").token;
-    db.close();
-    served = await servedVault(root, { scope: "read" });
-    other = httpMcp(served.port, otherToken);
+    ({ served, other } = await servedWithOther((dir) => {
+      root = dir;
+      // 24 MB of plain text: a person's log, a note like any other (notes go up to 64 MiB).
+      big = "# Big log\n\n" + "2026-12-06 12:00:01 the quick brown fox jumps over the lazy dog\n".repeat(Math.ceil((24 * MB) / 64));
+      writeFileSync(join(dir, "Big log.md"), big);
+      // Pairs of UTF-16 units on both sides of every 1 MiB chunk boundary: one note or the other has a pair cut by it.
+      for (const lead of ["", "a"]) writeFileSync(join(dir, `Faces${lead.length}.md`), `${lead}# Faces\n\n${"😀".repeat(800_000)}\n`);
+    }));
   });
   afterAll(async () => {
     await served?.close();
@@ -174,14 +182,8 @@ describe.if(onLinux)("answers that no tool reserves for, never read, through a r
   let served: ServedVault;
   let other: ReturnType<typeof httpMcp>;
   beforeAll(async () => {
-    const root = copyVault();
     // 4 MB that no tool reserves for before reading (an attachment): counted once its answer is made.
-    writeFileSync(join(root, "assets/blob.bin"), randomBytes(4 * MB));
-    const db = openStateDb(root);
-    const otherToken = createToken(db, "other-agent", "read").token;
-    db.close();
-    served = await servedVault(root, { scope: "read" });
-    other = httpMcp(served.port, otherToken);
+    ({ served, other } = await servedWithOther((dir) => writeFileSync(join(dir, "assets/blob.bin"), randomBytes(4 * MB))));
   });
   afterAll(async () => {
     await served?.close();
