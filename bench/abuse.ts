@@ -14,12 +14,12 @@
 // --quick: fewer repetitions, a 10 MB instead of a 50 MB person's note, one
 // person-save run instead of five. Figures on a shared 2-core machine are rough.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BUN, killChildren } from "./lib/child";
 import { cliToken, startServer } from "./lib/search-bench";
+import { neverReads } from "../tests/helpers/raw-http";
 import { fmtMs, loadavg, machineNotes, percentile } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
@@ -288,18 +288,4 @@ if (import.meta.main) {
   } finally {
     killChildren();
   }
-}
-
-/** A raw connection that sends one tools/call and never reads the answer (it backs up to the server). */
-function neverReads(url: string, token: string, id: number, name: string, args: unknown): Promise<Socket> {
-  const u = new URL(url);
-  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
-  return new Promise((resolveSocket, reject) => {
-    const s = connect(Number(u.port), u.hostname, () => {
-      s.pause();
-      s.write(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      resolveSocket(s);
-    });
-    s.on("error", reject);
-  });
 }

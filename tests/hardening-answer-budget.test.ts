@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { AnswerBudget, SMALL_ANSWER_BYTES } from "../lib/server/answer-budget";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
 import { httpMcp, servedVault, type ServedVault } from "./helpers/cli";
 import { copyVault } from "./helpers/server";
+import { neverReads } from "./helpers/raw-http";
 
 setDefaultTimeout(120_000);
 
@@ -89,21 +89,6 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 }
 
-/** A raw connection that sends one tools/call and never reads what comes back. */
-function neverReads(port: number, token: string, id: number, name: string, args: unknown): Promise<Socket> {
-  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
-  return new Promise((resolve, reject) => {
-    const s = connect(port, "127.0.0.1", () => {
-      s.pause(); // nothing is read: the answer backs up to the server
-      s.write(
-        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${token}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      resolve(s);
-    });
-    s.on("error", reject);
-  });
-}
-
 /** `lettuce serve` on a copy of the example vault that `prepare` adds to, with a read token and another token's client. */
 async function servedWithOther(prepare: (root: string) => void): Promise<{ served: ServedVault; other: ReturnType<typeof httpMcp> }> {
   const root = copyVault();
@@ -139,7 +124,7 @@ describe.if(onLinux)("answers that are never read, through a real server", () =>
   test("sixteen never-read answers of a 24 MB note hold one token's budget, not sixteen answers; other tokens read it meanwhile, and the budget comes back when the sockets close", async () => {
     const pid = served.server.proc.pid;
     const before = rssMb(pid);
-    const sockets = await Promise.all(Array.from({ length: 16 }, (_, i) => neverReads(served.port, served.token, i + 1, "read_note", { path: "Big log.md" })));
+    const sockets = await Promise.all(Array.from({ length: 16 }, (_, i) => neverReads(`http://127.0.0.1:${served.port}/mcp`, served.token, i + 1, "read_note", { path: "Big log.md" })));
     try {
       await Bun.sleep(4000);
       const grown = rssMb(pid) - before;
@@ -192,7 +177,7 @@ describe.if(onLinux)("answers that no tool reserves for, never read, through a r
   test("96 never-read attachments hold the token's budget and a few calls' worth, not 96 answers", async () => {
     const pid = served.server.proc.pid;
     const before = rssMb(pid);
-    const sockets = await Promise.all(Array.from({ length: 96 }, (_, i) => neverReads(served.port, served.token, i + 1, "read_attachment", { path: "assets/blob.bin" })));
+    const sockets = await Promise.all(Array.from({ length: 96 }, (_, i) => neverReads(`http://127.0.0.1:${served.port}/mcp`, served.token, i + 1, "read_attachment", { path: "assets/blob.bin" })));
     try {
       await Bun.sleep(4000);
       // Each answer is 5.6 MB of base64 in JSON: 96 of them held ~500 MB (measured without the count; ~75 MB with it).

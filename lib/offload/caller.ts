@@ -4,6 +4,7 @@
 // time budget behind them (an audit measured 25-30 s, every victim call a timeout). Carried by AsyncLocalStorage:
 // the key follows the call through every await without being passed down each function.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { waitInQueue } from "../wait-in-queue";
 
 const scope = new AsyncLocalStorage<string>();
 
@@ -32,23 +33,11 @@ export class CallerGate {
   async enter(key: string, signal?: AbortSignal): Promise<() => void> {
     const n = this.running.get(key) ?? 0;
     if (n < this.limit()) this.running.set(key, n + 1);
-    else if (signal?.aborted) throw signal.reason;
     else {
-      await new Promise<void>((resolve, reject) => {
-        const q = this.waiting.get(key) ?? [];
-        this.waiting.set(key, q);
-        const go = () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const i = q.indexOf(go);
-          if (i !== -1) q.splice(i, 1);
-          if (!q.length) this.waiting.delete(key);
-          reject(signal!.reason);
-        };
-        signal?.addEventListener("abort", onAbort, { once: true });
-        q.push(go);
+      const q = this.waiting.get(key) ?? [];
+      this.waiting.set(key, q);
+      await waitInQueue(q, (go) => go, signal, () => {
+        if (!q.length) this.waiting.delete(key);
       });
     }
     let left = false;

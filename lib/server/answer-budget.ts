@@ -14,6 +14,7 @@
 // eight calls at once cannot each make one. Another token never waits for it. A reservation larger than
 // the whole budget is granted when the token holds nothing else, so every note can still be read.
 import { envNumber } from "../env-number";
+import { waitInQueue } from "../wait-in-queue";
 
 /** Bytes of note-sized answers one token may have made and not yet sent (LETTUCE_ANSWER_BYTES_PER_TOKEN). */
 export function answerBytesPerToken(): number {
@@ -52,30 +53,14 @@ export class AnswerBudget {
     const q = this.waiting.get(key);
     // A request that holds bytes already (a batch's next item) never waits for itself.
     if (ledger.bytes > 0 || (!q?.length && this.fits(key, bytes))) {
-      this.add(key, ledger, bytes);
+      if (bytes > 0) this.add(key, ledger, bytes);
       return;
     }
-    if (signal?.aborted) throw signal.reason;
-    await new Promise<void>((resolve, reject) => {
-      const queue = q ?? [];
-      this.waiting.set(key, queue);
-      const waiter: Waiter = {
-        bytes,
-        ledger,
-        go: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        const i = queue.indexOf(waiter);
-        if (i !== -1) queue.splice(i, 1);
-        if (!queue.length) this.waiting.delete(key);
-        reject(signal!.reason);
-        this.wake(key);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      queue.push(waiter);
+    const queue = q ?? [];
+    this.waiting.set(key, queue);
+    await waitInQueue(queue, (go): Waiter => ({ bytes, ledger, go }), signal, () => {
+      if (!queue.length) this.waiting.delete(key);
+      this.wake(key);
     });
   }
 
@@ -104,7 +89,7 @@ export class AnswerBudget {
     while (q?.length && this.fits(key, q[0]!.bytes)) {
       const w = q.shift()!;
       // Its request was answered meanwhile (it stopped waiting some other way): nothing to hold for it.
-      if (!w.ledger.closed) this.add(key, w.ledger, w.bytes);
+      if (!w.ledger.closed && w.bytes > 0) this.add(key, w.ledger, w.bytes);
       w.go();
     }
     if (q && !q.length) this.waiting.delete(key);

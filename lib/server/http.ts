@@ -77,17 +77,8 @@ export function arrayItemsAtLeast(text: string, enough: number): number {
  * cost the event loop more than the work itself. 202 when no item has an answer.
  */
 async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>, ledger: AnswerLedger): Promise<Response> {
-  let first: IteratorResult<JsonRpcResponse>;
-  try {
-    first = await answers.next();
-  } catch (e) {
-    ledger.release();
-    throw e;
-  }
-  if (first.done) {
-    ledger.release();
-    return new Response(null, { status: 202 });
-  }
+  const first = await answers.next();
+  if (first.done) return new Response(null, { status: 202 });
   const enc = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(ctrl) {
@@ -281,9 +272,8 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }
     const token = c.get("token");
-    // Note-sized answers are reserved against the token's budget until written (./answer-budget.ts).
+    // Big answers count against the token's budget until written (./answer-budget.ts).
     const answers = answerBudget.ledger(token.name);
-    c.req.raw.signal.addEventListener("abort", () => answers.release(), { once: true });
     const caller = {
       token: { name: token.name, scope: token.scope },
       agent: withoutControls(c.req.header("x-lettuce-agent") ?? "").slice(0, 100) || undefined,
@@ -291,22 +281,26 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       protocolVersion: pv,
       answers,
     };
-    if (Array.isArray(body) && body.length > 0) {
-      const refusal = batchRefusal(body.length, pv);
-      if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
-      return streamBatch(mcp.batchAnswers(body, caller), answers);
-    }
-    let res: JsonRpcResponse | JsonRpcResponse[] | null;
+    // A streamed body gives the bytes back itself (its end, its cancel, or the client gone); anything else here.
+    let streamed: Response | null = null;
     try {
-      res = await mcp.handle(body, caller);
-    } catch (e) {
-      answers.release();
-      throw e;
+      if (Array.isArray(body) && body.length > 0) {
+        const refusal = batchRefusal(body.length, pv);
+        if (refusal) return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: refusal } }, 400);
+        const batch = await streamBatch(mcp.batchAnswers(body, caller), answers);
+        if (batch.body) streamed = batch;
+        return batch;
+      }
+      const res = await mcp.handle(body, caller);
+      const answer = res === null ? null : Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res);
+      if (answer === null) return c.body(null, 202);
+      if (answers.bytes > 0) return (streamed = streamedAnswer(answer, answers));
+      return c.body(answer, 200, { "content-type": "application/json" });
+    } finally {
+      const signal = c.req.raw.signal;
+      if (!streamed || signal.aborted) answers.release();
+      else signal.addEventListener("abort", () => answers.release(), { once: true });
     }
-    const answer = res === null ? null : Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res);
-    if (answer !== null && answers.bytes > 0) return streamedAnswer(answer, answers);
-    answers.release();
-    return answer === null ? c.body(null, 202) : c.body(answer, 200, { "content-type": "application/json" });
   });
 
   // Stateless server: no SSE stream to open and no session to end.
