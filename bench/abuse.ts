@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BUN, killChildren } from "./lib/child";
 import { cliToken, startServer } from "./lib/search-bench";
-import { neverReads } from "../tests/helpers/raw-http";
+import { neverReads, unfinishedBody, type UnfinishedBody } from "../tests/helpers/raw-http";
 import { fmtMs, loadavg, machineNotes, percentile } from "./lib/stats";
 
 const REPO = resolve(import.meta.dir, "..");
@@ -162,6 +162,17 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
       const held = `server RSS ${memMb(server.pid).rss.toFixed(0)} MB while they stay open`;
       for (const s of sockets) s.destroy();
       await Bun.sleep(2000); // the calls still queued behind them run out before the next attack
+      return held;
+    });
+    // Request bodies that never end: refused past the token's budget from their headers (docs/security.md: the request budget).
+    const hanging = quick ? 100 : 400;
+    await measure(`${hanging} connections sending 900 KB bodies that never end`, hanging, async () => {
+      const open: UnfinishedBody[] = [];
+      for (let i = 0; i < hanging; i++) open.push(await unfinishedBody(server.url, token, 900_000));
+      await Bun.sleep(3000);
+      const answers = await Promise.all(open.map((h) => Promise.race([h.answer, Bun.sleep(200).then(() => "")])));
+      const held = `${answers.filter((a) => a.startsWith("HTTP/1.1 429")).length} refused (429), server RSS ${memMb(server.pid).rss.toFixed(0)} MB while they stay open`;
+      for (const h of open) h.socket.destroy();
       return held;
     });
     // Item 3: batches and graphs.

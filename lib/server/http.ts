@@ -13,6 +13,7 @@ import { mountWebUi } from "../web/app";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
 import { envNumber } from "../env-number";
+import { declaredBodyBytes, RequestBudget, requestBytesPerToken } from "./request-budget";
 
 export const MAX_BODY_BYTES = envNumber("LETTUCE_MAX_BODY_BYTES", 8 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 /**
@@ -229,8 +230,25 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
       return info !== null;
     },
   });
-  app.use("/mcp", limitBody, requireToken, activity);
-  app.use("/v1/*", limitBody, requireToken, activity);
+  // Per server: one token's request bodies in flight (./request-budget.ts), refused past it before Bun buffers more.
+  const requestBudget = new RequestBudget();
+  const inFlight = async (c: Context<Env>, next: () => Promise<void>) => {
+    const token = c.get("token");
+    const most = token.scope === "read" ? Math.min(MAX_READ_BODY_BYTES, MAX_BODY_BYTES) : MAX_BODY_BYTES;
+    const leave = requestBudget.enter(token.name, declaredBodyBytes(c.req.raw.headers, most));
+    if (!leave) {
+      c.header("Retry-After", "1");
+      c.header("Connection", "close");
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Too many requests of this token in flight (${requestBytesPerToken()} bytes of bodies at most; LETTUCE_REQUEST_BYTES_PER_TOKEN): retry when earlier ones have answered` } }, 429);
+    }
+    try {
+      await next();
+    } finally {
+      leave();
+    }
+  };
+  app.use("/mcp", requireToken, inFlight, limitBody, activity);
+  app.use("/v1/*", requireToken, inFlight, limitBody, activity);
 
   // Tool search for HTTP clients (spec/tool-search.md), the same search as the search_tools tool.
   app.post("/v1/tools/search", async (c) => {
