@@ -65,7 +65,8 @@ export function serialiseResponse(r: JsonRpcResponse): string {
 /** About how many bytes an answer will take, without serialising it: its text and image parts, or a small error. */
 export function answerBytes(r: JsonRpcResponse): number {
   const content = (r.result as { content?: { text?: string; data?: string }[] } | undefined)?.content;
-  return 100 + (content ?? []).reduce((n, c) => n + (c.text?.length ?? 0) + (c.data?.length ?? 0), 0);
+  // A worker's ready-made literal stands for its text (reading the text would unescape it).
+  return 100 + (content ?? []).reduce((n, c) => n + (literals.get(c)?.length ?? c.text?.length ?? 0) + (c.data?.length ?? 0), 0);
 }
 
 export interface JsonRpcResponse {

@@ -292,7 +292,7 @@ export class McpDispatcher {
       // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
       const answer: JsonRpcResponse =
         value instanceof JsonText
-          ? { jsonrpc: "2.0", id, result: { content: [withLiteral({ type: "text", text: value.text }, value.literal)] } }
+          ? { jsonrpc: "2.0", id, result: { content: [withLiteral(textPart(value), value.literal)] } }
           : value instanceof ContentParts
             ? { jsonrpc: "2.0", id, result: { content: value.parts } }
             : { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
@@ -333,6 +333,16 @@ function withinBudget<T>(work: Promise<T>, budget: AbortSignal, tool: string, ms
     budget.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => budget.removeEventListener("abort", onAbort));
   });
+}
+
+/** A text part whose text is unescaped from the worker's literal only if read (./jsonrpc.ts serialiseResponse uses the literal). */
+function textPart(value: JsonText): { type: "text"; text: string } {
+  return {
+    type: "text",
+    get text() {
+      return value.text;
+    },
+  };
 }
 
 /**

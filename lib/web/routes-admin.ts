@@ -67,7 +67,7 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     const rule = c.req.query("rule");
     if (!rule || !(RULES as readonly string[]).includes(rule)) return badRequest(c, `rule must be one of ${RULES.join(", ")}`);
     const { limit, offset } = paging((k) => c.req.query(k), 100);
-    const [text] = await offloaded.lintPage(vault, { rule: rule as Rule }, offset, limit);
+    const { text } = await offloaded.lint(vault, { rule: rule as Rule }, offset, limit);
     const page = JSON.parse(text) as { items: unknown[]; total: number };
     return c.json({ items: page.items, total: page.total, limit, offset });
   });
