@@ -21,7 +21,7 @@ import type { VaultContext } from "../vault-context";
 import type { LinkLine } from "../vault/parse";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
-import { JsonText } from "./json-text";
+import { JsonText, type WireText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
 import { startWorker } from "../platform/descriptors";
 import { envNumber } from "../env-number";
@@ -327,25 +327,25 @@ export function readPool(vault: VaultContext): ReadPool {
  */
 export const offloaded = {
   search: async (vault: VaultContext, query: string, limit: number, offset: number, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "search", query, limit, offset }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "search", query, limit, offset }, signal)),
   linkGraph: async (vault: VaultContext, center: string, depth: number, maxNodes: number, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "graph", center, depth, maxNodes }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "graph", center, depth, maxNodes }, signal)),
   lint: async (vault: VaultContext, filter: LintFilter, offset: number, limit: number, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "lint", filter, offset, limit }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "lint", filter, offset, limit }, signal)),
   health: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<WikiHealth>({ kind: "health" }, signal),
   hygieneReport: (vault: VaultContext, perRule: number) => readPool(vault).run<HygieneReport>({ kind: "hygieneReport", perRule }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "queryDatabase", root: vault.root, input }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "queryDatabase", root: vault.root, input }, signal)),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
   readNote: async (vault: VaultContext, plan: NoteReadPlan, indexedOnly: boolean, signal?: AbortSignal) => {
-    const wire = await readPool(vault).run<string | null>({ kind: "readNote", root: vault.root, plan, indexedOnly }, signal);
+    const wire = await readPool(vault).run<WireText | null>({ kind: "readNote", root: vault.root, plan, indexedOnly }, signal);
     return wire === null ? null : new JsonText(wire);
   },
   /** get_page's and get_pages' answers from what the event loop resolved (lib/workspace/page.ts). */
   page: async (vault: VaultContext, plan: PagePlan, mode: PageMode, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "page", root: vault.root, plan, mode }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "page", root: vault.root, plan, mode }, signal)),
   pages: async (vault: VaultContext, planned: PlannedPage[], mode: PageMode, signal?: AbortSignal) =>
-    new JsonText(await readPool(vault).run<string>({ kind: "pages", root: vault.root, planned, mode }, signal)),
+    new JsonText(await readPool(vault).run<WireText>({ kind: "pages", root: vault.root, planned, mode }, signal)),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** The lines of a note's text that hold links, for move_note's rewrite of a big note. */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { ToolError } from "../errors";
 import { ftsPath } from "../store/fts-db";
 import { runJob, type ReadJob } from "./jobs";
+import { transferables } from "./json-text";
 import { lowerThreadPriority } from "../platform/thread-priority";
 
 declare const self: Worker;
@@ -46,5 +47,5 @@ self.onmessage = (ev: MessageEvent<WorkerRequest>) => {
         ? { id, ok: false, kind: e.kind, message: e.message, data: e.data }
         : { id, ok: false, kind: "internal", message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
   }
-  self.postMessage(reply);
+  self.postMessage(reply, reply.ok ? transferables(reply.value) : []);
 };

@@ -6,7 +6,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { verifyToken, type TokenInfo } from "../store/tokens";
 import { toolSearchHttp } from "../toolsearch/http";
 import type { VaultContext } from "../vault-context";
-import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, serialiseResponse, type JsonRpcResponse } from "./jsonrpc";
+import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, responseAroundBytes, serialiseResponse, type JsonRpcResponse } from "./jsonrpc";
 import type { McpDispatcher } from "./mcp";
 import { AnswerBudget, type AnswerLedger } from "./answer-budget";
 import { mountWebUi } from "../web/app";
@@ -101,28 +101,37 @@ async function streamBatch(answers: AsyncGenerator<JsonRpcResponse>, ledger: Ans
   return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
 }
 
-/** Characters of a big answer encoded per chunk: the client takes one before the next is made. */
+/** Characters (or bytes) of a big answer sent per chunk: the client takes one before the next is made. */
 const ANSWER_CHUNK = 1024 * 1024;
 
 /**
  * A note-sized answer, sent a chunk at a time as the client takes it: its reservation goes back once the
  * last chunk is taken or the client goes away (a client that never reads holds only its own token's budget).
+ * The answer comes in pieces: text, encoded a chunk at a time, or bytes a worker encoded (sent as they are).
  */
-function streamedAnswer(text: string, ledger: AnswerLedger): Response {
+function streamedAnswer(pieces: (string | Uint8Array)[], ledger: AnswerLedger): Response {
   const enc = new TextEncoder();
+  let i = 0;
   let at = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(ctrl) {
-      if (at >= text.length) {
+      while (i < pieces.length && at >= pieces[i]!.length) {
+        i++;
+        at = 0;
+      }
+      if (i >= pieces.length) {
         ctrl.close();
         ledger.release();
         return;
       }
-      let end = Math.min(text.length, at + ANSWER_CHUNK);
-      // Never between the two halves of a surrogate pair (each would encode as U+FFFD).
-      const last = text.charCodeAt(end - 1);
-      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-      ctrl.enqueue(enc.encode(text.slice(at, end)));
+      const piece = pieces[i]!;
+      let end = Math.min(piece.length, at + ANSWER_CHUNK);
+      if (typeof piece === "string") {
+        // Never between the two halves of a surrogate pair (each would encode as U+FFFD).
+        const last = piece.charCodeAt(end - 1);
+        if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
+        ctrl.enqueue(enc.encode(piece.slice(at, end)));
+      } else ctrl.enqueue(piece.subarray(at, end));
       at = end;
     },
     cancel() {
@@ -310,9 +319,12 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
         return batch;
       }
       const res = await mcp.handle(body, caller);
-      const answer = res === null ? null : Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res);
-      if (answer === null) return c.body(null, 202);
-      if (answers.bytes > 0) return (streamed = streamedAnswer(answer, answers));
+      if (res === null) return c.body(null, 202);
+      // A read worker's big answer came as bytes: sent as they are, never made a string here.
+      const around = Array.isArray(res) ? null : responseAroundBytes(res);
+      if (around) return (streamed = streamedAnswer(around, answers));
+      const answer = Array.isArray(res) ? JSON.stringify(res) : serialiseResponse(res);
+      if (answers.bytes > 0) return (streamed = streamedAnswer([answer], answers));
       return c.body(answer, 200, { "content-type": "application/json" });
     } finally {
       const signal = c.req.raw.signal;

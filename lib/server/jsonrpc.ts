@@ -41,13 +41,25 @@ export function echoId(m: object, id: string | number): JsonRpcId {
   return raw !== undefined && raw !== String(id) ? (JSON as unknown as { rawJSON(s: string): RawJson }).rawJSON(raw) : id;
 }
 
-// Text parts whose JSON string literal a read worker made already (see JsonText).
-const literals = new WeakMap<object, string>();
+/** A text part's JSON string literal that a read worker made already (lib/offload/json-text.ts JsonText). */
+export interface ReadyLiteral {
+  readonly literal: string;
+  /** The literal as UTF-8 bytes, when it came that way (a big answer): sent as they are. */
+  readonly bytes: Uint8Array | null;
+  readonly size: number;
+}
+
+const literals = new WeakMap<object, ReadyLiteral>();
 
 /** A text part whose JSON string literal was made already (a read worker's JsonText): serialiseResponse uses it. */
-export function withLiteral<T extends object>(part: T, literal: string): T {
+export function withLiteral<T extends object>(part: T, literal: ReadyLiteral): T {
   literals.set(part, literal);
   return part;
+}
+
+function readyLiteral(r: JsonRpcResponse): ReadyLiteral | undefined {
+  const part = (r.result as { content?: object[] } | undefined)?.content;
+  return part && part.length === 1 && !("isError" in (r.result as object)) ? literals.get(part[0]!) : undefined;
 }
 
 /**
@@ -56,17 +68,25 @@ export function withLiteral<T extends object>(part: T, literal: string): T {
  * (possibly hundreds of kilobytes of) text again on the event loop.
  */
 export function serialiseResponse(r: JsonRpcResponse): string {
-  const part = (r.result as { content?: object[] } | undefined)?.content;
-  const literal = part && part.length === 1 && !("isError" in (r.result as object)) ? literals.get(part[0]!) : undefined;
-  if (literal === undefined) return JSON.stringify(r);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${literal}}]}}`;
+  const ready = readyLiteral(r);
+  if (ready === undefined) return JSON.stringify(r);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":${ready.literal}}]}}`;
+}
+
+/**
+ * The same as serialiseResponse, in pieces, when the answer's literal came as bytes: the envelope's two ends
+ * around those bytes, never turned into a string. Null for any other answer.
+ */
+export function responseAroundBytes(r: JsonRpcResponse): [string, Uint8Array, string] | null {
+  const bytes = readyLiteral(r)?.bytes;
+  return bytes ? [`{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"result":{"content":[{"type":"text","text":`, bytes, "}]}}"] : null;
 }
 
 /** About how many bytes an answer will take, without serialising it: its text and image parts, or a small error. */
 export function answerBytes(r: JsonRpcResponse): number {
   const content = (r.result as { content?: { text?: string; data?: string }[] } | undefined)?.content;
   // A worker's ready-made literal stands for its text (reading the text would unescape it).
-  return 100 + (content ?? []).reduce((n, c) => n + (literals.get(c)?.length ?? c.text?.length ?? 0) + (c.data?.length ?? 0), 0);
+  return 100 + (content ?? []).reduce((n, c) => n + (literals.get(c)?.size ?? c.text?.length ?? 0) + (c.data?.length ?? 0), 0);
 }
 
 export interface JsonRpcResponse {

@@ -292,7 +292,7 @@ export class McpDispatcher {
       // A read worker's result arrives serialised already (JsonText): keep its escaped form for serialiseResponse.
       const answer: JsonRpcResponse =
         value instanceof JsonText
-          ? { jsonrpc: "2.0", id, result: { content: [withLiteral(textPart(value), value.literal)] } }
+          ? { jsonrpc: "2.0", id, result: { content: [withLiteral(textPart(value), value)] } }
           : value instanceof ContentParts
             ? { jsonrpc: "2.0", id, result: { content: value.parts } }
             : { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify(value) }] } };
