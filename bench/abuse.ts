@@ -70,20 +70,24 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
   const kindOf = (r: any) => (r?.isError ? r.kind : r?.error ? `rpc ${r.error.code}` : "ok");
 
   const rows: AbuseRow[] = [];
-  // The pinger runs in a thread of its own (bench/lib/pinger.ts): this thread's work never counts as a pause.
-  const pinger = new Worker(new URL("./lib/pinger.ts", import.meta.url).href);
+  // The pinger runs in a process of its own (bench/lib/pinger.ts): this process's work never counts as a pause.
+  const pingerPath = new URL("./lib/pinger.ts", import.meta.url).pathname;
   /** Run `attack` while pinging every 10 ms; the ping loop keeps going until the attack settles. */
   const measure = async (attack: string, requests: number, fn: () => Promise<string>) => {
     process.stderr.write(`abuse: ${attack}…\n`);
-    const got = new Promise<number[]>((r) => (pinger.onmessage = (ev: MessageEvent<number[]>) => r(ev.data)));
-    pinger.postMessage({ cmd: "start", url: server.url, headers, everyMs: 10 });
+    const pinger = Bun.spawn([BUN, pingerPath], {
+      env: { ...process.env, PING_URL: server.url, PING_HEADERS: JSON.stringify(headers), PING_EVERY_MS: "10" },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "inherit",
+    });
     let outcome: string;
     try {
       outcome = await fn();
     } finally {
-      pinger.postMessage({ cmd: "stop" });
+      pinger.stdin.end();
     }
-    const pauses = await got;
+    const pauses = JSON.parse(await new Response(pinger.stdout).text()) as number[];
     rows.push({ attack, requests, outcome, worstPauseMs: Math.max(...pauses), p99PauseMs: percentile(pauses, 99), pings: pauses.length, rssMb: memMb(server.pid).rss });
   };
   const tally = (kinds: string[]) => {
@@ -116,7 +120,6 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
     for (let run = 0; run < (quick ? 1 : 5); run++) personRuns.push(await personRace(root, call, run, quick ? 3000 : 5000));
     return { vault: src, rows, personRuns };
   } finally {
-    pinger.terminate();
     await server.stop();
     rmSync(root, { recursive: true, force: true });
   }
@@ -272,7 +275,7 @@ export function abuseReport(f: AbuseFigures): string {
   const lines = [
     `## Abuse (docs/security.md)`,
     "",
-    `A \`lettuce serve\` child on a copy of ${f.vault}; this process pings it every 10 ms during each attack. Load ${loadavg()}. ${machineNotes()}.`,
+    `A \`lettuce serve\` child on a copy of ${f.vault}; a process of its own pings it every 10 ms during each attack. Load ${loadavg()}. ${machineNotes()}.`,
     "",
     "| attack | requests | answers | worst ping pause | p99 ping | pings | server RSS after |",
     "| --- | --- | --- | --- | --- | --- | --- |",
