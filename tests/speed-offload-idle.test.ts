@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { JsonText, type WireText } from "../lib/offload/json-text";
 import { ReadPool } from "../lib/offload/pool";
 import { VaultContext } from "../lib/vault-context";
 
@@ -45,7 +46,7 @@ describe.if(onLinux)("the request thread while a read worker works", () => {
     const cpu0 = threadCpuMs();
     let jobs = 0;
     while (performance.now() - wall0 < 600 || jobs < 5) {
-      const [text] = await pool.run<[string, string]>({ kind: "search", query, limit: 10, offset: 0 });
+      const { text } = new JsonText(await pool.run<WireText>({ kind: "search", query, limit: 10, offset: 0 }));
       expect(JSON.parse(text).total).toBe(3000);
       jobs++;
     }
