@@ -278,6 +278,16 @@ describeWithCorpus("obsidian-help/en", "workspace read tools on Obsidian Help", 
       for (const p of Object.keys(WORKSPACE_NOTES).filter((p) => p.startsWith("Ofis/"))) expect(folder.content).toContain(encodeURI(p));
     });
 
+    test("get_pages classifies its pages as get_page does: a base's rows with their databaseId, other notes as pages", async () => {
+      const ids = ["Engineering/Auth system.md", "Plugins/Graph view.md", "Engineering/Auth decisions.md", "Tasks.base"];
+      const { results } = await s.call("get_pages", { pageIds: ids, mode: "outline" });
+      const one = await Promise.all(ids.map((id) => s.call("get_page", { pageId: id, mode: "outline" })));
+      const kind = (p: any) => [p.id, p.type, p.databaseId];
+      expect(results.map((r: any) => kind(r.page))).toEqual(one.map(kind));
+      expect(kind(results[0].page)).toEqual(["Engineering/Auth system.md", "database_row", "Engineering/Reading list.base"]);
+      expect(results[1].page.type).toBe("page");
+    });
+
     test("get_pages: one missing or invalid id never fails the call", async () => {
       const ids = ["Plugins/Graph view.md", "Missing/Nope.md", "../../etc/passwd", ".obsidian/app.json", "Plugins/Graph view", "Tasks.base"];
       const { results } = await s.call("get_pages", { pageIds: ids, mode: "outline" });
