@@ -3,7 +3,7 @@
 // get_page, get_related_pages, get_changes_since), with its databaseId, the
 // database as its parent and the other rows as its siblings.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -73,4 +73,31 @@ test("query_database sees a .base replaced by one of the same size and mtime", a
   const rows = (await s.call("query_database", { databaseId: "Swapped.base", limit: 100 })).rows.map((r: any) => r.id);
   expect(rows.length).toBeGreaterThan(0);
   for (const id of rows) expect(id.startsWith("Recipes/")).toBe(true);
+});
+
+// Which base each note is a row of is kept between calls (get_page asks on every call, and building
+// it anew cost ~0.6 ms a call on a big vault); the kept answer must follow every change that moves a row.
+test("get_page's row or page follows edits of the note and of the base, and the base's removal", async () => {
+  const typeOf = async () => (await s.call("get_page", { pageId: "Pantry/Salt.md", mode: "outline" })).type;
+  const note = (tags: string) => writeFileSync(join(s.root, "Pantry/Salt.md"), `---\ntags: [${tags}]\n---\n# Salt\n\nCoarse and fine.\n`);
+  const base = (filter: string) => writeFileSync(join(s.root, "Pantry.base"), `filters:\n  and:\n    - ${filter}\n`);
+  mkdirSync(join(s.root, "Pantry"), { recursive: true });
+  note("spice");
+  await s.vault.indexer.update(["Pantry/Salt.md"]);
+  expect(await typeOf()).toBe("page");
+  base('file.hasTag("pantry")');
+  await s.vault.indexer.update(["Pantry.base"]);
+  expect(await typeOf()).toBe("page");
+  note("pantry");
+  await s.vault.indexer.update(["Pantry/Salt.md"]);
+  expect(await s.call("get_page", { pageId: "Pantry/Salt.md", mode: "outline" })).toMatchObject({ type: "database_row", databaseId: "Pantry.base" });
+  base('file.inFolder("Nowhere at all")');
+  await s.vault.indexer.update(["Pantry.base"]);
+  expect(await typeOf()).toBe("page");
+  base('file.inFolder("Pantry")');
+  await s.vault.indexer.update(["Pantry.base"]);
+  expect(await typeOf()).toBe("database_row");
+  rmSync(join(s.root, "Pantry.base"));
+  await s.vault.indexer.update(["Pantry.base"]);
+  expect(await typeOf()).toBe("page");
 });
