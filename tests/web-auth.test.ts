@@ -2,6 +2,7 @@
 // the session cookie, CSRF, Host/Origin, and that MCP tokens and browser
 // sessions never stand in for each other. Also `lettuce login` and the link
 // `serve` prints, against a spawned server.
+import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { startHttpServer } from "../lib/server/serve";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -46,6 +47,22 @@ describe("without a session", () => {
     }
     const post = await fetch(origin + "/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", scope: "write" }) });
     expect(post.status).toBe(401);
+  });
+
+  // The body limit reads a chunked body to its end before letting a request on: in front of the session
+  // check, a caller with no session held a request open by never ending its body.
+  test("a POST whose chunked body never ends is answered 401 at once, not held", async () => {
+    const u = new URL(origin);
+    const sock = connect(Number(u.port), u.hostname);
+    try {
+      const first = new Promise<string>((resolve) => sock.once("data", (d) => resolve(d.toString("latin1"))));
+      await new Promise((r) => sock.once("connect", r));
+      sock.write(`POST /api/tokens HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4000\r\n${"x".repeat(0x4000)}\r\n`);
+      const answer = await Promise.race([first, Bun.sleep(3000).then(() => "nothing within 3 s")]);
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
+    } finally {
+      sock.destroy();
+    }
   });
 
   test("the login help names the vault's folder only to a browser on this machine", async () => {

@@ -46,8 +46,10 @@ export function mountWebUi(app: Hono<any>, vault: VaultContext): void {
     return c.body(a.body as Uint8Array<ArrayBuffer>, 200, { "Content-Type": a.type, ETag: a.etag, "Cache-Control": "no-cache" });
   });
 
-  web.use("/api/*", bodyLimit({ maxSize: MAX_UI_BODY_BYTES, onError: (c) => c.json({ error: `Request body over ${MAX_UI_BODY_BYTES} bytes`, kind: "too-large" }, 413) }));
+  // The session first: the body limit reads a chunked body to its end before it lets a request on, so
+  // a caller with no session could hold a request open by never ending one.
   web.use("/api/*", requireSession(vault, "api"));
+  web.use("/api/*", bodyLimit({ maxSize: MAX_UI_BODY_BYTES, onError: (c) => c.json({ error: `Request body over ${MAX_UI_BODY_BYTES} bytes`, kind: "too-large" }, 413) }));
   web.use("/api/*", async (c, next) => {
     await next();
     // Page headers on every answer, without replacing a stricter one a route set (attachments are sandboxed).
