@@ -48,14 +48,25 @@ function toRowNote(db: Database, r: NoteRowLite): RowNote {
   let links: string[] | null = null;
   let backlinks: string[] | null = null;
   let embeds: string[] | null = null;
+  let tags: string[] | null = null;
+  let frontmatter: Record<string, unknown> | null = null;
+  // Tags and properties are parsed when a filter or a column first reads them: every note of the vault is
+  // made a RowNote again after each change to the index, and a base with no filter, or one on the folder,
+  // never reads them (parsing them all was most of the ~15 ms this took per change on obsidian-hub).
   const file: RowFile = {
     path: r.path,
     folder: r.folder,
     size: r.size,
     mtime: r.mtime,
     ctime: r.ctime,
-    tags: (JSON.parse(r.tags) as string[]).map((t) => t.toLowerCase()),
-    frontmatter: parseObject(r.frontmatter),
+    get tags() {
+      tags ??= (JSON.parse(r.tags) as string[]).map((t) => t.toLowerCase());
+      return tags;
+    },
+    get frontmatter() {
+      frontmatter ??= parseObject(r.frontmatter);
+      return frontmatter;
+    },
     links() {
       links ??= (db.query("SELECT coalesce(resolved, target) AS t FROM links WHERE note_id = ? ORDER BY ord").all(r.id) as { t: string }[]).map((x) => x.t);
       return links;
