@@ -162,6 +162,13 @@ export function rowsOf(vault: VaultLike, base: LoadedBase): RowNote[] {
   return rows;
 }
 
+/** Whether rowsOf has its answer (rows or error) for this base at the current index generation, without working it out. */
+export function rowsKnown(vault: VaultLike, base: LoadedBase): boolean {
+  if (costlyVerdict(vault, base)) return true;
+  const hit = rowCache.get(`${vault.root}\0${base.id}`);
+  return hit !== undefined && hit.key === `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
+}
+
 /** Every `.base` file in the vault, by path. */
 export function basePaths(db: Database): string[] {
   return (db.query("SELECT path FROM files WHERE path LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => r.path);

@@ -3,7 +3,7 @@
 // Which notes are rows of which database is lib/bases' business: every
 // workspace tool classifies items through classifyNotes() and finds a row's
 // siblings through databaseSiblings().
-import { databaseOfNotes, loadBase, baseRows } from "../bases";
+import { databasesOf, loadBase, baseRows } from "../bases";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 
@@ -30,7 +30,7 @@ export interface NoteClass {
  * databases select is a row of the first by path.
  */
 export function classifyNotes(vault: VaultContext, paths: string[]): Map<string, NoteClass> {
-  const of = databaseOfNotes(vault);
+  const of = databasesOf(vault, paths);
   return new Map(
     paths.map((p): [string, NoteClass] => {
       const db = of.get(p);
