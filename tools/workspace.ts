@@ -85,9 +85,10 @@ export const getRelatedPages = defineTool({
     pageId: itemId.optional(),
     resource: z.string().min(1).max(2000).optional().describe("A file path (instead of pageId)"),
   }),
-  handler({ pageId, resource }, { vault }) {
+  handler({ pageId, resource }, { vault, signal }) {
     if ((pageId === undefined) === (resource === undefined)) throw new ToolError("invalid-input", "Pass exactly one of pageId and resource");
-    return pageId !== undefined ? relatedPages(vault, pageId) : pagesCiting(vault, resource!);
+    if (resource !== undefined) return pagesCiting(vault, resource);
+    return relatedPages(vault, pageId!, (notePath, cls, limit) => offloaded.databaseSiblings(vault, notePath, cls, limit, signal));
   },
 });
 

@@ -19,6 +19,7 @@ import { readVaultText } from "../vault/read-file";
 import { linkLinesOf } from "../vault/parse";
 import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
+import { databaseSiblings, type NoteClass } from "../workspace/databases";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -31,6 +32,7 @@ export type ReadJob =
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "linkLines"; path: string; text: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
+  | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
@@ -65,6 +67,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "queryDatabase":
       // The first query of a base evaluates its filters over every note (0.4 s on obsidian-hub, measured).
       return renderForWire(queryDatabase({ root: job.root, indexDb: db }, job.input));
+    case "databaseSiblings":
+      // get_related_pages' other rows: the base's rows, a pass over every note after each change.
+      return databaseSiblings({ root: job.root, indexDb: db }, job.notePath, job.cls, job.limit);
     case "renderNote": {
       // The web UI's note page: marked runs here, where the pool's time budget can stop it. Loaded on first use:
       // marked and sanitize-html are most of a worker's start-up otherwise, and a server may never render.

@@ -17,6 +17,7 @@ import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { PackedVectors } from "../semantic/pair-jobs";
 import type { NoteReadPlan } from "../retrieval/note-read";
 import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
+import type { NoteClass, Siblings } from "../workspace/databases";
 import type { VaultContext } from "../vault-context";
 import type { LinkLine } from "../vault/parse";
 import { callerKey } from "./caller";
@@ -336,6 +337,8 @@ export const offloaded = {
   hygieneReport: (vault: VaultContext, perRule: number) => readPool(vault).run<HygieneReport>({ kind: "hygieneReport", perRule }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(await readPool(vault).run<WireText>({ kind: "queryDatabase", root: vault.root, input }, signal)),
+  databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
+    readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
   readNote: async (vault: VaultContext, plan: NoteReadPlan, indexedOnly: boolean, signal?: AbortSignal) => {
     const wire = await readPool(vault).run<WireText | null>({ kind: "readNote", root: vault.root, plan, indexedOnly }, signal);

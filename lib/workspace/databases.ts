@@ -3,7 +3,7 @@
 // Which notes are rows of which database is lib/bases' business: every
 // workspace tool classifies items through classifyNotes() and finds a row's
 // siblings through databaseSiblings().
-import { databasesOf, loadBase, baseRows } from "../bases";
+import { databasesOf, loadBase, baseRows, type VaultLike } from "../bases";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 
@@ -43,16 +43,18 @@ export function classifyNote(vault: VaultContext, path: string): NoteClass {
   return classifyNotes(vault, [path]).get(path)!;
 }
 
+export type Siblings = { total: number; items: { id: string; title: string }[] } | null;
+
 /**
  * Other rows of the database a note is a row of (first `limit`, with the
  * total), for get_related_pages' `siblings`; null when the note is no row.
  */
 export function databaseSiblings(
-  vault: VaultContext,
+  vault: VaultLike,
   notePath: string,
   cls: NoteClass,
   limit: number,
-): { total: number; items: { id: string; title: string }[] } | null {
+): Siblings {
   if (cls.type !== "database_row" || !cls.databaseId) return null;
   let rows;
   try {

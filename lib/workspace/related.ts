@@ -3,7 +3,7 @@
 // stands for its folder), the pages it links to and the notes linking to it,
 // its database siblings (rows only), and the sources its frontmatter cites.
 import type { VaultContext } from "../vault-context";
-import { classifyNotes, databaseSiblings, databaseTitle, isDatabasePath, type ItemType } from "./databases";
+import { classifyNotes, databaseSiblings, databaseTitle, isDatabasePath, type ItemType, type NoteClass, type Siblings } from "./databases";
 import { folderRepresented, parentOf, refOf, resolveItem, type ItemRef } from "./items";
 import { folderItemCount, listWorkspace } from "./list";
 import { linkedFrom, linkingTo, type Neighbour } from "./neighbours";
@@ -46,7 +46,14 @@ function entries(vault: VaultContext, ns: Neighbour[], skip: Set<string>): Relat
     });
 }
 
-export function relatedPages(vault: VaultContext, pageId: string): RelatedPages {
+/** How get_related_pages reads a row's siblings: the tool hands in one that runs off the event loop (a pass over every note after each change). */
+export type SiblingsReader = (notePath: string, cls: NoteClass, limit: number) => Siblings | Promise<Siblings>;
+
+export async function relatedPages(
+  vault: VaultContext,
+  pageId: string,
+  readSiblings: SiblingsReader = (notePath, cls, limit) => databaseSiblings(vault, notePath, cls, limit),
+): Promise<RelatedPages> {
   const db = vault.indexDb;
   const r = resolveItem(vault, pageId);
   const page = refOf(vault, r);
@@ -82,7 +89,7 @@ export function relatedPages(vault: VaultContext, pageId: string): RelatedPages 
   }
 
   const cls = r.kind === "note" ? { type: page.type as "page" | "database_row", databaseId: page.databaseId } : { type: "page" as const };
-  const siblings = r.kind === "note" ? databaseSiblings(vault, r.path, cls, SIBLINGS_LIMIT) : null;
+  const siblings = r.kind === "note" && cls.type === "database_row" ? await readSiblings(r.path, cls, SIBLINGS_LIMIT) : null;
 
   let sources: string[] = [];
   if (r.kind === "note") {
