@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { notesWithTag } from "../lib/retrieval/notes";
-import { tagCounts } from "../lib/retrieval/tags";
+import { offloaded } from "../lib/offload/pool";
 import { normalizeTag } from "../lib/vault/parse";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 
@@ -11,8 +11,8 @@ export const listTags = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ limit: limitField(100, 5000), offset: offsetField }),
-  handler({ limit, offset }, { vault }) {
-    const { items, total } = tagCounts(vault.indexDb, limit, offset);
+  async handler({ limit, offset }, { vault, signal }) {
+    const { items, total } = await offloaded.tagCounts(vault, limit, offset, signal);
     return { items, total, offset, limit };
   },
 });

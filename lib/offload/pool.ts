@@ -337,6 +337,8 @@ export const offloaded = {
   hygieneReport: (vault: VaultContext, perRule: number) => readPool(vault).run<HygieneReport>({ kind: "hygieneReport", perRule }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(await readPool(vault).run<WireText>({ kind: "queryDatabase", root: vault.root, input }, signal)),
+  tagCounts: (vault: VaultContext, limit: number, offset: number, signal?: AbortSignal) =>
+    readPool(vault).run<{ items: { tag: string; count: number }[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */

@@ -7,7 +7,6 @@ import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { backlinks, outgoingLinks } from "../retrieval/links";
 import { childFolders, findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
-import { tagCounts } from "../retrieval/tags";
 import { semanticSearch } from "../semantic/search";
 import { SemanticService } from "../semantic/service";
 import { mimeTypeOf } from "../vault/mime";
@@ -118,9 +117,9 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     }
   });
 
-  app.get("/api/tags", (c) => {
+  app.get("/api/tags", async (c) => {
     const { limit, offset } = paging((k) => c.req.query(k), 200);
-    return c.json({ ...tagCounts(db, limit, offset), limit, offset });
+    return c.json({ ...(await offloaded.tagCounts(vault, limit, offset, c.req.raw.signal)), limit, offset });
   });
 
   app.get("/api/tag", (c) => {
