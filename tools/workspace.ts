@@ -24,8 +24,8 @@ export const searchWorkspace_ = defineTool({
     query: z.string().min(1).max(500),
     limit: limitField(10, 100),
   }),
-  handler({ query, limit }, { vault }) {
-    return searchWorkspace(vault, query, limit);
+  handler({ query, limit }, { vault, signal }) {
+    return searchWorkspace(vault, query, limit, (q, n) => offloaded.titleMatches(vault, q, n, signal));
   },
 });
 

@@ -21,6 +21,7 @@ import { linkLinesOf } from "../vault/parse";
 import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 import { databaseSiblings, type NoteClass } from "../workspace/databases";
+import { titleMatches } from "../workspace/title-cache";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -34,6 +35,7 @@ export type ReadJob =
   | { kind: "linkLines"; path: string; text: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
   | { kind: "tagCounts"; limit: number; offset: number }
+  | { kind: "titleMatches"; query: string; limit: number }
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
@@ -69,6 +71,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "queryDatabase":
       // The first query of a base evaluates its filters over every note (0.4 s on obsidian-hub, measured).
       return renderForWire(queryDatabase({ root: job.root, indexDb: db }, job.input));
+    case "titleMatches":
+      // search_workspace's fallback over every title, whose folded list is made again after each change.
+      return titleMatches(db, job.query, job.limit);
     case "tagCounts":
       // Every tag row grouped (~150 ms at 100k notes), again after each change: kept off the request thread.
       return tagCounts(db, job.limit, job.offset);

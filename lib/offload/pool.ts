@@ -18,6 +18,7 @@ import type { PackedVectors } from "../semantic/pair-jobs";
 import type { NoteReadPlan } from "../retrieval/note-read";
 import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { NoteClass, Siblings } from "../workspace/databases";
+import type { TitleMatch } from "../workspace/title-cache";
 import type { VaultContext } from "../vault-context";
 import type { LinkLine } from "../vault/parse";
 import { callerKey } from "./caller";
@@ -337,6 +338,8 @@ export const offloaded = {
   hygieneReport: (vault: VaultContext, perRule: number) => readPool(vault).run<HygieneReport>({ kind: "hygieneReport", perRule }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(await readPool(vault).run<WireText>({ kind: "queryDatabase", root: vault.root, input }, signal)),
+  titleMatches: (vault: VaultContext, query: string, limit: number, signal?: AbortSignal) =>
+    readPool(vault).run<TitleMatch[]>({ kind: "titleMatches", query, limit }, signal),
   tagCounts: (vault: VaultContext, limit: number, offset: number, signal?: AbortSignal) =>
     readPool(vault).run<{ items: { tag: string; count: number }[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>

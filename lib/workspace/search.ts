@@ -13,7 +13,7 @@ import type { Database } from "bun:sqlite";
 import type { VaultContext } from "../vault-context";
 import { classifyNotes, databaseTitle } from "./databases";
 import { breadcrumbOf, folderOf } from "./items";
-import { databaseEntries, titleEntries } from "./title-cache";
+import { databaseEntries, titleMatches, type TitleMatch } from "./title-cache";
 import { MAX_QUERY_TERMS, ngramPhrase, parseSearchQuery, tokensOf } from "../retrieval/fts-query";
 import { FTS_WEIGHTS } from "../store/fts-db";
 import { buildSnippet, SNIPPET_WINDOW } from "../retrieval/snippet";
@@ -52,14 +52,22 @@ interface RawHit {
   snippet: string;
 }
 
-export async function searchWorkspace(vault: VaultContext, query: string, limit: number): Promise<WorkspaceSearch> {
+/** How the substring fallback finds titles: the tool hands in one that runs in a read worker (lib/workspace/title-cache.ts). */
+export type TitleMatcher = (query: string, limit: number) => TitleMatch[] | Promise<TitleMatch[]>;
+
+export async function searchWorkspace(
+  vault: VaultContext,
+  query: string,
+  limit: number,
+  matchTitles: TitleMatcher = (q, n) => titleMatches(vault.indexDb, q, n),
+): Promise<WorkspaceSearch> {
   const q = query.trim();
   if (!q) return { results: [] };
   const found = letterCount(q) >= 3 || hasUnspacedRun(q) ? indexSearch(vault, q, limit) : null;
   if (found?.hits.length) return { results: shape(vault, found.hits) };
   // A query of such text alone that the n-grams did not find is in no note's text (the scan reads no more of a
   // note than they hold): only the titles are looked at again, for file names, which the index does not hold.
-  const sub = await substringSearch(vault, q, limit, !found?.onlyRuns);
+  const sub = await substringSearch(vault, q, limit, !found?.onlyRuns, matchTitles);
   return { results: shape(vault, sub.hits), fallback: "substring", ...(sub.partial ? { partial: true as const } : {}) };
 }
 
@@ -200,15 +208,12 @@ function snippetAround(body: string, at: number, length: number): string {
 
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
-async function substringSearch(vault: VaultContext, q: string, limit: number, bodies: boolean): Promise<{ hits: RawHit[]; partial: boolean }> {
+async function substringSearch(vault: VaultContext, q: string, limit: number, bodies: boolean, matchTitles: TitleMatcher): Promise<{ hits: RawHit[]; partial: boolean }> {
   const fq = fold(q);
   const hits: RawHit[] = [];
   const seen = new Set<string>();
   // Titles first: every one is checked (they are small and cached folded). A title starting with the query ranks first.
-  const titled = titleEntries(vault)
-    .filter((e) => e.folded.includes(fq))
-    .sort((a, b) => Number(!fold(a.title).startsWith(fq)) - Number(!fold(b.title).startsWith(fq)) || a.title.length - b.title.length);
-  for (const e of titled.slice(0, limit)) {
+  for (const e of await matchTitles(q, limit)) {
     seen.add(e.path);
     hits.push({ path: e.path, title: e.title, kind: e.kind, matchedOn: "title", snippet: "" });
   }
