@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { evaluationBudget, MAX_NOTE_STEPS } from "../lib/bases/evaluate";
 import { loadBase } from "../lib/bases/base-file";
-import { envFor, rowsOf } from "../lib/bases/rows";
+import { allRowNotes, envFor, noteInBase, rowsOf } from "../lib/bases/rows";
+import { TooCostly } from "../lib/bases/expr";
 import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
 import { VaultContext } from "../lib/vault-context";
@@ -110,6 +111,23 @@ describe("the bounds themselves", () => {
     expect(evaluate(base.formulas.get("f0") as any, env)).toBe(2 ** 30);
     expect(budget.steps).toBeLessThan(500);
     expect(budget.steps).toBeLessThan(MAX_NOTE_STEPS);
+  });
+
+  // A chain of methods spends its steps on the way down and does its work on the way up: 3,200 lower()s of a
+  // 512K-character value took ~0.7 s per note with the clock never read after the first of them, so a budget of
+  // 10 ms (what classifying a few notes one by one allows) ran 70 times over, on every write.
+  test("a method chain on a long value stops at the budget's deadline, not after the chain", () => {
+    let y = "filters: 'formula.c8.contains(\"b\")'\nformulas:\n  a0: '\"a\"'\n";
+    for (let i = 1; i <= 19; i++) y += `  a${i}: 'formula.a${i - 1} + formula.a${i - 1}'\n`;
+    y += "  c0: 'formula.a19'\n";
+    for (let j = 1; j <= 8; j++) y += `  c${j}: 'formula.c${j - 1}${".lower()".repeat(400)}'\n`;
+    writeFileSync(join(root, "Chain.base"), y);
+    const base = loadBase(root, "Chain.base");
+    const row = allRowNotes(vault.indexDb)[0]!;
+    const budget = { steps: 0, noteSteps: 0, deadline: performance.now() + 10 };
+    const t0 = performance.now();
+    expect(() => noteInBase(base, row, budget)).toThrow(TooCostly);
+    expect(performance.now() - t0).toBeLessThan(250);
   });
 
   test("a broken base and an unsupported one are each worked out once per version", () => {
