@@ -3,6 +3,7 @@
 // paths: a base "Tasks.base", a row "Projects/Fix login.md".
 import { ToolError } from "../errors";
 import { loadBase as loadBaseFile, resolveBaseId, unsupportedError, type LoadedBase } from "./base-file";
+import type { EvalBudget } from "./evaluate";
 import { TooCostly, UnsupportedExpression } from "./expr";
 import { basePaths, costlyVerdict, noteInBase, rememberCostly, rowNoteByPath, rowsKnown, rowsOf, tryLoadBase, type RowNote, type VaultLike } from "./rows";
 
@@ -30,6 +31,12 @@ export function baseRows(vault: VaultLike, base: LoadedBase): DatabaseRef[] {
   return rowsOf(vault, base).map((r) => ({ id: r.path, title: r.title }));
 }
 
+/** Up to this many notes are classified one by one when the bases' rows are not at hand (see databasesOf). */
+const FEW_NOTES = 200;
+/** What classifying them one by one may take in all; past it the bases' rows are worked out instead. */
+const FEW_NOTES_MS = 10;
+const fewNotesBudget = (): EvalBudget => ({ steps: 0, noteSteps: 0, deadline: performance.now() + FEW_NOTES_MS });
+
 /**
  * The databases a note is a row of, by base path. Bases whose filters Lettuce
  * cannot evaluate, or that do not parse, are left out (their own tools report why).
@@ -42,10 +49,10 @@ export function basesContainingNote(vault: VaultLike, notePath: string): Databas
     const base = tryLoadBase(vault.root, id);
     if (!base || costlyVerdict(vault, base)) continue;
     try {
-      if (noteInBase(base, note)) out.push({ id, title: base.name });
+      if (noteInBase(base, note, fewNotesBudget())) out.push({ id, title: base.name });
     } catch (e) {
       if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
-      // Not asked again on the next call: a costly filter spends its budget (a second) each time.
+      // Not asked again on the next call (the change journal asks on every write).
       if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e));
     }
   }
@@ -66,8 +73,6 @@ export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10):
   return { databaseId: first.id, databaseTitle: first.title, siblings: { total: others.length, items: others.slice(0, limit).map((r) => ({ id: r.path, title: r.title })) } };
 }
 
-/** Up to this many notes are classified one by one when the bases' rows are not at hand (see databasesOf). */
-const FEW_NOTES = 200;
 
 /**
  * The database each of `paths` is a row of (the first base by path that selects it); notes that are no row are
@@ -75,12 +80,18 @@ const FEW_NOTES = 200;
  * yet: working those out reads every note back from the index (~160 ms on a 100k-note vault, on the request
  * thread, after each change), where one note takes microseconds. A base whose filter fails on the note, or has
  * failed over the vault, selects nothing, as in databaseOfNotes.
+ *
+ * The few notes share one small time budget (a real filter takes microseconds a note). A base whose filter runs
+ * past it is given the verdict "too costly", as a pass over the vault past its budget is, and skipped until the
+ * verdict lapses: one note of a hostile base could otherwise take up to the pass's whole budget (a second), on
+ * every call and every write (the change journal asks through basesContainingNote).
  */
 export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<string, DatabaseRef> {
   const ids = basePaths(vault.indexDb);
   if (ids.length === 0) return new Map();
   const bases = ids.flatMap((id) => tryLoadBase(vault.root, id) ?? []);
   if (paths.length > FEW_NOTES || bases.every((b) => rowsKnown(vault, b))) return databaseOfNotes(vault);
+  const budget = fewNotesBudget();
   const out = new Map<string, DatabaseRef>();
   for (const path of paths) {
     const note = rowNoteByPath(vault.indexDb, path);
@@ -88,7 +99,7 @@ export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<stri
     for (const base of bases) {
       if (costlyVerdict(vault, base)) continue;
       try {
-        if (noteInBase(base, note)) {
+        if (noteInBase(base, note, budget)) {
           out.set(path, { id: base.id, title: base.name });
           break;
         }
