@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { databaseSchema } from "../lib/bases";
 import { offloaded } from "../lib/offload/pool";
 import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
@@ -16,8 +15,9 @@ export const getDatabaseSchema = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ databaseId: databaseIdField }),
-  handler({ databaseId }, { vault }) {
-    return databaseSchema(vault, databaseId);
+  async handler({ databaseId }, { vault, signal }) {
+    // Off the event loop, as query_database: its columns come from every row, a pass over every note.
+    return offloaded.databaseSchema(vault, databaseId, signal);
   },
 });
 

@@ -2,7 +2,7 @@
 // engine on a read-only connection. The worker (worker.ts) and the inline
 // fallback (pool.ts) both run them through runJob, so they answer the same.
 import type { Database } from "bun:sqlite";
-import { queryDatabase, type QueryInput } from "../bases/query";
+import { databaseSchema, queryDatabase, type QueryInput } from "../bases/query";
 import { noteReadError } from "../errors";
 import { suggestLinks } from "../hygiene/suggest-links";
 import { healthFrom, wikiHealth } from "../hygiene/health";
@@ -34,6 +34,7 @@ export type ReadJob =
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "linkLines"; path: string; text: string }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
+  | { kind: "databaseSchema"; root: string; databaseId: string }
   | { kind: "tagCounts"; limit: number; offset: number }
   | { kind: "titleMatches"; query: string; limit: number }
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
@@ -80,6 +81,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "databaseSiblings":
       // get_related_pages' other rows: the base's rows, a pass over every note after each change.
       return databaseSiblings({ root: job.root, indexDb: db }, job.notePath, job.cls, job.limit);
+    case "databaseSchema":
+      // Its columns come from every row's properties: the same pass over every note as a first query.
+      return databaseSchema({ root: job.root, indexDb: db }, job.databaseId);
     case "renderNote": {
       // The web UI's note page: marked runs here, where the pool's time budget can stop it. Loaded on first use:
       // marked and sanitize-html are most of a worker's start-up otherwise, and a server may never render.

@@ -11,7 +11,7 @@ import { ToolError } from "../errors";
 import type { WikiHealth } from "../hygiene/health";
 import type { Finding, LintFilter, Severity } from "../hygiene/lint";
 import type { Rule } from "../hygiene/lint-config";
-import type { QueryInput } from "../bases/query";
+import type { DatabaseSchema, QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { PackedVectors } from "../semantic/pair-jobs";
@@ -36,7 +36,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups"]);
 
 const poolSize = () => {
   return envNumber("LETTUCE_READ_WORKERS", 2, { min: 0, max: 8, integer: true });
@@ -338,6 +338,8 @@ export const offloaded = {
   hygieneReport: (vault: VaultContext, perRule: number) => readPool(vault).run<HygieneReport>({ kind: "hygieneReport", perRule }),
   queryDatabase: async (vault: VaultContext, input: QueryInput, signal?: AbortSignal) =>
     new JsonText(await readPool(vault).run<WireText>({ kind: "queryDatabase", root: vault.root, input }, signal)),
+  databaseSchema: (vault: VaultContext, databaseId: string, signal?: AbortSignal) =>
+    readPool(vault).run<DatabaseSchema>({ kind: "databaseSchema", root: vault.root, databaseId }, signal),
   titleMatches: (vault: VaultContext, query: string, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<TitleMatch[]>({ kind: "titleMatches", query, limit }, signal),
   tagCounts: (vault: VaultContext, limit: number, offset: number, signal?: AbortSignal) =>
