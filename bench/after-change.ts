@@ -1,0 +1,95 @@
+// What each read tool costs the request thread right after the vault changed. Caches kept per index
+// generation (tag counts, every title folded, a base's rows) are made again on the first call after a
+// change, and a person typing in a synced note changes the vault every few seconds: a cache rebuilt on
+// the event loop then stalls every other caller each time. For each tool: five rounds of (a note
+// written and indexed, then the call), with a 1 ms timer on the request thread recording its longest
+// pause during the call. The vault is copied to a temp dir with a base over every note (the costliest
+// case for the database tools). Goal: no tool pauses the request thread past ~50 ms.
+//
+//   bun bench/after-change.ts [--vault PATH]   (default: ../shared/corpora/obsidian-hub)
+//
+// In-process (the MCP client shares the thread; its share is a small JSON parse per call). The 100k
+// vault of bench/scale.ts: --vault /tmp/lettuce-bench-scale/gen-100000-seed7 (copied first: ~1 min).
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { startTestServer } from "../tests/helpers/server";
+import { fmtMs, loadavg, machineNotes, median } from "./lib/stats";
+
+const { values } = parseArgs({ options: { vault: { type: "string" } } });
+const source = resolve(values.vault ?? join(import.meta.dir, "../../shared/corpora/obsidian-hub"));
+if (!existsSync(source)) {
+  console.log(`skip: no vault at ${source} (pass --vault PATH)`);
+  process.exit(0);
+}
+process.env.LETTUCE_EMBED_PROVIDER ??= "none";
+
+const dir = mkdtempSync(join(tmpdir(), "lettuce-after-change-"));
+const root = join(dir, "vault");
+cpSync(source, root, { recursive: true, filter: (s) => !s.includes("/.lettuce") });
+mkdirSync(join(root, "Bench"), { recursive: true });
+writeFileSync(join(root, "Bench/Every note.base"), "views:\n  - type: table\n    name: All\n");
+
+const s = await startTestServer({ root });
+const notes = s.vault.indexDb.query("SELECT path FROM notes ORDER BY length(path), path LIMIT 1").get() as { path: string };
+const page = notes.path;
+// A word of a title a few notes in (a real word, found by search and search_workspace alike).
+const titles = s.vault.indexDb.query("SELECT title FROM notes ORDER BY id LIMIT 200").all() as { title: string }[];
+const word = titles.flatMap((t) => t.title.split(/\s+/)).find((w) => /^[a-z]{5,}$/i.test(w)) ?? "note";
+const CALLS: [string, Record<string, unknown>][] = [
+  ["search", { query: word }],
+  ["list_notes", {}],
+  ["read_note", { path: page }],
+  ["link_graph", { path: page, depth: 2 }],
+  ["list_tags", {}],
+  ["list_folders", {}],
+  ["lint", { limit: 100 }],
+  ["wiki_health", {}],
+  ["search_workspace", { query: word }],
+  ["search_workspace", { query: "zzqxj" }], // found nowhere: the substring fallback
+  ["list_workspace", {}],
+  ["get_page", { pageId: page }],
+  ["get_pages", { pageIds: [page] }],
+  ["get_related_pages", { pageId: page }],
+  ["prepare_context", { task: `notes about ${word}` }],
+  ["get_database_schema", { databaseId: "Bench/Every note.base" }],
+  ["query_database", { databaseId: "Bench/Every note.base" }],
+  ["get_changes_since", {}],
+];
+
+let worst = 0;
+let last = performance.now();
+const timer = setInterval(() => {
+  const now = performance.now();
+  worst = Math.max(worst, now - last - 1);
+  last = now;
+}, 1);
+
+const rows: { tool: string; call: number; pause: number }[] = [];
+for (const [tool, args] of CALLS) {
+  const took: number[] = [];
+  const pauses: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    writeFileSync(join(root, "Bench/Scratch.md"), `# Scratch ${i}\n\n${tool} ${Date.now()}\n`);
+    await s.vault.indexer.update(["Bench/Scratch.md"]);
+    await Bun.sleep(20);
+    worst = 0;
+    last = performance.now();
+    const t0 = performance.now();
+    await s.call(tool, args, "read");
+    took.push(performance.now() - t0);
+    await Bun.sleep(5);
+    pauses.push(worst);
+  }
+  rows.push({ tool: `${tool} ${JSON.stringify(args)}`.slice(0, 60), call: median(took), pause: Math.max(...pauses) });
+}
+clearInterval(timer);
+await s.close();
+rmSync(dir, { recursive: true, force: true });
+
+console.log(`\n#### The request thread right after a change: ${source} (${new Date().toISOString().slice(0, 16)}Z, load ${loadavg()})\n`);
+console.log(`${machineNotes()}\n`);
+console.log("| call (after a note was written) | call, median of 5 | worst pause of the request thread |");
+console.log("|---|---:|---:|");
+for (const r of rows) console.log(`| ${r.tool.replace(/\|/g, "\\|")} | ${fmtMs(r.call)} | ${fmtMs(r.pause)} |`);
