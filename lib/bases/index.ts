@@ -2,10 +2,10 @@
 // and the digest use to know databases and their rows. Ids are vault-relative
 // paths: a base "Tasks.base", a row "Projects/Fix login.md".
 import { ToolError } from "../errors";
-import { loadBase as loadBaseFile, resolveBaseId, unsupportedError, type LoadedBase } from "./base-file";
+import { loadBase as loadBaseFile, resolveBaseId, type LoadedBase } from "./base-file";
 import type { EvalBudget } from "./evaluate";
 import { TooCostly, UnsupportedExpression } from "./expr";
-import { basePaths, costlyVerdict, noteInBase, rememberCostly, rowNoteByPath, rowsKnown, rowsOf, tryLoadBase, type RowNote, type VaultLike } from "./rows";
+import { basePaths, costlyVerdict, noteInBase, rowNoteByPath, rowsKnown, rowsOf, tryLoadBase, type RowNote, type VaultLike } from "./rows";
 
 export { baseName, isBasePath, type LoadedBase } from "./base-file";
 export { databaseSchema, queryDatabase, type DatabaseRow, type DatabaseSchema, type QueryResult } from "./query";
@@ -52,8 +52,16 @@ export function basesContainingNote(vault: VaultLike, notePath: string): Databas
       if (noteInBase(base, note, fewNotesBudget())) out.push({ id, title: base.name });
     } catch (e) {
       if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
-      // Not asked again on the next call (the change journal asks on every write).
-      if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e));
+      // Past the few notes' budget: the base's rows answer. Their pass over the vault has its own budget and
+      // leaves a verdict when it runs past it, which the next call (the change journal asks on every write)
+      // skips the base on; and a note that only looked slow (the thread was not scheduled) is still answered.
+      if (e instanceof TooCostly) {
+        try {
+          if (rowsOf(vault, base).some((r) => r.path === notePath)) out.push({ id, title: base.name });
+        } catch (err) {
+          if (!(err instanceof ToolError)) throw err;
+        }
+      }
     }
   }
   return out;
@@ -81,10 +89,10 @@ export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10):
  * thread, after each change), where one note takes microseconds. A base whose filter fails on the note, or has
  * failed over the vault, selects nothing, as in databaseOfNotes.
  *
- * The few notes share one small time budget (a real filter takes microseconds a note). A base whose filter runs
- * past it is given the verdict "too costly", as a pass over the vault past its budget is, and skipped until the
- * verdict lapses: one note of a hostile base could otherwise take up to the pass's whole budget (a second), on
- * every call and every write (the change journal asks through basesContainingNote).
+ * The few notes share one small time budget (a real filter takes microseconds a note). Past it the rows answer:
+ * their pass over the vault has a budget of its own and leaves the verdict "too costly" when it runs past it,
+ * which later calls skip the base on. One note of a hostile base could otherwise take up to the pass's whole
+ * budget (a second) on every call and every write (the change journal asks through basesContainingNote).
  */
 export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<string, DatabaseRef> {
   const ids = basePaths(vault.indexDb);
@@ -104,8 +112,8 @@ export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<stri
           break;
         }
       } catch (e) {
+        if (e instanceof TooCostly) return databaseOfNotes(vault);
         if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
-        if (e instanceof TooCostly) rememberCostly(vault, base, unsupportedError(base, e));
       }
     }
   }
