@@ -81,7 +81,6 @@ export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10):
   return { databaseId: first.id, databaseTitle: first.title, siblings: { total: others.length, items: others.slice(0, limit).map((r) => ({ id: r.path, title: r.title })) } };
 }
 
-
 /**
  * The database each of `paths` is a row of (the first base by path that selects it); notes that are no row are
  * left out. A few notes are asked about one by one while the bases' rows for the current index are not known
