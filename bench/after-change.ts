@@ -6,7 +6,7 @@
 // pause during the call. The vault is copied to a temp dir with a base over every note (the costliest
 // case for the database tools). Goal: no tool pauses the request thread past ~50 ms.
 //
-//   bun bench/after-change.ts [--vault PATH]   (default: ../shared/corpora/obsidian-hub)
+//   bun bench/after-change.ts [--vault PATH] [--quick]   (default: ../shared/corpora/obsidian-hub; --quick: 3 rounds)
 //
 // In-process (the MCP client shares the thread; its share is a small JSON parse per call). The 100k
 // vault of bench/scale.ts: --vault /tmp/lettuce-bench-scale/gen-100000-seed7 (copied first: ~1 min).
@@ -17,7 +17,8 @@ import { parseArgs } from "node:util";
 import { startTestServer } from "../tests/helpers/server";
 import { fmtMs, loadavg, machineNotes, median } from "./lib/stats";
 
-const { values } = parseArgs({ options: { vault: { type: "string" } } });
+const { values } = parseArgs({ options: { vault: { type: "string" }, quick: { type: "boolean" } } });
+const ROUNDS = values.quick ? 3 : 5;
 const source = resolve(values.vault ?? join(import.meta.dir, "../../shared/corpora/obsidian-hub"));
 if (!existsSync(source)) {
   console.log(`skip: no vault at ${source} (pass --vault PATH)`);
@@ -70,7 +71,7 @@ const rows: { tool: string; call: number; pause: number }[] = [];
 for (const [tool, args] of CALLS) {
   const took: number[] = [];
   const pauses: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < ROUNDS; i++) {
     writeFileSync(join(root, "Bench/Scratch.md"), `# Scratch ${i}\n\n${tool} ${Date.now()}\n`);
     await s.vault.indexer.update(["Bench/Scratch.md"]);
     await Bun.sleep(20);
@@ -90,6 +91,6 @@ rmSync(dir, { recursive: true, force: true });
 
 console.log(`\n#### The request thread right after a change: ${source} (${new Date().toISOString().slice(0, 16)}Z, load ${loadavg()})\n`);
 console.log(`${machineNotes()}\n`);
-console.log("| call (after a note was written) | call, median of 5 | worst pause of the request thread |");
+console.log(`| call (after a note was written) | call, median of ${ROUNDS} | worst pause of the request thread |`);
 console.log("|---|---:|---:|");
 for (const r of rows) console.log(`| ${r.tool.replace(/\|/g, "\\|")} | ${fmtMs(r.call)} | ${fmtMs(r.pause)} |`);
