@@ -31,6 +31,11 @@ export function baseRows(vault: VaultLike, base: LoadedBase): DatabaseRef[] {
   return rowsOf(vault, base).map((r) => ({ id: r.path, title: r.title }));
 }
 
+/** Every base of the vault that loads, by path (an unreadable one selects nothing). */
+function loadedBases(vault: VaultLike): LoadedBase[] {
+  return basePaths(vault.indexDb).flatMap((id) => tryLoadBase(vault.root, id) ?? []);
+}
+
 /** Up to this many notes are classified one by one when the bases' rows are not at hand (see databasesOf). */
 const FEW_NOTES = 200;
 /** What classifying them one by one may take in all; past it the bases' rows are worked out instead. */
@@ -94,10 +99,9 @@ export function databaseRowInfo(vault: VaultLike, notePath: string, limit = 10):
  * budget (a second) on every call and every write (the change journal asks through basesContainingNote).
  */
 export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<string, DatabaseRef> {
-  const ids = basePaths(vault.indexDb);
-  if (ids.length === 0) return new Map();
-  const bases = ids.flatMap((id) => tryLoadBase(vault.root, id) ?? []);
-  if (paths.length > FEW_NOTES || bases.every((b) => rowsKnown(vault, b))) return databaseOfNotes(vault);
+  const bases = loadedBases(vault);
+  if (bases.length === 0) return new Map();
+  if (paths.length > FEW_NOTES || bases.every((b) => rowsKnown(vault, b))) return databaseOfNotes(vault, bases);
   const budget = fewNotesBudget();
   const out = new Map<string, DatabaseRef>();
   for (const path of paths) {
@@ -111,7 +115,7 @@ export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<stri
           break;
         }
       } catch (e) {
-        if (e instanceof TooCostly) return databaseOfNotes(vault);
+        if (e instanceof TooCostly) return databaseOfNotes(vault, bases);
         if (!(e instanceof UnsupportedExpression || e instanceof ToolError)) throw e;
       }
     }
@@ -124,11 +128,9 @@ export function databasesOf(vault: VaultLike, paths: string[]): ReadonlyMap<stri
  * selects it), for classifying many notes at once. Bases that do not parse or
  * whose filters cannot be evaluated select nothing here.
  */
-export function databaseOfNotes(vault: VaultLike): ReadonlyMap<string, DatabaseRef> {
+export function databaseOfNotes(vault: VaultLike, bases: LoadedBase[] = loadedBases(vault)): ReadonlyMap<string, DatabaseRef> {
   const parts: BasePart[] = [];
-  for (const id of basePaths(vault.indexDb)) {
-    const base = tryLoadBase(vault.root, id);
-    if (!base) continue;
+  for (const base of bases) {
     let rows: RowNote[] | null;
     try {
       rows = rowsOf(vault, base);
@@ -136,7 +138,7 @@ export function databaseOfNotes(vault: VaultLike): ReadonlyMap<string, DatabaseR
       if (!(e instanceof ToolError)) throw e;
       rows = null;
     }
-    parts.push({ id, title: base.name, rows });
+    parts.push({ id: base.id, title: base.name, rows });
   }
   // rowsOf hands back the same array until the index or the base changes, so equal arrays mean an
   // equal map: get_page and list_workspace ask for it on every call, and with a base over every

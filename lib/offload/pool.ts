@@ -16,6 +16,7 @@ import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
 import type { PackedVectors } from "../semantic/pair-jobs";
 import type { NoteReadPlan } from "../retrieval/note-read";
+import type { TagCount } from "../retrieval/tags";
 import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { NoteClass, Siblings } from "../workspace/databases";
 import type { TitleMatch } from "../workspace/title-cache";
@@ -343,7 +344,7 @@ export const offloaded = {
   titleMatches: (vault: VaultContext, query: string, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<TitleMatch[]>({ kind: "titleMatches", query, limit }, signal),
   tagCounts: (vault: VaultContext, limit: number, offset: number, signal?: AbortSignal) =>
-    readPool(vault).run<{ items: { tag: string; count: number }[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
+    readPool(vault).run<{ items: TagCount[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 
-type TagCount = { tag: string; count: number };
+export type TagCount = { tag: string; count: number };
 
 // The whole ranking, per connection and index generation: it is an aggregate over every tag row
 // (22 ms at 10k notes, ~10× that at 100k, on the request thread), asked again for each page.

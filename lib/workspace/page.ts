@@ -8,7 +8,7 @@
 // page-build.ts, in a read worker when the tool runs (lib/offload/pool.ts).
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { classifyNotes, databaseTitle, type NoteClass } from "./databases";
+import { databaseTitle } from "./databases";
 import { baseName, refOf, resolveItem, type Resolved } from "./items";
 import { listWorkspace } from "./list";
 import { pageError, type PagePlan, type PlannedPage } from "./page-build";
@@ -26,8 +26,8 @@ function folderListing(vault: VaultContext, folder: string): string {
 }
 
 /** What a resolved item's page needs from the event loop's side. */
-export function planOf(vault: VaultContext, r: Resolved, known?: NoteClass): PagePlan {
-  const ref = refOf(vault, r, known);
+export function planOf(vault: VaultContext, r: Resolved): PagePlan {
+  const ref = refOf(vault, r);
   const base = { id: ref.id, title: ref.title, type: ref.type, ...(ref.databaseId ? { databaseId: ref.databaseId } : {}) };
   if (r.kind === "note") return { base, kind: "note", path: r.path, noteId: r.row.id, frontmatter: r.row.frontmatter, size: r.row.size };
   // A database is read only up to 1 MB (page-build.ts), a folder's page is its listing: small either way.
@@ -45,24 +45,13 @@ export const MAX_ITEM_ID = 1000;
 
 /** A batch's ids resolved; one that is missing or invalid is already its entry's error. */
 export function planPages(vault: VaultContext, pageIds: string[]): PlannedPage[] {
-  const resolved = pageIds.map((id): { id: string; r: Resolved } | { id: string; error: unknown } => {
+  return pageIds.map((id) => {
     try {
       // get_page's schema refuses these; in a batch they are one entry's error, not the call's.
       if (!id || id.length > MAX_ITEM_ID) throw new ToolError("path-invalid", id ? `an id is at most ${MAX_ITEM_ID} characters` : "empty id");
-      return { id, r: resolveItem(vault, id) };
-    } catch (error) {
-      return { id, error };
-    }
-  });
-  // The batch's notes classified at once: with a base over every note, each note alone cost ~0.6 ms on the event
-  // loop (every base's rows gone through), 30 ms a call of 50, and eight calls let in together held it 250 ms.
-  const classes = classifyNotes(vault, resolved.flatMap((x) => ("r" in x && x.r.kind === "note" ? [x.r.path] : [])));
-  return resolved.map((x) => {
-    try {
-      if ("error" in x) throw x.error;
-      return { id: x.id, plan: planOf(vault, x.r, classes.get(x.r.path)) };
+      return { id, plan: planPage(vault, id) };
     } catch (e) {
-      return { id: x.id, ...pageError(x.id, e) };
+      return { id, ...pageError(id, e) };
     }
   });
 }

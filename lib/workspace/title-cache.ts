@@ -46,10 +46,7 @@ function titles(db: Database): TitleEntry[] {
   for (const r of db.query("SELECT path, name, title FROM notes ORDER BY path").all() as { path: string; name: string; title: string }[]) {
     entries.push({ path: r.path, title: r.title, kind: "note", folded: `${folded(r.title)}\n${folded(r.name)}` });
   }
-  for (const r of db.query("SELECT path FROM files WHERE lower(path) LIKE '%.base' ORDER BY path").all() as { path: string }[]) {
-    const t = databaseTitle(r.path);
-    entries.push({ path: r.path, title: t, kind: "database", folded: folded(t) });
-  }
+  entries.push(...baseEntries(db, folded));
   byConnection.set(db, { gen, entries, memo });
   return entries;
 }
@@ -71,10 +68,12 @@ const DATABASES = {};
  * building every note's entry again after each change to get them cost ~20 ms on obsidian-hub (~0.3 s at 100k).
  */
 export function databaseEntries(vault: VaultContext): TitleEntry[] {
-  return indexMemo<TitleEntry[]>(vault, DATABASES, () =>
-    (vault.indexDb.query("SELECT path FROM files WHERE lower(path) LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => {
-      const t = databaseTitle(r.path);
-      return { path: r.path, title: t, kind: "database" as const, folded: fold(t) };
-    }),
-  );
+  return indexMemo<TitleEntry[]>(vault, DATABASES, () => baseEntries(vault.indexDb, fold));
+}
+
+function baseEntries(db: Database, folded: (s: string) => string): TitleEntry[] {
+  return (db.query("SELECT path FROM files WHERE lower(path) LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => {
+    const title = databaseTitle(r.path);
+    return { path: r.path, title, kind: "database", folded: folded(title) };
+  });
 }
