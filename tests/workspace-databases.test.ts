@@ -79,25 +79,27 @@ test("query_database sees a .base replaced by one of the same size and mtime", a
 // it anew cost ~0.6 ms a call on a big vault); the kept answer must follow every change that moves a row.
 test("get_page's row or page follows edits of the note and of the base, and the base's removal", async () => {
   const typeOf = async () => (await s.call("get_page", { pageId: "Pantry/Salt.md", mode: "outline" })).type;
-  const note = (tags: string) => writeFileSync(join(s.root, "Pantry/Salt.md"), `---\ntags: [${tags}]\n---\n# Salt\n\nCoarse and fine.\n`);
-  const base = (filter: string) => writeFileSync(join(s.root, "Pantry.base"), `filters:\n  and:\n    - ${filter}\n`);
+  // Each change written and indexed, as the watcher would.
+  const note = async (tags: string) => {
+    writeFileSync(join(s.root, "Pantry/Salt.md"), `---\ntags: [${tags}]\n---\n# Salt\n\nCoarse and fine.\n`);
+    await s.vault.indexer.update(["Pantry/Salt.md"]);
+  };
+  const base = async (filter: string | null) => {
+    if (filter === null) rmSync(join(s.root, "Pantry.base"));
+    else writeFileSync(join(s.root, "Pantry.base"), `filters:\n  and:\n    - ${filter}\n`);
+    await s.vault.indexer.update(["Pantry.base"]);
+  };
   mkdirSync(join(s.root, "Pantry"), { recursive: true });
-  note("spice");
-  await s.vault.indexer.update(["Pantry/Salt.md"]);
+  await note("spice");
   expect(await typeOf()).toBe("page");
-  base('file.hasTag("pantry")');
-  await s.vault.indexer.update(["Pantry.base"]);
+  await base('file.hasTag("pantry")');
   expect(await typeOf()).toBe("page");
-  note("pantry");
-  await s.vault.indexer.update(["Pantry/Salt.md"]);
+  await note("pantry");
   expect(await s.call("get_page", { pageId: "Pantry/Salt.md", mode: "outline" })).toMatchObject({ type: "database_row", databaseId: "Pantry.base" });
-  base('file.inFolder("Nowhere at all")');
-  await s.vault.indexer.update(["Pantry.base"]);
+  await base('file.inFolder("Nowhere at all")');
   expect(await typeOf()).toBe("page");
-  base('file.inFolder("Pantry")');
-  await s.vault.indexer.update(["Pantry.base"]);
+  await base('file.inFolder("Pantry")');
   expect(await typeOf()).toBe("database_row");
-  rmSync(join(s.root, "Pantry.base"));
-  await s.vault.indexer.update(["Pantry.base"]);
+  await base(null);
   expect(await typeOf()).toBe("page");
 });
