@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { changesSince } from "../lib/changes/feed";
-import { changeJournal } from "../lib/changes/journal";
+import { caughtUpJournal } from "../lib/changes/journal";
 import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 export const getChangesSince = defineTool({
@@ -14,8 +14,8 @@ export const getChangesSince = defineTool({
     cursor: z.string().max(2000).optional().describe("nextCursor, or the digest's cursor:"),
     limit: limitField(100, 1000),
   }),
-  handler({ since, cursor, limit }, { vault }) {
-    return changesSince(vault, changeJournal(vault), { since, cursor, limit });
+  async handler({ since, cursor, limit }, { vault }) {
+    return changesSince(vault, await caughtUpJournal(vault), { since, cursor, limit });
   },
 });
 

@@ -6,8 +6,8 @@
 // index.db, a touched file or a second scan add nothing.
 import type { Database } from "bun:sqlite";
 import { readFileSync, statSync } from "node:fs";
-import { basesContainingNote, baseName, isBasePath, listBases, type VaultLike } from "../bases";
-import { rowsOf, tryLoadBase } from "../bases/rows";
+import { baseName, databasesOf, isBasePath, listBases, type VaultLike } from "../bases";
+import { journalDiff, splitIds, type JournalDiff } from "./diff";
 import type { IndexChange, Indexer } from "../index/indexer";
 import { contentHash } from "../index/parse-job";
 import { getMeta } from "../store/index-db";
@@ -39,9 +39,11 @@ interface JournalRow {
   title: string;
 }
 
-// Above this many notes in one pass, row membership is computed base by base
-// (one evaluation per base over every note) instead of note by note.
-const BULK_MEMBERSHIP = 200;
+/** Notes a catch-up records per turn of the event loop (a few ms each). */
+const STEP = 200;
+
+/** The whole-vault comparison a catch-up starts from (lib/changes/diff.ts), wherever it runs. */
+export type JournalDiffer = () => Promise<JournalDiff>;
 
 export class ChangeJournal {
   private readonly db: Database;
@@ -51,42 +53,12 @@ export class ChangeJournal {
     this.db = vault.stateDbNoSync;
   }
 
-  private noteItems(paths: string[] | null): LiveItem[] {
+  private noteItems(paths: string[]): LiveItem[] {
     const idx = this.vault.indexDb;
-    const rows = (
-      paths === null
-        ? idx.query("SELECT path, title, hash, mtime FROM notes").all()
-        : paths.flatMap((p) => (idx.query("SELECT path, title, hash, mtime FROM notes WHERE path = ?").all(p) as unknown[]))
-    ) as { path: string; title: string; hash: string; mtime: number }[];
-    const membership = rows.length > BULK_MEMBERSHIP ? this.membershipMap() : null;
-    return rows.map((r) => ({
-      id: r.path,
-      kind: "note",
-      title: r.title,
-      hash: r.hash,
-      mtime: r.mtime,
-      databaseId: membership ? (membership.get(r.path) ?? null) : (basesContainingNote(this.vault, r.path)[0]?.id ?? null),
-    }));
-  }
-
-  /** note path → the first base (by path) it is a row of. */
-  private membershipMap(): Map<string, string> {
-    const out = new Map<string, string>();
-    const bases = listBases(this.vault);
-    // Every note as a row (and cached with the index generation: ~100 MB held at 100k notes) only when a base exists.
-    if (!bases.length) return out;
-    for (const { id } of bases) {
-      const base = tryLoadBase(this.vault.root, id);
-      if (!base || base.filterError) continue;
-      let rows;
-      try {
-        rows = rowsOf(this.vault, base); // cached per index generation, an unsupported or too costly base too
-      } catch {
-        continue; // an unsupported formula inside the filter: this base has no known rows
-      }
-      for (const n of rows) if (!out.has(n.path)) out.set(n.path, id);
-    }
-    return out;
+    const one = idx.query("SELECT path, title, hash, mtime FROM notes WHERE path = ?");
+    const rows = paths.flatMap((p) => one.all(p) as { path: string; title: string; hash: string; mtime: number }[]);
+    const databases = databasesOf(this.vault, rows.map((r) => r.path));
+    return rows.map((r) => ({ id: r.path, kind: "note", title: r.title, hash: r.hash, mtime: r.mtime, databaseId: databases.get(r.path)?.id ?? null }));
   }
 
   private baseItem(path: string): LiveItem | null {
@@ -100,24 +72,21 @@ export class ChangeJournal {
     }
   }
 
-  private journalRows(ids: string[] | null): Map<string, JournalRow> {
-    const sql = "SELECT id, kind, change, hash, title FROM change_journal";
-    const rows = (ids === null ? this.db.query(sql).all() : ids.flatMap((id) => this.db.query(`${sql} WHERE id = ?`).all(id))) as JournalRow[];
-    return new Map(rows.map((r) => [r.id, r]));
+  private journalRows(ids: string[]): Map<string, JournalRow> {
+    const one = this.db.query("SELECT id, kind, change, hash, title FROM change_journal WHERE id = ?");
+    return new Map(ids.flatMap((id) => one.all(id) as JournalRow[]).map((r) => [r.id, r]));
   }
 
   /**
    * Compare live items with what the journal last said and record the
-   * differences in one transaction. `ids` are the journal rows to compare with (null: all of them);
-   * `goneOf` names, from those rows, the ids known to be deleted.
+   * differences in one transaction. `ids` are the journal rows to compare with; `gone`, the ids known to be deleted.
    */
-  private apply(live: LiveItem[], ids: string[] | null, goneOf: (known: Map<string, JournalRow>) => string[]): number {
+  private apply(live: LiveItem[], ids: string[], gone: string[]): number {
     let written = 0;
     this.db.transaction(() => {
       // Read under the write lock: a `serve` and a `stdio` both record a save they both saw, and the one
       // that read the journal before the other's commit wrote the change a second time.
       const known = this.journalRows(ids);
-      const gone = goneOf(known);
       let seq = (this.db.query("SELECT coalesce(max(seq), 0) AS s FROM change_journal").get() as { s: number }).s;
       const upsert = this.db.query(
         `INSERT INTO change_journal(id, kind, seq, change, title, hash, database_id, updated_at, seen_at, created_seq, created_seen_at)
@@ -131,7 +100,10 @@ export class ChangeJournal {
       // file's mtime, in mtime order within a pass, unless that mtime is older than the last change already
       // dated (a note moved or copied with its old time, git checking out an old file): then by when it was
       // seen. A moved note's "created" said six minutes before the `since` it was asked for (an audit).
-      const held = this.db.query("SELECT coalesce(max(updated_at), 0) AS t, coalesce(max(seen_at), 0) AS s FROM change_journal").get() as { t: number; s: number };
+      // One max() per query: SQLite answers a lone max() from its index, and two in one query by reading every row.
+      const held = this.db
+        .query("SELECT coalesce((SELECT max(updated_at) FROM change_journal), 0) AS t, coalesce((SELECT max(seen_at) FROM change_journal), 0) AS s")
+        .get() as { t: number; s: number };
       let last = held.t;
       // Never before what the feed already holds: after the wall clock stepped back, a change was dated an
       // hour before the one listed ahead of it, and a sync by `since` missed it for good (the clock audit).
@@ -175,7 +147,7 @@ export class ChangeJournal {
       if (item) live.push(item);
       else gone.push(p);
     }
-    return this.apply(live, [...live.map((l) => l.id), ...gone], () => gone);
+    return this.apply(live, [...live.map((l) => l.id), ...gone], gone);
   }
 
   /**
@@ -184,18 +156,35 @@ export class ChangeJournal {
    * `lettuce index` while no server ran). Deletions only once the index has
    * completed a scan: an index being rebuilt from nothing is not a vault
    * whose notes were all deleted.
+   *
+   * The whole-vault comparison runs where `diff` runs it (a read worker in a server); the notes it names are
+   * then recorded STEP at a time, each step a turn of the event loop (a vault's first serve records every
+   * note: ~0.5 s at 100k notes in one go). Each step reads its notes and journal rows again, as an index
+   * pass does, so a note recorded meanwhile by a pass is not recorded twice, nor with an older hash.
    */
-  reconcile(): number {
-    const live = this.noteItems(null);
-    for (const { id } of listBases(this.vault)) {
-      const item = this.baseItem(id);
-      if (item) live.push(item);
-    }
+  async reconcile(diff: JournalDiffer, closed: () => boolean = () => false): Promise<number> {
+    const { changed, gone } = await diff();
     const complete = getMeta(this.vault.indexDb, "indexedAt") !== null;
-    const here = new Set(live.map((l) => l.id));
-    return this.apply(live, null, (known) =>
-      complete ? [...known.values()].filter((r) => r.change !== "deleted" && !here.has(r.id)).map((r) => r.id) : [],
-    );
+    const notes = splitIds(changed);
+    const deleted = complete ? splitIds(gone) : [];
+    // The bases are few and compared by their files' hashes: all in the first step.
+    const bases = listBases(this.vault).map((b) => b.id);
+    const listed = new Set(bases);
+    const journaled = this.db.query("SELECT id FROM change_journal WHERE kind = 'base' AND change <> 'deleted'").all() as { id: string }[];
+    if (complete) bases.push(...journaled.map((r) => r.id).filter((id) => !listed.has(id)));
+    const inIndex = this.vault.indexDb.query("SELECT 1 FROM notes WHERE path = ?");
+    let written = 0;
+    for (let i = 0; i === 0 || i < notes.length || i < deleted.length; i += STEP) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (closed()) break;
+      written += this.record({
+        changed: notes.slice(i, i + STEP),
+        // Back in the index since the comparison (and recorded by its pass): not a delete.
+        deleted: deleted.slice(i, i + STEP).filter((p) => !inIndex.get(p)),
+        attachments: i === 0 ? bases : [],
+      });
+    }
+    return written;
   }
 
   /** The position after every change recorded so far. */
@@ -204,61 +193,85 @@ export class ChangeJournal {
   }
 }
 
-const journals = new WeakMap<object, ChangeJournal>();
-// Journals attached to an already-built index that have not caught up with it yet.
-const behind = new WeakSet<object>();
+interface Attached {
+  journal: ChangeJournal;
+  diff: JournalDiffer;
+  /** The index may hold changes the journal has not recorded (it was built without it, or a full scan ended). */
+  behind: boolean;
+  running: Promise<void> | null;
+  closed: boolean;
+}
+
+const attached = new WeakMap<object, Attached>();
 const report = (e: unknown) => console.error("lettuce: change journal:", e);
+
+/** Catch up until no full scan is left unmatched (a scan that ends during a catch-up asks for one more). */
+async function caughtUp(a: Attached): Promise<void> {
+  while (!a.closed && (a.running || a.behind)) {
+    if (!a.running) {
+      a.behind = false;
+      a.running = a.journal
+        .reconcile(a.diff, () => a.closed)
+        .then(
+          () => undefined,
+          (e) => {
+            if (!a.closed) report(e); // the next full scan tries again
+          },
+        )
+        .finally(() => {
+          a.running = null;
+        });
+    }
+    await a.running;
+  }
+}
 
 /**
  * The vault's journal, attached to its indexer on first use: it records every
- * later index pass and reconciles after every full scan. When the index is
- * already built it catches up on the first read or the next full scan,
- * whichever comes first: not at attach time, which is server start-up (a
- * whole-vault pass, ~0.1-0.5 s at 10k notes, before the port opened).
+ * later index pass and catches up after every full scan, and after attaching
+ * to an index already built, once the server is quiet (or before a read of
+ * the feed, whichever comes first).
+ * `diff` runs the whole-vault comparison (a server hands it to a read worker;
+ * by default it runs here); it is taken from the first call.
  */
-export function changeJournal(vault: JournalVault): ChangeJournal {
-  let j = journals.get(vault);
-  if (j) {
-    if (behind.has(vault)) {
-      behind.delete(vault);
-      try {
-        j.reconcile();
-      } catch (e) {
-        report(e);
-      }
-    }
-    return j;
-  }
-  const journal = new ChangeJournal(vault);
-  journals.set(vault, journal);
+export function changeJournal(vault: JournalVault, diff?: JournalDiffer): ChangeJournal {
+  const had = attached.get(vault);
+  if (had) return had.journal;
+  const a: Attached = {
+    journal: new ChangeJournal(vault),
+    diff: diff ?? (async () => journalDiff(vault.indexDb, vault.stateDbNoSync.filename)),
+    behind: getMeta(vault.indexDb, "indexedAt") !== null,
+    running: null,
+    closed: false,
+  };
+  attached.set(vault, a);
   const offChange = vault.indexer.onChange((c) => {
     try {
-      journal.record(c);
+      a.journal.record(c);
     } catch (e) {
-      report(e); // the next full scan's reconcile fills the gap
+      report(e); // the next full scan's catch-up fills the gap
     }
   });
   // After a full scan the journal catches up in the background, once the server is quiet
-  // (lib/offload/activity.ts): a request arriving meanwhile is not kept behind a whole-vault
-  // pass. A read of the feed before then catches up first (above), as a request's own work.
-  let closed = false;
+  // (lib/offload/activity.ts). A read of the feed before then catches up first (caughtUpJournal).
   const offScan = vault.indexer.onScanned(() => {
-    behind.add(vault);
-    void whenQuiet().then(() => {
-      if (closed || !behind.has(vault)) return;
-      behind.delete(vault);
-      try {
-        journal.reconcile();
-      } catch (e) {
-        report(e);
-      }
-    });
+    a.behind = true;
+    void whenQuiet().then(() => caughtUp(a));
   });
   vault.onClose(() => {
-    closed = true;
+    a.closed = true;
     offChange();
     offScan();
   });
-  if (getMeta(vault.indexDb, "indexedAt") !== null) behind.add(vault);
-  return journal;
+  // An index built before the journal attached (`lettuce stdio` scans first; `lettuce index` ran meanwhile).
+  if (a.behind) void whenQuiet().then(() => caughtUp(a));
+  return a.journal;
+}
+
+/** The journal once it has caught up with the index: what a read of the feed (or its cursor) waits for. */
+export async function caughtUpJournal(vault: JournalVault): Promise<ChangeJournal> {
+  changeJournal(vault);
+  const a = attached.get(vault)!;
+  await caughtUp(a);
+  return a.journal;
 }

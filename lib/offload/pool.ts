@@ -28,6 +28,7 @@ import { JsonText, type WireText } from "./json-text";
 import type { WorkerReply, WorkerRequest } from "./worker";
 import { startWorker } from "../platform/descriptors";
 import { envNumber } from "../env-number";
+import type { JournalDiff } from "../changes/diff";
 
 export interface HygieneReport {
   health: WikiHealth;
@@ -37,7 +38,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups", "journalDiff"]);
 
 const poolSize = () => {
   return envNumber("LETTUCE_READ_WORKERS", 2, { min: 0, max: 8, integer: true });
@@ -347,6 +348,8 @@ export const offloaded = {
     readPool(vault).run<{ items: TagCount[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
+  /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */
+  journalDiff: (vault: VaultContext) => readPool(vault).run<JournalDiff>({ kind: "journalDiff", stateFile: vault.stateDbNoSync.filename }),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
   readNote: async (vault: VaultContext, plan: NoteReadPlan, indexedOnly: boolean, signal?: AbortSignal) => {
     const wire = await readPool(vault).run<WireText | null>({ kind: "readNote", root: vault.root, plan, indexedOnly }, signal);

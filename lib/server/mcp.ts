@@ -13,6 +13,7 @@ import { compactSchema } from "../tool-schema";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
+import { offloaded } from "../offload/pool";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import { ContentParts, type ToolContext, type ToolDef } from "../../tools/types";
@@ -70,8 +71,9 @@ export class McpDispatcher {
     private hooks: { afterCall?: (e: { tool: string; caller: Caller; ok: boolean; kind?: string; args: unknown }) => void } = {},
   ) {
     for (const t of tools) this.byName.set(t.name, t);
-    // Workspace services fed by every dispatcher: the audit log records each call, the change journal each index pass.
-    changeJournal(vault);
+    // Workspace services fed by every dispatcher: the audit log records each call, the change journal each index
+    // pass (its whole-vault catch-up compared in a read worker).
+    changeJournal(vault, () => offloaded.journalDiff(vault));
     const audit = auditLog(vault);
     const after = hooks.afterCall;
     this.hooks = {
@@ -167,7 +169,7 @@ export class McpDispatcher {
         case "resources/list":
         case "resources/read":
         case "resources/templates/list": {
-          const r = handleResources(this.vault, m.method, params, caller.token.scope);
+          const r = await handleResources(this.vault, m.method, params, caller.token.scope);
           return "error" in r ? rpcError(id, r.error.code, r.error.message, r.error.data) : { jsonrpc: "2.0", id, result: r.result };
         }
         default:

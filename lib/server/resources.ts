@@ -6,7 +6,7 @@
 import { basename } from "node:path";
 import { ToolError } from "../errors";
 import { cursorNow } from "../changes/feed";
-import { changeJournal } from "../changes/journal";
+import { caughtUpJournal } from "../changes/journal";
 import { buildDigest, notesAfter } from "../digest/map";
 import { getMeta } from "../store/index-db";
 import { findNote } from "../retrieval/notes";
@@ -64,12 +64,12 @@ function digestPages(vault: VaultContext, cursor: string) {
   return pages;
 }
 
-function read(vault: VaultContext, params: Record<string, unknown>): Answer {
+async function read(vault: VaultContext, params: Record<string, unknown>): Promise<Answer> {
   const uri = params.uri;
   if (typeof uri !== "string" || !uri) return invalid("resources/read needs params.uri (a string)");
   const digest = /^lettuce:\/\/digest(?:\?page=(\d{1,6}))?$/.exec(uri);
   if (digest) {
-    const cursor = cursorNow(changeJournal(vault)); // before the map: changes made while it is built come later
+    const cursor = cursorNow(await caughtUpJournal(vault)); // before the map: changes made while it is built come later
     const pages = digestPages(vault, cursor);
     const n = Number(digest[1] ?? 1);
     const page = pages[n - 1];
@@ -91,7 +91,7 @@ function read(vault: VaultContext, params: Record<string, unknown>): Answer {
 }
 
 /** Answer resources/list, resources/read or resources/templates/list for a caller of this scope. */
-export function handleResources(vault: VaultContext, method: string, params: Record<string, unknown>, scope: Scope): Answer {
+export async function handleResources(vault: VaultContext, method: string, params: Record<string, unknown>, scope: Scope): Promise<Answer> {
   if (!RESOURCE_SCOPES.includes(scope)) return { error: { code: -32603, message: `The ${scope} token may not read resources` } };
   switch (method) {
     case "resources/list":
