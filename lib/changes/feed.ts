@@ -102,7 +102,8 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
       // disagree (or this one stepped back), and what was recorded before this clock got there was left out
       // for good (the clock audit of 2026-12-05). What comes back twice is deduplicated by id (the spec).
       const ms = Math.min(asked, Date.now());
-      const first = (db.query("SELECT min(seq) AS s FROM change_journal WHERE seen_at >= ?").get(ms) as { s: number | null }).s;
+      // min(+seq): found through the seen_at index (the rows seen since), not by walking seq from the start.
+      const first = (db.query("SELECT min(+seq) AS s FROM change_journal WHERE seen_at >= ?").get(ms) as { s: number | null }).s;
       const s = first === null ? max : first - 1;
       // "created" is decided by when an item came into being, not by where its row is now: a note created
       // after `since` and edited after other items changed has its row past theirs. Sequence numbers only
@@ -116,10 +117,14 @@ export async function changesSince(vault: JournalVault, journal: ChangeJournal, 
       cur = { s: 0, c: 0, d: max, t: 0 };
     }
     const again = cur.t === nowSecond() ? cur.t * 1000 : Number.MAX_SAFE_INTEGER;
+    // The rows past the cursor, and those seen again within its second, each through its own index: as one
+    // OR, SQLite walked the sequence from its start (~15 ms a sync at 100k notes).
+    const cols = "id, kind, seq, change, title, database_id, updated_at, seen_at, created_seq";
+    const kept = "NOT (change = 'deleted' AND seq <= ?3 AND seen_at < ?2)";
     const rows = db
       .query(
-        `SELECT id, kind, seq, change, title, database_id, updated_at, seen_at, created_seq FROM change_journal
-         WHERE (seq > ?1 OR seen_at >= ?2) AND NOT (change = 'deleted' AND seq <= ?3 AND seen_at < ?2)
+        `SELECT ${cols} FROM change_journal WHERE seq > ?1 AND ${kept}
+         UNION ALL SELECT ${cols} FROM change_journal INDEXED BY change_journal_seen WHERE seen_at >= ?2 AND seq <= ?1 AND ${kept}
          ORDER BY seq LIMIT ?4`,
       )
       .all(cur.s, again, cur.d, opts.limit + 1) as Row[];
