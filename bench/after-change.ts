@@ -4,7 +4,8 @@
 // the event loop then stalls every other caller each time. For each tool: five rounds of (a note
 // written and indexed, then the call), with a 1 ms timer on the request thread recording its longest
 // pause during the call. The vault is copied to a temp dir with a base over every note (the costliest
-// case for the database tools). Goal: no tool pauses the request thread past ~50 ms.
+// case for the database tools). Goal: no tool pauses the request thread past ~50 ms. Last, the change
+// journal's catch-up with the whole index (after every full scan, and a vault's first serve), joined by a feed read.
 //
 //   bun bench/after-change.ts [--vault PATH] [--quick]   (default: ../shared/corpora/obsidian-hub; --quick: 3 rounds)
 //
@@ -84,6 +85,26 @@ for (const [tool, args] of CALLS) {
     pauses.push(worst);
   }
   rows.push({ tool: `${tool} ${JSON.stringify(args)}`.slice(0, 60), call: median(took), pause: Math.max(...pauses) });
+}
+// The change journal's catch-up with the whole index, which follows every full scan (unchanged: the start-up
+// scan of a restart) and, with an empty journal, a vault's first serve (every note recorded once). Joined by a
+// feed read, as when an agent syncs right after start-up.
+const journalRows = () => (s.vault.stateDb.query("SELECT count(*) AS n FROM change_journal").get() as { n: number }).n;
+for (const [label, empty] of [["unchanged", false], ["the journal emptied first (a first serve)", true]] as const) {
+  const took: number[] = [];
+  const pauses: number[] = [];
+  for (let i = 0; i < (empty ? 1 : ROUNDS); i++) {
+    if (empty) s.vault.stateDb.exec("DELETE FROM change_journal");
+    await s.vault.indexer.fullScan();
+    worst = 0;
+    last = performance.now();
+    const t0 = performance.now();
+    await s.call("get_changes_since", { limit: 1 }, "read");
+    took.push(performance.now() - t0);
+    await Bun.sleep(5);
+    pauses.push(worst);
+  }
+  rows.push({ tool: `journal catch-up, ${label}: ${journalRows()} rows`, call: median(took), pause: Math.max(...pauses) });
 }
 clearInterval(timer);
 await s.close();

@@ -69,3 +69,16 @@ test("through the server, a folder made a moment ago is listed at once (a tree w
     await s.close();
   }
 });
+
+test("through the server, the walk runs in a read worker, not on the request thread", async () => {
+  const s = await startTestServer();
+  try {
+    const walks = folderWalks.count; // this thread's walks
+    mkdirSync(join(s.root, "Walked elsewhere"));
+    const listed = (await s.call("list_folders", {}, "read")) as string[];
+    expect(listed).toContain("Walked elsewhere");
+    expect(folderWalks.count).toBe(walks);
+  } finally {
+    await s.close();
+  }
+});

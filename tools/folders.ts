@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listFolders as folderTree } from "../lib/vault/folders";
+import { offloaded } from "../lib/offload/pool";
 import { ALL_SCOPES, defineTool, READ_ONLY } from "./types";
 
 export const listFolders = defineTool({
@@ -9,9 +9,9 @@ export const listFolders = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({}),
-  handler(_args, { vault }) {
-    // From the disk (kept while no folder changes), so that empty folders are listed too.
-    return folderTree(vault.root);
+  handler(_args, { vault, signal }) {
+    // From the disk, so that empty folders are listed too: in a read worker, which keeps the tree while no folder changes.
+    return offloaded.folders(vault, signal);
   },
 });
 

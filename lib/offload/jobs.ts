@@ -23,6 +23,7 @@ import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 import { databaseSiblings, type NoteClass } from "../workspace/databases";
 import { titleMatches } from "../workspace/title-cache";
 import { journalDiff } from "../changes/diff";
+import { listFolders } from "../vault/folders";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -40,6 +41,7 @@ export type ReadJob =
   | { kind: "titleMatches"; query: string; limit: number }
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "journalDiff"; stateFile: string }
+  | { kind: "folders"; root: string }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
@@ -83,6 +85,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "databaseSiblings":
       // get_related_pages' other rows: the base's rows, a pass over every note after each change.
       return databaseSiblings({ root: job.root, indexDb: db }, job.notePath, job.cls, job.limit);
+    case "folders":
+      // list_folders walks every folder's entries, files included, after a folder changed (~50 ms at 100k notes).
+      return listFolders(job.root);
     case "journalDiff":
       // The change journal's catch-up compares every note's hash with what it last reported (~0.2 s at 100k).
       return journalDiff(db, job.stateFile);

@@ -348,6 +348,8 @@ export const offloaded = {
     readPool(vault).run<{ items: TagCount[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
+  /** Every folder of the vault (lib/vault/folders.ts; the worker keeps the tree between calls). */
+  folders: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<string[]>({ kind: "folders", root: vault.root }, signal),
   /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */
   journalDiff: (vault: VaultContext) => readPool(vault).run<JournalDiff>({ kind: "journalDiff", stateFile: vault.stateDbNoSync.filename }),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
