@@ -10,6 +10,7 @@ import { BUN } from "./helpers/cli";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
 import { REPO, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { makeProjectVault } from "./helpers/workspace-data";
+import { offloaded } from "../lib/offload/pool";
 
 function notesOnDisk(root: string, dir = ""): string[] {
   return readdirSync(join(root, dir)).flatMap((n) => {
@@ -121,6 +122,20 @@ describe("resources on a project vault", () => {
     expect((await readAllDigestPages(s)).join("\n")).not.toContain(cursor);
     rmSync(join(root, "Projects/Digest cache check.md"));
     await s.vault.settle();
+  });
+
+  test("the digest's pages are built in a read worker, not on the request thread", async () => {
+    const digestPage = offloaded.digestPage;
+    const asked: number[] = [];
+    offloaded.digestPage = (vault, cursor, name, page) => (asked.push(page), digestPage(vault, cursor, name, page));
+    try {
+      const res = await s.rpc({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "lettuce://digest?page=2" } });
+      expect(((await res.json()) as any).error).toMatchObject({ code: -32002, message: "The digest has 1 page(s); there is no page 2" });
+      await readAllDigestPages(s);
+      expect(asked).toEqual([2, 1]);
+    } finally {
+      offloaded.digestPage = digestPage;
+    }
   });
 
   test("the conformance suite's resources-list scenario passes", async () => {

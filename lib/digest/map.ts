@@ -127,6 +127,22 @@ export function buildDigest(vault: VaultLike, cursor: string, vaultName: string)
   });
 }
 
+// The pages last built per connection: every agent reads the digest first and then page after page, and
+// building it reads every note (~0.3 s at 100k notes). They change with the index (its generation) and the
+// change feed's cursor.
+const built = new WeakMap<Database, { key: string; pages: DigestPage[] }>();
+
+/** Page `n` of the digest (null past the last) and how many there are, built once per index generation and cursor. */
+export function digestPage(vault: VaultLike, cursor: string, vaultName: string, n: number): { text: string | null; pages: number } {
+  const key = `${vault.root}\0${getMeta(vault.indexDb, "gen")}\0${getMeta(vault.indexDb, "indexedAt")}\0${cursor}\0${vaultName}`;
+  let had = built.get(vault.indexDb);
+  if (had?.key !== key) {
+    had = { key, pages: buildDigest(vault, cursor, vaultName) };
+    built.set(vault.indexDb, had);
+  }
+  return { text: had.pages[n - 1]?.text ?? null, pages: had.pages.length };
+}
+
 /** One page of notes by path, after `after` (resources/list pages with it). */
 export function notesAfter(db: Database, after: string, limit: number): { path: string; title: string; size: number }[] {
   return db.query("SELECT path, title, size FROM notes WHERE path > ? ORDER BY path LIMIT ?").all(after, limit) as { path: string; title: string; size: number }[];

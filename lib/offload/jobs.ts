@@ -24,6 +24,7 @@ import { databaseSiblings, type NoteClass } from "../workspace/databases";
 import { titleMatches } from "../workspace/title-cache";
 import { journalDiff } from "../changes/diff";
 import { listFolders } from "../vault/folders";
+import { digestPage } from "../digest/map";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -42,6 +43,7 @@ export type ReadJob =
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "journalDiff"; stateFile: string }
   | { kind: "folders"; root: string }
+  | { kind: "digest"; root: string; cursor: string; vaultName: string; page: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
@@ -85,6 +87,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "databaseSiblings":
       // get_related_pages' other rows: the base's rows, a pass over every note after each change.
       return databaseSiblings({ root: job.root, indexDb: db }, job.notePath, job.cls, job.limit);
+    case "digest":
+      // The vault map lists every note (~0.3 s at 100k notes), built again after each change; its pages are kept here.
+      return digestPage({ root: job.root, indexDb: db }, job.cursor, job.vaultName, job.page);
     case "folders":
       // list_folders walks every folder's entries, files included, after a folder changed (~50 ms at 100k notes).
       return listFolders(job.root);

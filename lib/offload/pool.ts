@@ -38,7 +38,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups", "journalDiff"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups", "journalDiff", "digest"]);
 
 const poolSize = () => {
   return envNumber("LETTUCE_READ_WORKERS", 2, { min: 0, max: 8, integer: true });
@@ -348,6 +348,9 @@ export const offloaded = {
     readPool(vault).run<{ items: TagCount[]; total: number }>({ kind: "tagCounts", limit, offset }, signal),
   databaseSiblings: (vault: VaultContext, notePath: string, cls: NoteClass, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<Siblings>({ kind: "databaseSiblings", root: vault.root, notePath, cls, limit }, signal),
+  /** Page `page` of the digest resource (lib/digest/map.ts), built and kept in the worker. */
+  digestPage: (vault: VaultContext, cursor: string, vaultName: string, page: number) =>
+    readPool(vault).run<{ text: string | null; pages: number }>({ kind: "digest", root: vault.root, cursor, vaultName, page }),
   /** Every folder of the vault (lib/vault/folders.ts; the worker keeps the tree between calls). */
   folders: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<string[]>({ kind: "folders", root: vault.root }, signal),
   /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */
