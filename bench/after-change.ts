@@ -39,12 +39,17 @@ const page = notes.path;
 // A word of a title a few notes in (a real word, found by search and search_workspace alike).
 const titles = s.vault.indexDb.query("SELECT title FROM notes ORDER BY id LIMIT 200").all() as { title: string }[];
 const word = titles.flatMap((t) => t.title.split(/\s+/)).find((w) => /^[a-z]{5,}$/i.test(w)) ?? "note";
+// The most used tag and the fullest folder: the lists that sort the most notes.
+const commonTag = (s.vault.indexDb.query("SELECT tag_lc FROM tags GROUP BY tag_lc ORDER BY count(*) DESC LIMIT 1").get() as { tag_lc: string } | null)?.tag_lc ?? "none";
+const bigFolder = (s.vault.indexDb.query("SELECT folder FROM notes WHERE folder != '' GROUP BY folder ORDER BY count(*) DESC LIMIT 1").get() as { folder: string } | null)?.folder ?? "";
 const CALLS: [string, Record<string, unknown>][] = [
   ["search", { query: word }],
   ["list_notes", {}],
   ["read_note", { path: page }],
   ["link_graph", { path: page, depth: 2 }],
   ["list_tags", {}],
+  ["notes_by_tag", { tag: commonTag }],
+  ["list_notes", { path: bigFolder }],
   ["list_folders", {}],
   ["lint", { limit: 100 }],
   ["wiki_health", {}],
@@ -58,6 +63,7 @@ const CALLS: [string, Record<string, unknown>][] = [
   ["get_database_schema", { databaseId: "Bench/Every note.base" }],
   ["query_database", { databaseId: "Bench/Every note.base" }],
   ["get_changes_since", {}],
+  ["resources/read", { uri: "lettuce://digest" }], // the digest resource, not a tool
 ];
 
 let worst = 0;
@@ -79,7 +85,8 @@ for (const [tool, args] of CALLS) {
     worst = 0;
     last = performance.now();
     const t0 = performance.now();
-    await s.call(tool, args, "read");
+    if (tool === "resources/read") await (await s.rpc({ jsonrpc: "2.0", id: i, method: tool, params: args })).text();
+    else await s.call(tool, args, "read");
     took.push(performance.now() - t0);
     await Bun.sleep(5);
     pauses.push(worst);

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ALL_NOTES, ISOLATED } from "./helpers/example-vault";
+import { offloaded } from "../lib/offload/pool";
 import { copyVault, EXAMPLE_VAULT, startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -54,6 +55,19 @@ describe("list_notes", () => {
       modified: st.mtime.toISOString(),
       size: st.size,
     });
+  });
+
+  test("list_notes and notes_by_tag sort in a read worker, not on the request thread", async () => {
+    const notePage = offloaded.notePage;
+    const asked: unknown[] = [];
+    offloaded.notePage = (vault, of, limit, offset, signal) => (asked.push(of), notePage(vault, of, limit, offset, signal));
+    try {
+      expect((await s.call("list_notes", { path: "Projects" })).total).toBeGreaterThan(0);
+      expect((await s.call("notes_by_tag", { tag: "#Project" })).total).toBeGreaterThan(0);
+      expect(asked).toEqual([{ folder: "Projects", recursive: true }, { tag: "project" }]);
+    } finally {
+      offloaded.notePage = notePage;
+    }
   });
 
   test("default page size is 50; limit/offset page through every note once", async () => {

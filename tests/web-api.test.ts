@@ -7,6 +7,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { localDay } from "../lib/web/health-history";
+import { offloaded } from "../lib/offload/pool";
 import { withEnv } from "./helpers/env";
 import { startModelServer } from "./helpers/model-server";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";
@@ -211,6 +212,20 @@ describe("tree, search and graph", () => {
     const { body } = await get("/api/tree?folder=Projects");
     expect(body.folders).toEqual(["Projects/2026"]);
     expect(body.notes.items.map((n: any) => n.path)).toEqual(notesOnDisk(s.root).filter((p) => p.startsWith("Projects/") && !p.slice(9).includes("/")).sort());
+  });
+
+  test("the tree's, the recent and a tag's note lists are sorted in a read worker, not on the request thread", async () => {
+    const notePage = offloaded.notePage;
+    const asked: unknown[] = [];
+    offloaded.notePage = (vault, of, limit, offset, signal) => (asked.push(of), notePage(vault, of, limit, offset, signal));
+    try {
+      expect((await get("/api/tree?folder=Projects")).body.notes.total).toBeGreaterThan(0);
+      expect((await get("/api/recent")).body.items.length).toBeGreaterThan(0);
+      expect((await get("/api/tag?tag=project")).body.items.length).toBeGreaterThan(0);
+      expect(asked).toEqual([{ folder: "Projects", recursive: false }, { recent: true }, { tag: "project" }]);
+    } finally {
+      offloaded.notePage = notePage;
+    }
   });
 
   test("an offset past any vault pages to an empty list, not a 500", async () => {

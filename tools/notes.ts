@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { offloaded } from "../lib/offload/pool";
 import { planNoteRead } from "../lib/retrieval/note-read";
-import { findNote, listNotesIn, noteHeadings } from "../lib/retrieval/notes";
+import { findNote, noteHeadings } from "../lib/retrieval/notes";
 import { resolveFolder } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";
 
@@ -17,9 +17,9 @@ export const listNotes = defineTool({
     limit: limitField(50),
     offset: offsetField,
   }),
-  handler({ path, recursive, limit, offset }, { vault }) {
+  async handler({ path, recursive, limit, offset }, { vault, signal }) {
     const folder = path === undefined ? "" : resolveFolder(vault.root, path);
-    const { items, total } = listNotesIn(vault.indexDb, folder, recursive, limit, offset);
+    const { items, total } = await offloaded.notePage(vault, { folder, recursive }, limit, offset, signal);
     return { items, total, offset, limit };
   },
 });

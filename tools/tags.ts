@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { notesWithTag } from "../lib/retrieval/notes";
 import { offloaded } from "../lib/offload/pool";
 import { normalizeTag } from "../lib/vault/parse";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
@@ -24,9 +23,9 @@ export const notesByTag = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({ tag: z.string().min(1).describe('e.g. "project"'), limit: limitField(50), offset: offsetField }),
-  handler({ tag, limit, offset }, { vault }) {
+  async handler({ tag, limit, offset }, { vault, signal }) {
     const t = normalizeTag(tag.trim()).toLowerCase();
-    const { items, total } = notesWithTag(vault.indexDb, t, limit, offset);
+    const { items, total } = await offloaded.notePage(vault, { tag: t }, limit, offset, signal);
     return { items, total, offset, limit };
   },
 });

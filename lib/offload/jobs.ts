@@ -10,6 +10,7 @@ import { lintPage, lintSummary, SEVERITY, type LintFilter } from "../hygiene/lin
 import { RULES, type Rule } from "../hygiene/lint-config";
 import { linkGraph } from "../retrieval/graph";
 import { searchNotes } from "../retrieval/search";
+import { notePage, type NoteListing } from "../retrieval/notes";
 import { tagCounts } from "../retrieval/tags";
 import { resolveFromIndexed } from "../render/link-table";
 import { renderLinks } from "../retrieval/links";
@@ -43,6 +44,7 @@ export type ReadJob =
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "journalDiff"; stateFile: string }
   | { kind: "folders"; root: string }
+  | { kind: "notePage"; of: NoteListing; limit: number; offset: number }
   | { kind: "digest"; root: string; cursor: string; vaultName: string; page: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
@@ -90,6 +92,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "digest":
       // The vault map lists every note (~0.3 s at 100k notes), built again after each change; its pages are kept here.
       return digestPage({ root: job.root, indexDb: db }, job.cursor, job.vaultName, job.page);
+    case "notePage":
+      // list_notes, notes_by_tag and the web UI's lists: each sorts every note it selects.
+      return notePage(db, job.of, job.limit, job.offset);
     case "folders":
       // list_folders walks every folder's entries, files included, after a folder changed (~50 ms at 100k notes).
       return listFolders(job.root);

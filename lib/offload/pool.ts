@@ -29,6 +29,7 @@ import type { WorkerReply, WorkerRequest } from "./worker";
 import { startWorker } from "../platform/descriptors";
 import { envNumber } from "../env-number";
 import type { JournalDiff } from "../changes/diff";
+import type { NoteListing, NotePage } from "../retrieval/notes";
 
 export interface HygieneReport {
   health: WikiHealth;
@@ -351,6 +352,9 @@ export const offloaded = {
   /** Page `page` of the digest resource (lib/digest/map.ts), built and kept in the worker. */
   digestPage: (vault: VaultContext, cursor: string, vaultName: string, page: number) =>
     readPool(vault).run<{ text: string | null; pages: number }>({ kind: "digest", root: vault.root, cursor, vaultName, page }),
+  /** A page of note summaries: a folder's, a tag's, or the newest (lib/retrieval/notes.ts). */
+  notePage: (vault: VaultContext, of: NoteListing, limit: number, offset: number, signal?: AbortSignal) =>
+    readPool(vault).run<NotePage>({ kind: "notePage", of, limit, offset }, signal),
   /** Every folder of the vault (lib/vault/folders.ts; the worker keeps the tree between calls). */
   folders: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<string[]>({ kind: "folders", root: vault.root }, signal),
   /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */

@@ -155,6 +155,19 @@ export function recentNotes(db: Database, limit: number, offset: number): NotePa
   return { items: rows.map(summarize), total };
 }
 
+/** Which notes a page lists: a folder's (with or without its sub-folders), a tag's, or the newest first. */
+export type NoteListing = { folder: string; recursive: boolean } | { tag: string } | { recent: true };
+
+/**
+ * One page of a listing. Each sorts every note it selects (~20-90 ms at 100k notes for a big folder, a
+ * common tag or the newest notes), so the server runs it in a read worker (lib/offload).
+ */
+export function notePage(db: Database, of: NoteListing, limit: number, offset: number): NotePage {
+  if ("folder" in of) return listNotesIn(db, of.folder, of.recursive, limit, offset);
+  if ("tag" in of) return notesWithTag(db, of.tag, limit, offset);
+  return recentNotes(db, limit, offset);
+}
+
 export function noteById(db: Database, id: number): NoteRow | null {
   return db.query(`SELECT ${SUMMARY_COLUMNS} FROM notes WHERE id = ?`).get(id) as NoteRow | null;
 }

@@ -6,7 +6,7 @@ import type { Hono } from "hono";
 import { ToolError } from "../errors";
 import { contentHash } from "../index/parse-job";
 import { backlinks, outgoingLinks } from "../retrieval/links";
-import { childFolders, findNote, listNotesIn, noteHeadings, notesWithTag, recentNotes } from "../retrieval/notes";
+import { childFolders, findNote, noteHeadings } from "../retrieval/notes";
 import { semanticSearch } from "../semantic/search";
 import { SemanticService } from "../semantic/service";
 import { mimeTypeOf } from "../vault/mime";
@@ -33,23 +33,23 @@ function folderArg(raw: string | undefined): string {
 export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
   const db = vault.indexDb;
 
-  app.get("/api/tree", (c) => {
+  app.get("/api/tree", async (c) => {
     try {
       const folder = folderArg(c.req.query("folder"));
       if (folder) safeAbsPath(vault.root, folder);
       const { limit, offset } = paging((k) => c.req.query(k), 200);
       // From the index (folders with notes in them): walking the disk for every click costs too much on a big vault.
       const folders = childFolders(db, folder);
-      const notes = listNotesIn(db, folder, false, limit, offset);
+      const notes = await offloaded.notePage(vault, { folder, recursive: false }, limit, offset, c.req.raw.signal);
       return c.json({ folder, folders: offset === 0 ? folders : [], notes: { ...notes, limit, offset } });
     } catch (e) {
       return errorResponse(c, e);
     }
   });
 
-  app.get("/api/recent", (c) => {
+  app.get("/api/recent", async (c) => {
     const { limit, offset } = paging((k) => c.req.query(k), 30);
-    return c.json({ ...recentNotes(db, limit, offset), limit, offset });
+    return c.json({ ...(await offloaded.notePage(vault, { recent: true }, limit, offset, c.req.raw.signal)), limit, offset });
   });
 
   // Rendered in a read worker with a budget: a note a person (or an agent with a write token) saved can be text
@@ -122,10 +122,10 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     return c.json({ ...(await offloaded.tagCounts(vault, limit, offset, c.req.raw.signal)), limit, offset });
   });
 
-  app.get("/api/tag", (c) => {
+  app.get("/api/tag", async (c) => {
     const tag = normalizeTag(c.req.query("tag") ?? "").toLowerCase();
     const { limit, offset } = paging((k) => c.req.query(k));
-    return c.json({ tag, ...notesWithTag(db, tag, limit, offset), limit, offset });
+    return c.json({ tag, ...(await offloaded.notePage(vault, { tag }, limit, offset, c.req.raw.signal)), limit, offset });
   });
 
   // An attachment's bytes: images inline (for <img>), anything else as a download. Never a note, never a hidden file.
