@@ -26,6 +26,7 @@ import { titleMatches } from "../workspace/title-cache";
 import { journalDiff } from "../changes/diff";
 import { listFolders } from "../vault/folders";
 import { digestPage } from "../digest/map";
+import { drawGraph, type GraphAsk } from "../render/graph-draw";
 
 // search, graph and lint answer with their tool result already as JSON text (see
 // json-text.ts): big results then cross the thread boundary as one string.
@@ -44,6 +45,7 @@ export type ReadJob =
   | { kind: "databaseSiblings"; root: string; notePath: string; cls: NoteClass; limit: number }
   | { kind: "journalDiff"; stateFile: string }
   | { kind: "folders"; root: string }
+  | { kind: "drawGraph"; ask: GraphAsk }
   | { kind: "notePage"; of: NoteListing; limit: number; offset: number }
   | { kind: "digest"; root: string; cursor: string; vaultName: string; page: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
@@ -95,6 +97,9 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "notePage":
       // list_notes, notes_by_tag and the web UI's lists: each sorts every note it selects.
       return notePage(db, job.of, job.limit, job.offset);
+    case "drawGraph":
+      // The web UI's graph: the whole vault's links read (~0.2 s at 100k notes) and up to thousands of nodes laid out.
+      return drawGraph(db, job.ask);
     case "folders":
       // list_folders walks every folder's entries, files included, after a folder changed (~50 ms at 100k notes).
       return listFolders(job.root);

@@ -29,6 +29,8 @@ import type { WorkerReply, WorkerRequest } from "./worker";
 import { startWorker } from "../platform/descriptors";
 import { envNumber } from "../env-number";
 import type { JournalDiff } from "../changes/diff";
+import type { GraphAsk } from "../render/graph-draw";
+import type { DrawGraph } from "../web/graph-wire";
 import type { NoteListing, NotePage } from "../retrieval/notes";
 
 export interface HygieneReport {
@@ -39,7 +41,7 @@ export interface HygieneReport {
 // The jobs that read the lint plan (lib/hygiene/lint.ts keeps one per connection).
 const PLANNED = new Set<ReadJob["kind"]>(["lint", "health", "hygieneReport"]);
 // Whole-vault passes that may take seconds: run at a lower CPU priority than requests (see slotFor).
-const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups", "journalDiff", "digest"]);
+const HEAVY = new Set<ReadJob["kind"]>([...PLANNED, "queryDatabase", "databaseSchema", "suggestLinks", "splitNotes", "duplicatePairs", "topicGroups", "journalDiff", "digest", "drawGraph"]);
 
 const poolSize = () => {
   return envNumber("LETTUCE_READ_WORKERS", 2, { min: 0, max: 8, integer: true });
@@ -355,6 +357,8 @@ export const offloaded = {
   /** A page of note summaries: a folder's, a tag's, or the newest (lib/retrieval/notes.ts). */
   notePage: (vault: VaultContext, of: NoteListing, limit: number, offset: number, signal?: AbortSignal) =>
     readPool(vault).run<NotePage>({ kind: "notePage", of, limit, offset }, signal),
+  /** The web UI's graph picture (lib/render/graph-draw.ts), kept in the worker until the index changes. */
+  drawGraph: (vault: VaultContext, ask: GraphAsk) => readPool(vault).run<DrawGraph>({ kind: "drawGraph", ask }),
   /** Every folder of the vault (lib/vault/folders.ts; the worker keeps the tree between calls). */
   folders: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<string[]>({ kind: "folders", root: vault.root }, signal),
   /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */
