@@ -39,6 +39,8 @@ const page = notes.path;
 // A word of a title a few notes in (a real word, found by search and search_workspace alike).
 const titles = s.vault.indexDb.query("SELECT title FROM notes ORDER BY id LIMIT 200").all() as { title: string }[];
 const word = titles.flatMap((t) => t.title.split(/\s+/)).find((w) => /^[a-z]{5,}$/i.test(w)) ?? "note";
+// The note most linked to: its backlinks are the longest list.
+const linked = (s.vault.indexDb.query("SELECT n.path FROM notes n JOIN links l ON l.resolved = n.path GROUP BY n.path ORDER BY count(*) DESC LIMIT 1").get() as { path: string } | null)?.path ?? page;
 // The most used tag and the fullest folder: the lists that sort the most notes.
 const commonTag = (s.vault.indexDb.query("SELECT tag_lc FROM tags GROUP BY tag_lc ORDER BY count(*) DESC LIMIT 1").get() as { tag_lc: string } | null)?.tag_lc ?? "none";
 const bigFolder = (s.vault.indexDb.query("SELECT folder FROM notes WHERE folder != '' GROUP BY folder ORDER BY count(*) DESC LIMIT 1").get() as { folder: string } | null)?.folder ?? "";
@@ -63,6 +65,19 @@ const CALLS: [string, Record<string, unknown>][] = [
   ["get_database_schema", { databaseId: "Bench/Every note.base" }],
   ["query_database", { databaseId: "Bench/Every note.base" }],
   ["get_changes_since", {}],
+  ["get_vault_info", {}],
+  ["list_attachments", {}],
+  ["list_backlinks", { path: linked }],
+  ["list_outgoing_links", { path: page }],
+  ["read_outline", { path: page }],
+  ["suggest_links", { path: page }],
+  ["recent_activity", {}],
+  ["agent_mentions", {}],
+  ["pending_directives", {}],
+  ["list_members", {}],
+  ["query_audit_log", {}],
+  ["list_my_proposals", {}],
+  ["search_tools", { query: "find notes about a topic" }],
   ["resources/read", { uri: "lettuce://digest" }], // the digest resource, not a tool
 ];
 
@@ -86,7 +101,7 @@ for (const [tool, args] of CALLS) {
     last = performance.now();
     const t0 = performance.now();
     if (tool === "resources/read") await (await s.rpc({ jsonrpc: "2.0", id: i, method: tool, params: args })).text();
-    else await s.call(tool, args, "read");
+    else await s.call(tool, args, "write"); // the scope that may call every tool listed
     took.push(performance.now() - t0);
     await Bun.sleep(5);
     pauses.push(worst);
