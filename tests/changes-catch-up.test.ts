@@ -99,3 +99,33 @@ test("a comparison made before a save neither overwrites what the save recorded 
     await s.close();
   }
 });
+
+test("a pass that changes hundreds of notes (a sync, a checkout) is recorded as a catch-up: each note once, before the next feed read", async () => {
+  const root = ringVault(300, dirs);
+  const s = await startTestServer({ root });
+  const diff = offloaded.journalDiff;
+  let diffs = 0;
+  offloaded.journalDiff = (v) => (diffs++, diff(v));
+  try {
+    const state = s.vault.stateDb;
+    const count = () => (state.query("SELECT count(*) AS n FROM change_journal").get() as { n: number }).n;
+    await waitFor(() => count() === 300, { what: "the journal to hold every note" });
+    const { nextCursor } = await s.call("get_changes_since", { limit: 1000 });
+    // A cursor re-reports the second it was issued in (docs/workspace.md): change nothing before the next one.
+    await Bun.sleep(1020 - (Date.now() % 1000));
+    diffs = 0;
+    const edited = Array.from({ length: 250 }, (_, i) => `Notes/N${i}.md`);
+    for (const p of edited) writeFileSync(join(root, p), `# ${p}\n\nSynced from elsewhere.\n`);
+    unlinkSync(join(root, "Notes/N299.md"));
+    await s.vault.indexer.update([...edited, "Notes/N299.md"]);
+    const feed = await s.call("get_changes_since", { cursor: nextCursor, limit: 1000 });
+    expect(diffs).toBeGreaterThanOrEqual(1);
+    const byId = new Map(feed.changes.map((c: { id: string; changeType: string }) => [c.id, c.changeType]));
+    expect(feed.changes.length).toBe(251);
+    for (const p of edited) expect(byId.get(p)).toBe("updated");
+    expect(byId.get("Notes/N299.md")).toBe("deleted");
+  } finally {
+    offloaded.journalDiff = diff;
+    await s.close();
+  }
+});
