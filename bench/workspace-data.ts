@@ -105,7 +105,7 @@ for (const [label, name, args] of cases) {
 const page1 = await fetch(server.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "lettuce://digest" } }) }).then((r) => r.text());
 const pages = /page 2 of (\d+)/.exec(page1)?.[1];
 const j0 = performance.now();
-const written = await changeJournal(vault).reconcile(async () => journalDiff(vault.indexDb, vault.stateDbNoSync.filename));
+const written = await changeJournal(vault).reconcile(async () => journalDiff(vault.indexDb, vault.stateDbNoSync));
 console.log(`\nDigest pages: ${pages ?? "1"}. A full journal reconcile over the index (as after each start-up scan) took ${fmtMs(performance.now() - j0)} and recorded ${written} changes.`);
 
 await served.close();

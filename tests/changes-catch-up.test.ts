@@ -16,7 +16,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const NOTES = 1000;
+// Past the few thousand notes a catch-up compares on the request thread (journal.ts, INLINE_DIFF).
+const NOTES = 2500;
 
 test("a feed read waits for a catch-up compared in a read worker and recorded in steps, with requests served between them", async () => {
   const s = await startTestServer({ root: ringVault(NOTES, dirs) });
@@ -44,7 +45,8 @@ test("a feed read waits for a catch-up compared in a read worker and recorded in
     setImmediate(sample);
     const feed = await s.call("get_changes_since", { limit: 1000 });
     sampling = false;
-    expect(feed.changes.length).toBe(NOTES);
+    expect(feed.changes.length).toBe(1000);
+    expect(rows()).toBe(NOTES); // the whole catch-up, before the answer
     expect(new Set(feed.changes.map((c: { changeType: string }) => c.changeType))).toEqual(new Set(["created"]));
     expect(diffs).toBe(1);
     // Partly recorded between turns: the catch-up did not hold the event loop for the whole vault.
@@ -78,7 +80,7 @@ test("a comparison made before a save neither overwrites what the save recorded 
     writeFileSync(join(root, "Notes/N2.md"), "# N2\n\nChanged while the journal was not told.\n");
     await s.vault.indexer.update(["Notes/N2.md"]);
     state.query("UPDATE change_journal SET hash = ? WHERE id = 'Notes/N2.md'").run(n2.hash);
-    const stale = journalDiff(s.vault.indexDb, s.vault.stateDbNoSync.filename);
+    const stale = journalDiff(s.vault.indexDb, s.vault.stateDbNoSync);
     expect(stale.gone).toBe("Notes/N1.md");
     expect(stale.changed).toBe("Notes/N2.md");
 
@@ -101,7 +103,7 @@ test("a comparison made before a save neither overwrites what the save recorded 
 });
 
 test("a pass that changes hundreds of notes (a sync, a checkout) is recorded as a catch-up: each note once, before the next feed read", async () => {
-  const root = ringVault(300, dirs);
+  const root = ringVault(NOTES, dirs);
   const s = await startTestServer({ root });
   const diff = offloaded.journalDiff;
   let diffs = 0;
@@ -109,21 +111,40 @@ test("a pass that changes hundreds of notes (a sync, a checkout) is recorded as 
   try {
     const state = s.vault.stateDb;
     const count = () => (state.query("SELECT count(*) AS n FROM change_journal").get() as { n: number }).n;
-    await waitFor(() => count() === 300, { what: "the journal to hold every note" });
-    const { nextCursor } = await s.call("get_changes_since", { limit: 1000 });
+    await waitFor(() => count() === NOTES, { what: "the journal to hold every note" });
+    let page = await s.call("get_changes_since", { limit: 1000 });
+    while (page.hasMore) page = await s.call("get_changes_since", { cursor: page.nextCursor, limit: 1000 });
+    const nextCursor = page.nextCursor;
     // A cursor re-reports the second it was issued in (docs/workspace.md): change nothing before the next one.
     await Bun.sleep(1020 - (Date.now() % 1000));
     diffs = 0;
     const edited = Array.from({ length: 250 }, (_, i) => `Notes/N${i}.md`);
     for (const p of edited) writeFileSync(join(root, p), `# ${p}\n\nSynced from elsewhere.\n`);
-    unlinkSync(join(root, "Notes/N299.md"));
-    await s.vault.indexer.update([...edited, "Notes/N299.md"]);
+    unlinkSync(join(root, `Notes/N${NOTES - 1}.md`));
+    await s.vault.indexer.update([...edited, `Notes/N${NOTES - 1}.md`]);
     const feed = await s.call("get_changes_since", { cursor: nextCursor, limit: 1000 });
     expect(diffs).toBeGreaterThanOrEqual(1);
     const byId = new Map(feed.changes.map((c: { id: string; changeType: string }) => [c.id, c.changeType]));
     expect(feed.changes.length).toBe(251);
     for (const p of edited) expect(byId.get(p)).toBe("updated");
-    expect(byId.get("Notes/N299.md")).toBe("deleted");
+    expect(byId.get(`Notes/N${NOTES - 1}.md`)).toBe("deleted");
+  } finally {
+    offloaded.journalDiff = diff;
+    await s.close();
+  }
+});
+
+test("a vault of a few notes is compared on the request thread: no read worker is started for it", async () => {
+  const s = await startTestServer({ root: ringVault(20, dirs) });
+  const diff = offloaded.journalDiff;
+  let diffs = 0;
+  offloaded.journalDiff = (v) => (diffs++, diff(v));
+  try {
+    s.vault.stateDb.exec("DELETE FROM change_journal");
+    await s.vault.indexer.fullScan();
+    const feed = await s.call("get_changes_since", {});
+    expect(feed.changes.length).toBe(20);
+    expect(diffs).toBe(0);
   } finally {
     offloaded.journalDiff = diff;
     await s.close();

@@ -17,18 +17,21 @@ export interface JournalDiff {
 /** "\0"-joined (no path holds it): one string crosses from a worker without a clone per path. */
 export const splitIds = (ids: string): string[] => (ids ? ids.split("\0") : []);
 
-export function journalDiff(indexDb: Database, stateFile: string): JournalDiff {
-  const notes = indexDb.query("SELECT path, hash, mtime FROM notes").all() as { path: string; hash: string; mtime: number }[];
+/** The comparison in a read worker: state.db opened read-only for it. */
+export function journalDiffOf(indexDb: Database, stateFile: string): JournalDiff {
   const state = new Database(stateFile, { readonly: true });
-  let journal: { id: string; change: string; hash: string | null }[];
-  let lastDated: number;
   try {
     state.exec("PRAGMA busy_timeout = 5000");
-    journal = state.query("SELECT id, change, hash FROM change_journal WHERE kind = 'note'").all() as typeof journal;
-    lastDated = (state.query("SELECT coalesce(max(updated_at), 0) AS t FROM change_journal").get() as { t: number }).t;
+    return journalDiff(indexDb, state);
   } finally {
     state.close();
   }
+}
+
+export function journalDiff(indexDb: Database, state: Database): JournalDiff {
+  const notes = indexDb.query("SELECT path, hash, mtime FROM notes").all() as { path: string; hash: string; mtime: number }[];
+  const journal = state.query("SELECT id, change, hash FROM change_journal WHERE kind = 'note'").all() as { id: string; change: string; hash: string | null }[];
+  const lastDated = (state.query("SELECT coalesce((SELECT max(updated_at) FROM change_journal), 0) AS t").get() as { t: number }).t;
   const known = new Map<string, string | null>();
   for (const j of journal) known.set(j.id, j.change === "deleted" ? null : j.hash);
   const changed = notes.filter((n) => {

@@ -41,6 +41,10 @@ interface JournalRow {
 
 /** Notes a catch-up records per turn of the event loop (a few ms each). */
 const STEP = 200;
+// Up to this many notes (by the largest note id: deleted notes count too) the comparison runs here, in a
+// few ms: a read worker started for it costs more (a thread, its memory, ~0.1 s of CPU), at every start-up.
+const INLINE_DIFF = 2000;
+const fewNotes = (db: Database) => (db.query("SELECT coalesce(max(id), 0) AS n FROM notes").get() as { n: number }).n <= INLINE_DIFF;
 
 /** The whole-vault comparison a catch-up starts from (lib/changes/diff.ts), wherever it runs. */
 export type JournalDiffer = () => Promise<JournalDiff>;
@@ -232,14 +236,15 @@ async function caughtUp(a: Attached): Promise<void> {
  * to an index already built, once the server is quiet (or before a read of
  * the feed, whichever comes first).
  * `diff` runs the whole-vault comparison (a server hands it to a read worker;
- * by default it runs here); it is taken from the first call.
+ * by default, and for a vault of a few thousand notes, it runs here); it is
+ * taken from the first call.
  */
 export function changeJournal(vault: JournalVault, diff?: JournalDiffer): ChangeJournal {
   const had = attached.get(vault);
   if (had) return had.journal;
   const a: Attached = {
     journal: new ChangeJournal(vault),
-    diff: diff ?? (async () => journalDiff(vault.indexDb, vault.stateDbNoSync.filename)),
+    diff: async () => (diff && !fewNotes(vault.indexDb) ? diff() : journalDiff(vault.indexDb, vault.stateDbNoSync)),
     behind: getMeta(vault.indexDb, "indexedAt") !== null,
     running: null,
     closed: false,

@@ -23,7 +23,7 @@ import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage }
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 import { databaseSiblings, type NoteClass } from "../workspace/databases";
 import { titleMatches } from "../workspace/title-cache";
-import { journalDiff } from "../changes/diff";
+import { journalDiffOf } from "../changes/diff";
 import { listFolders } from "../vault/folders";
 import { digestPage } from "../digest/map";
 import { drawGraph, type GraphAsk } from "../render/graph-draw";
@@ -105,7 +105,7 @@ export function runJob(db: Database, job: ReadJob): unknown {
       return listFolders(job.root);
     case "journalDiff":
       // The change journal's catch-up compares every note's hash with what it last reported (~0.2 s at 100k).
-      return journalDiff(db, job.stateFile);
+      return journalDiffOf(db, job.stateFile);
     case "databaseSchema":
       // Its columns come from every row's properties: the same pass over every note as a first query.
       return databaseSchema({ root: job.root, indexDb: db }, job.databaseId);
