@@ -36,8 +36,8 @@ function loadedBases(vault: VaultLike): LoadedBase[] {
   return basePaths(vault.indexDb).flatMap((id) => tryLoadBase(vault.root, id) ?? []);
 }
 
-/** Up to this many notes are classified one by one when the bases' rows are not at hand (see databasesOf). */
-const FEW_NOTES = 200;
+/** Up to this many notes (list_workspace's largest page) are classified one by one when the bases' rows are not at hand (see databasesOf). */
+const FEW_NOTES = 500;
 /** What classifying them one by one may take in all; past it the bases' rows are worked out instead. */
 const FEW_NOTES_MS = 10;
 const fewNotesBudget = (): EvalBudget => ({ steps: 0, noteSteps: 0, deadline: performance.now() + FEW_NOTES_MS });
