@@ -58,6 +58,7 @@ const CALLS: [string, Record<string, unknown>][] = [
   ["search_workspace", { query: word }],
   ["search_workspace", { query: "zzqxj" }], // found nowhere: the substring fallback
   ["list_workspace", {}],
+  ["list_workspace", { parentId: bigFolder, limit: 500 }], // its largest page, every item classified
   ["get_page", { pageId: page }],
   ["get_pages", { pageIds: [page] }],
   ["get_related_pages", { pageId: page }],
