@@ -2,7 +2,7 @@ import { PortInUseError, startHttpServer } from "../server/serve";
 import { serveStdio } from "../server/stdio";
 import { announceEmbedder, announceServer, liveServer } from "../store/presence";
 import { countActiveTokens, createFirstToken, SCOPES, type Scope } from "../store/tokens";
-import { markServing } from "../offload/activity";
+import { markServing, whenQuiet } from "../offload/activity";
 import { SemanticService } from "../semantic/service";
 import { VaultContext } from "../vault-context";
 import { checkVaultDir } from "../vault-dir";
@@ -108,6 +108,7 @@ export const serveCommand: Command = {
         // The scan's listing and the journal's reconcile leave ~80 MB of garbage at 100k notes; collected now, a lint
         // right after start-up (its plan is built in a worker) does not stack on top of it (peak 351 → ~290 MB).
         Bun.gc(true);
+        warmNames(vault);
         return SemanticService.for(vault).enableBackground((line) => console.log(line));
       })
       .then((embedder) => {
@@ -156,6 +157,7 @@ export const stdioCommand: Command = {
     if (!liveServer(vault.root)) {
       vault.startWatching();
       await vault.indexer.fullScan();
+      warmNames(vault);
     }
     // Its client may keep it for days: a vault replaced meanwhile (a re-clone) got writes whose timeline went to the old one.
     whileVaultStays(vault, "stdio", () => process.exit(1));
@@ -166,6 +168,15 @@ export const stdioCommand: Command = {
     return 0;
   },
 };
+
+/** Once the server is quiet, the name list the first change needs, in slices (Indexer.warmResolver). */
+function warmNames(vault: VaultContext): void {
+  let closed = false;
+  vault.onClose(() => (closed = true));
+  void whenQuiet()
+    .then(() => (closed ? undefined : vault.indexer.warmResolver()))
+    .catch((e) => closed || console.error("lettuce: loading note names failed:", e));
+}
 
 /** Every 2 s, `problem()`; the first time it names one, say it and call `stop`. */
 function stopWhen(problem: () => string | null, stop: () => void): void {

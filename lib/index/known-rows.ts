@@ -71,9 +71,30 @@ export function hashLookup(db: Database): (k: KnownNote | undefined) => string |
 /** The link resolver as the index stands: every note with its aliases, every attachment. */
 export function resolverFrom(db: Database): LinkResolver {
   const resolver = new LinkResolver();
-  for (const r of db.query("SELECT path, aliases FROM notes").all() as { path: string; aliases: string }[]) resolver.addNote(r.path, JSON.parse(r.aliases));
+  for (const r of db.query("SELECT path, aliases FROM notes ORDER BY id").all() as { path: string; aliases: string }[]) resolver.addNote(r.path, JSON.parse(r.aliases));
+  return withFiles(db, resolver);
+}
+
+function withFiles(db: Database, resolver: LinkResolver): LinkResolver {
   for (const r of db.query("SELECT path FROM files").all() as { path: string }[]) resolver.addFile(r.path);
   return resolver;
+}
+
+/**
+ * The same list, read `slice` notes at a time with a turn of the event loop between: built in one go it
+ * held the request thread ~0.2 s at 100k notes (Indexer.warmResolver).
+ */
+export async function resolverInSlices(db: Database, slice = 5000): Promise<LinkResolver> {
+  const resolver = new LinkResolver();
+  const page = db.query("SELECT id, path, aliases FROM notes WHERE id > ? ORDER BY id LIMIT ?");
+  for (let last = 0; ; ) {
+    const rows = page.all(last, slice) as { id: number; path: string; aliases: string }[];
+    for (const r of rows) resolver.addNote(r.path, JSON.parse(r.aliases));
+    if (rows.length < slice) break;
+    last = rows[rows.length - 1]!.id;
+    await new Promise((r) => setImmediate(r));
+  }
+  return withFiles(db, resolver);
 }
 
 export interface ListingDiff {
