@@ -16,6 +16,7 @@ import type { DrawGraph, DrawNode } from "../web/graph-wire";
 export const DEFAULT_GRAPH_CAP = 2000;
 export const MAX_GRAPH_CAP = 5000;
 export const LOCAL_GRAPH_MAX_NODES = 600;
+const KEPT_PICTURES = 16;
 
 /** What the web UI asks for: the whole vault (or a folder), capped; or the notes around one note. */
 export type GraphAsk = { cap?: number; folder?: string } | { center: string; depth: number };
@@ -60,6 +61,8 @@ export function drawGraph(db: Database, ask: GraphAsk): DrawGraph {
   let picture = c.pictures.get(key);
   if (!picture) {
     picture = drawWhole(c, cap, folder);
+    // A few kept (the whole vault, the folders a person opens): any folder name makes a new one.
+    if (c.pictures.size >= KEPT_PICTURES) c.pictures.delete(c.pictures.keys().next().value!);
     c.pictures.set(key, picture);
   }
   return picture;
