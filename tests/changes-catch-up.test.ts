@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { journalDiff } from "../lib/changes/diff";
 import { changeJournal } from "../lib/changes/journal";
 import { offloaded } from "../lib/offload/pool";
-import { ringVault, startTestServer, waitFor } from "./helpers/server";
+import { ringVault, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -19,20 +19,31 @@ afterAll(() => {
 // Past the few thousand notes a catch-up compares on the request thread (journal.ts, INLINE_DIFF).
 const NOTES = 2500;
 
-test("a feed read waits for a catch-up compared in a read worker and recorded in steps, with requests served between them", async () => {
-  const s = await startTestServer({ root: ringVault(NOTES, dirs) });
+/**
+ * A server on a ring vault of `notes` notes whose journal has caught up, with the comparisons handed to a read
+ * worker counted from there on; `fn` gets the server, that count and the journal's live rows.
+ */
+async function withJournal(notes: number, fn: (s: TestServer, diffs: () => number, rows: () => number) => Promise<void>): Promise<void> {
+  const s = await startTestServer({ root: ringVault(notes, dirs) });
   const diff = offloaded.journalDiff;
   let diffs = 0;
   offloaded.journalDiff = (v) => (diffs++, diff(v));
   try {
-    const db = s.vault.stateDb;
-    const rows = () => (db.query("SELECT count(*) AS n FROM change_journal WHERE change <> 'deleted'").get() as { n: number }).n;
+    const rows = () => (s.vault.stateDb.query("SELECT count(*) AS n FROM change_journal WHERE change <> 'deleted'").get() as { n: number }).n;
     // The index was built before the server attached its journal: it catches up once quiet.
-    await waitFor(() => rows() === NOTES, { what: "the journal to hold every note" });
+    await waitFor(() => rows() === notes, { what: "the journal to hold every note" });
     diffs = 0;
+    await fn(s, () => diffs, rows);
+  } finally {
+    offloaded.journalDiff = diff;
+    await s.close();
+  }
+}
 
+test("a feed read waits for a catch-up compared in a read worker and recorded in steps, with requests served between them", async () => {
+  await withJournal(NOTES, async (s, diffs, rows) => {
     // A gap the feed missed, as after a crash between the index's commit and the journal's.
-    db.exec("DELETE FROM change_journal");
+    s.vault.stateDb.exec("DELETE FROM change_journal");
     await s.vault.indexer.fullScan();
     // What the event loop sees between its own turns while the feed read catches up.
     const seen: number[] = [];
@@ -48,16 +59,13 @@ test("a feed read waits for a catch-up compared in a read worker and recorded in
     expect(feed.changes.length).toBe(1000);
     expect(rows()).toBe(NOTES); // the whole catch-up, before the answer
     expect(new Set(feed.changes.map((c: { changeType: string }) => c.changeType))).toEqual(new Set(["created"]));
-    expect(diffs).toBe(1);
+    expect(diffs()).toBe(1);
     // Partly recorded between turns: the catch-up did not hold the event loop for the whole vault.
     expect(seen.some((n) => n > 0 && n < NOTES)).toBe(true);
     // The feed is chronological across the steps.
     const dates = feed.changes.map((c: { updatedAt: string }) => Date.parse(c.updatedAt));
     expect(dates).toEqual([...dates].sort((a, b) => a - b));
-  } finally {
-    offloaded.journalDiff = diff;
-    await s.close();
-  }
+  });
 });
 
 test("a comparison made before a save neither overwrites what the save recorded nor deletes a note that is back", async () => {
@@ -103,50 +111,31 @@ test("a comparison made before a save neither overwrites what the save recorded 
 });
 
 test("a pass that changes hundreds of notes (a sync, a checkout) is recorded as a catch-up: each note once, before the next feed read", async () => {
-  const root = ringVault(NOTES, dirs);
-  const s = await startTestServer({ root });
-  const diff = offloaded.journalDiff;
-  let diffs = 0;
-  offloaded.journalDiff = (v) => (diffs++, diff(v));
-  try {
-    const state = s.vault.stateDb;
-    const count = () => (state.query("SELECT count(*) AS n FROM change_journal").get() as { n: number }).n;
-    await waitFor(() => count() === NOTES, { what: "the journal to hold every note" });
+  await withJournal(NOTES, async (s, diffs) => {
     let page = await s.call("get_changes_since", { limit: 1000 });
     while (page.hasMore) page = await s.call("get_changes_since", { cursor: page.nextCursor, limit: 1000 });
-    const nextCursor = page.nextCursor;
+    const before = diffs();
     // A cursor re-reports the second it was issued in (docs/workspace.md): change nothing before the next one.
     await Bun.sleep(1020 - (Date.now() % 1000));
-    diffs = 0;
     const edited = Array.from({ length: 250 }, (_, i) => `Notes/N${i}.md`);
-    for (const p of edited) writeFileSync(join(root, p), `# ${p}\n\nSynced from elsewhere.\n`);
-    unlinkSync(join(root, `Notes/N${NOTES - 1}.md`));
+    for (const p of edited) writeFileSync(join(s.root, p), `# ${p}\n\nSynced from elsewhere.\n`);
+    unlinkSync(join(s.root, `Notes/N${NOTES - 1}.md`));
     await s.vault.indexer.update([...edited, `Notes/N${NOTES - 1}.md`]);
-    const feed = await s.call("get_changes_since", { cursor: nextCursor, limit: 1000 });
-    expect(diffs).toBeGreaterThanOrEqual(1);
+    const feed = await s.call("get_changes_since", { cursor: page.nextCursor, limit: 1000 });
+    expect(diffs()).toBeGreaterThan(before);
     const byId = new Map(feed.changes.map((c: { id: string; changeType: string }) => [c.id, c.changeType]));
     expect(feed.changes.length).toBe(251);
     for (const p of edited) expect(byId.get(p)).toBe("updated");
     expect(byId.get(`Notes/N${NOTES - 1}.md`)).toBe("deleted");
-  } finally {
-    offloaded.journalDiff = diff;
-    await s.close();
-  }
+  });
 });
 
 test("a vault of a few notes is compared on the request thread: no read worker is started for it", async () => {
-  const s = await startTestServer({ root: ringVault(20, dirs) });
-  const diff = offloaded.journalDiff;
-  let diffs = 0;
-  offloaded.journalDiff = (v) => (diffs++, diff(v));
-  try {
+  await withJournal(20, async (s, diffs) => {
     s.vault.stateDb.exec("DELETE FROM change_journal");
     await s.vault.indexer.fullScan();
     const feed = await s.call("get_changes_since", {});
     expect(feed.changes.length).toBe(20);
-    expect(diffs).toBe(0);
-  } finally {
-    offloaded.journalDiff = diff;
-    await s.close();
-  }
+    expect(diffs()).toBe(0);
+  });
 });
