@@ -105,8 +105,9 @@ export const serveCommand: Command = {
       .then((c) => {
         const n = (vault.indexDb.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
         console.log(`Index current: ${n} notes (${c.changed.length} new or changed) in ${Math.round(performance.now() - t0)} ms; ${vault.watchProblem ? `the file watch is incomplete: ${vault.watchProblem}` : "watching for changes"}.`);
-        // The scan's listing and the journal's reconcile leave ~80 MB of garbage at 100k notes; collected now, a lint
-        // right after start-up (its plan is built in a worker) does not stack on top of it (peak 351 → ~290 MB).
+        // The scan's listing leaves tens of MB of garbage at 100k notes (~80 MB with the journal's catch-up, which
+        // ran here then); collected now, a lint right after start-up (its plan is built in a worker) does not stack
+        // on top of it (peak 351 → ~290 MB).
         Bun.gc(true);
         warmNames(vault);
         return SemanticService.for(vault).enableBackground((line) => console.log(line));
