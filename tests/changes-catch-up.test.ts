@@ -6,7 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { journalDiff } from "../lib/changes/diff";
+import { journalDiff, journalDiffOf } from "../lib/changes/diff";
 import { changeJournal } from "../lib/changes/journal";
 import { offloaded } from "../lib/offload/pool";
 import { ringVault, startTestServer, waitFor, type TestServer } from "./helpers/server";
@@ -91,6 +91,8 @@ test("a comparison made before a save neither overwrites what the save recorded 
     const stale = journalDiff(s.vault.indexDb, s.vault.stateDbNoSync);
     expect(stale.gone).toBe("Notes/N1.md");
     expect(stale.changed).toBe("Notes/N2.md");
+    // The worker's way (state.db attached, compared in SQL) finds the same.
+    expect(journalDiffOf(s.vault.indexDb, s.vault.stateDbNoSync.filename)).toEqual(stale);
 
     // Before the catch-up runs: N1 comes back as it was, N2 is saved again, each recorded by its pass.
     writeFileSync(join(root, "Notes/N1.md"), "# N1\n\nNote 1 links to [[N2]].\n");
