@@ -84,7 +84,7 @@ function withFiles(db: Database, resolver: LinkResolver): LinkResolver {
  * The same list, read `slice` notes at a time with a turn of the event loop between: built in one go it
  * held the request thread ~0.2 s at 100k notes (Indexer.warmResolver).
  */
-export async function resolverInSlices(db: Database, slice = 5000): Promise<LinkResolver> {
+export async function resolverInSlices(db: Database, slice = 1000): Promise<LinkResolver> {
   const resolver = new LinkResolver();
   const page = db.query("SELECT id, path, aliases FROM notes WHERE id > ? ORDER BY id LIMIT ?");
   for (let last = 0; ; ) {
