@@ -18,30 +18,41 @@ export interface JournalDiff {
 export const splitIds = (ids: string): string[] => (ids ? ids.split("\0") : []);
 
 /**
- * The comparison in a read worker: state.db attached to the worker's read-only connection, and the two
- * compared in SQL, so that only the notes that differ come into memory (reading every note's and every
- * journal row's hash into the worker held ~100 MB at 100k notes, for a moment, at every start-up).
+ * The comparison in a read worker: state.db attached to the worker's read-only connection, so that only the
+ * notes that differ come into memory (reading every note's and every journal row's hash into the worker held
+ * ~100 MB at 100k notes, for a moment, at every start-up).
  */
 export function journalDiffOf(indexDb: Database, stateFile: string): JournalDiff {
-  indexDb.query("ATTACH DATABASE ? AS journal_state").run(stateFile);
+  return attached(indexDb, stateFile, "journal_state", () => compare(indexDb, "notes", "journal_state.change_journal"));
+}
+
+/** The same comparison on the request thread, for a vault of a few thousand notes: index.db attached to state.db's connection. */
+export function journalDiff(indexDb: Database, state: Database): JournalDiff {
+  return attached(state, indexDb.filename, "journal_index", () => compare(state, "journal_index.notes", "change_journal"));
+}
+
+function attached<T>(db: Database, file: string, as: string, fn: () => T): T {
+  db.query(`ATTACH DATABASE ? AS ${as}`).run(file);
   try {
-    const changed = indexDb
-      .query(
-        `SELECT n.path AS path, n.mtime AS mtime FROM notes n LEFT JOIN journal_state.change_journal j ON j.id = n.path
-         WHERE j.id IS NULL OR j.change = 'deleted' OR j.hash IS NOT n.hash`,
-      )
-      .all() as Note[];
-    const gone = indexDb
-      .query(
-        `SELECT j.id AS id FROM journal_state.change_journal j
-         WHERE j.kind = 'note' AND j.change <> 'deleted' AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.path = j.id)`,
-      )
-      .all() as { id: string }[];
-    const last = indexDb.query("SELECT coalesce((SELECT max(updated_at) FROM journal_state.change_journal), 0) AS t").get() as { t: number };
-    return { changed: inDatingOrder(changed, last.t), gone: gone.map((g) => g.id).join("\0") };
+    return fn();
   } finally {
-    indexDb.exec("DETACH DATABASE journal_state");
+    db.exec(`DETACH DATABASE ${as}`);
   }
+}
+
+/** Notes whose content the journal has not reported, and journalled notes the index no longer has, in SQL. */
+function compare(db: Database, notes: string, journal: string): JournalDiff {
+  const changed = db
+    .query(
+      `SELECT n.path AS path, n.mtime AS mtime FROM ${notes} n LEFT JOIN ${journal} j ON j.id = n.path
+       WHERE j.id IS NULL OR j.change = 'deleted' OR j.hash IS NOT n.hash`,
+    )
+    .all() as Note[];
+  const gone = db
+    .query(`SELECT j.id AS id FROM ${journal} j WHERE j.kind = 'note' AND j.change <> 'deleted' AND NOT EXISTS (SELECT 1 FROM ${notes} n WHERE n.path = j.id)`)
+    .all() as { id: string }[];
+  const last = db.query(`SELECT coalesce((SELECT max(updated_at) FROM ${journal}), 0) AS t`).get() as { t: number };
+  return { changed: inDatingOrder(changed, last.t), gone: gone.map((g) => g.id).join("\0") };
 }
 
 interface Note {
@@ -58,20 +69,4 @@ function inDatingOrder(changed: Note[], lastDated: number): string {
   const old = (mtime: number) => (Math.min(now, Math.round(mtime)) < lastDated ? 1 : 0);
   changed.sort((a, b) => old(a.mtime) - old(b.mtime) || a.mtime - b.mtime);
   return changed.map((n) => n.path).join("\0");
-}
-
-/** The comparison on the request thread, for a vault of a few thousand notes (or where no worker runs). */
-export function journalDiff(indexDb: Database, state: Database): JournalDiff {
-  const notes = indexDb.query("SELECT path, hash, mtime FROM notes").all() as (Note & { hash: string })[];
-  const journal = state.query("SELECT id, change, hash FROM change_journal WHERE kind = 'note'").all() as { id: string; change: string; hash: string | null }[];
-  const lastDated = (state.query("SELECT coalesce((SELECT max(updated_at) FROM change_journal), 0) AS t").get() as { t: number }).t;
-  const known = new Map<string, string | null>();
-  for (const j of journal) known.set(j.id, j.change === "deleted" ? null : j.hash);
-  const changed = notes.filter((n) => {
-    const hash = known.get(n.path);
-    return hash === undefined || hash === null || hash !== n.hash;
-  });
-  const here = new Set(notes.map((n) => n.path));
-  const gone = journal.filter((j) => j.change !== "deleted" && !here.has(j.id)).map((j) => j.id);
-  return { changed: inDatingOrder(changed, lastDated), gone: gone.join("\0") };
 }
