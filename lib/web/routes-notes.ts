@@ -59,7 +59,7 @@ export function noteRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
       return await offloaded.renderNote(vault, path, content, AbortSignal.timeout(RENDER_BUDGET_MS));
     } catch (e) {
       if (e instanceof ToolError && e.kind === "timeout") return plainNoteHtml(content, `This note is shown as plain text: rendering it took longer than ${RENDER_BUDGET_MS / 1000} s.`);
-      // The renderer's stack overflowed on this text (8,000 nested callouts): the page answered 500. Other faults
+      // The renderer's stack overflowed on this text (many thousands of nested callouts): the page answered 500. Other faults
       // (a locked or damaged index, a worker that cannot start) are not about the note, and stay errors.
       if (e instanceof ToolError || !/Maximum call stack|too much recursion/.test((e as Error).message)) throw e;
       console.error(`lettuce: rendering ${path} failed: ${(e as Error).message.split("\n")[0]}`);
