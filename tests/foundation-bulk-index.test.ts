@@ -85,7 +85,9 @@ describeWithCorpus("obsidian-help/en", "bulk cold scan of Obsidian Help", () => 
       const before = searchNotes(bulk.v.indexDb, "zanzibarquux", 5).total;
       expect(before).toBe(0);
       await Bun.write(join(bulk.root, "New note.md"), "# New\n\nzanzibarquux\n");
-      await bulk.v.indexer.update(["New note.md"]);
+      const change = await bulk.v.indexer.update(["New note.md"]);
+      expect(change.changed).toEqual(["New note.md"]);
+      expect(bulk.v.indexDb.query("SELECT count(*) AS n FROM fts WHERE rowid = (SELECT id FROM notes WHERE path = 'New note.md')").get()).toEqual({ n: 1 });
       expect(searchNotes(bulk.v.indexDb, "zanzibarquux", 5).items.map((i) => i.path)).toEqual(["New note.md"]);
     });
 

@@ -70,10 +70,19 @@ export function searchNotes(db: Database, query: string, limit: number, offset =
     if (inside) return withInsideMatches(db, q, inside, ordered, total, limit, offset);
     return { items: hitsOf(db, ordered.slice(offset, offset + limit), q), total };
   } catch (e) {
-    if (e instanceof ToolError) throw e;
-    // The spec: a malformed query returns no rows, never an error.
+    // The spec: a malformed query returns no rows, never an error. Only the query's own faults (FTS5's): a
+    // locked, busy or damaged index answered "no matches" too, a wrong answer no caller could tell from a true one.
+    if (e instanceof ToolError || !isQueryFault(e)) throw e;
     return { items: [], total: 0 };
   }
+}
+
+/**
+ * An error FTS5's parser raises about the MATCH expression itself. Every term is quoted, so these are rare: a
+ * NUL in a term ends SQLite's copy of the string there ("unterminated string"), a tree too deep.
+ */
+function isQueryFault(e: unknown): boolean {
+  return /fts5|MATCH|unterminated string|no such column|special query/.test((e as Error)?.message ?? "");
 }
 
 /** Notes by id or path with the opening of their text (what a snippet is cut from), in one statement. */
