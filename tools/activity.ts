@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { lastLogDate, newestFirst, readLedger, uncompiledSources } from "../lib/work/ledger";
+import { lastLogDate, ledgerNewestFirst, uncompiledSources } from "../lib/work/ledger";
 import { queryMentions } from "../lib/work/mentions";
 import { contributeVaultInfo } from "./vault-info";
 import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
@@ -20,7 +20,7 @@ export const recentActivity = defineTool({
     limit: limitField(50),
   }),
   handler({ since, op, limit }, { vault }) {
-    let entries = newestFirst(readLedger(vault.indexDb, vault.root));
+    let entries = ledgerNewestFirst(vault.indexDb, vault.root);
     if (since) entries = entries.filter((e) => e.date >= since);
     if (op) {
       const want = op.trim().toLowerCase();
@@ -48,7 +48,7 @@ export const agentMentions = defineTool({
 });
 
 contributeVaultInfo((info, { vault }) => {
-  info.liveness.lastLogDate = lastLogDate(readLedger(vault.indexDb, vault.root));
+  info.liveness.lastLogDate = lastLogDate(vault.indexDb, vault.root);
 });
 
 export const activityTools = [recentActivity, agentMentions];

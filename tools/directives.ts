@@ -15,7 +15,7 @@ export const pendingDirectives = defineTool({
     limit: limitField(25),
   }),
   handler({ path, limit }, { vault }) {
-    return queryDirectives(vault.indexDb, resolveScope(vault, path)).slice(0, limit);
+    return queryDirectives(vault.indexDb, resolveScope(vault, path), { limit });
   },
 });
 

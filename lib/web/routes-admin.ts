@@ -13,8 +13,8 @@ import { createToken, listTokens, revokeTokenById, SCOPES, type Scope } from "..
 import { VERSION } from "../version";
 import type { VaultContext } from "../vault-context";
 import { directiveHub } from "../work/directive-hub";
-import { ALL_NOTES, directiveKeys, queryDirectives } from "../work/directives";
-import { newestFirst, readLedger, uncompiledSources } from "../work/ledger";
+import { ALL_NOTES, countPendingDirectives, directiveKeys, queryDirectives } from "../work/directives";
+import { ledgerNewestFirst, uncompiledSources } from "../work/ledger";
 import { queryMentions } from "../work/mentions";
 import type { WebEnv } from "./auth";
 import { clientConfig } from "./client-config";
@@ -33,17 +33,17 @@ export function adminRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
   const idb = vault.indexDb;
 
   app.get("/api/work", (c) => {
-    const pending = queryDirectives(idb, ALL_NOTES);
+    const pending = queryDirectives(idb, ALL_NOTES, { limit: WORK_LIST });
     const keys = directiveKeys(pending);
     const leases = directiveHub(vault).liveLeases();
-    const directives = pending.slice(0, WORK_LIST).map((d, i) => {
+    const directives = pending.map((d, i) => {
       const l = leases.get(keys[i]!);
       return { ...d, lease: l ? { worker: l.worker, expiresAt: new Date(Date.now() + l.remainingMs).toISOString() } : null };
     });
-    const ledger = newestFirst(readLedger(idb, vault.root));
+    const ledger = ledgerNewestFirst(idb, vault.root);
     const sources = uncompiledSources(idb);
     return c.json({
-      directives: { items: directives, total: pending.length },
+      directives: { items: directives, total: countPendingDirectives(idb) },
       mentions: { items: queryMentions(idb, { limit: WORK_LIST }) },
       log: { items: ledger.slice(0, 50), total: ledger.length },
       uncompiledSources: { items: sources.slice(0, WORK_LIST), total: sources.length },

@@ -145,8 +145,9 @@ export class DirectiveHub {
   }
 
   /** Pending directives in scope that this worker may see (not leased to someone else). */
-  private visible(scope: DirectiveScope, worker: string | undefined, now: number): { d: Directive; key: string; free: boolean }[] {
-    const ds = queryDirectives(this.db, scope);
+  private visible(scope: DirectiveScope, worker: string | undefined, now: number, limit: number): { d: Directive; key: string; free: boolean }[] {
+    // Each lease hides at most one directive: this many rows hold the first `limit` visible ones.
+    const ds = queryDirectives(this.db, scope, { limit: limit + this.leases.size });
     const keys = directiveKeys(ds);
     const out: { d: Directive; key: string; free: boolean }[] = [];
     ds.forEach((d, i) => {
@@ -162,7 +163,7 @@ export class DirectiveHub {
   async await(o: AwaitOptions): Promise<AwaitResult> {
     const claiming = o.claim && o.worker !== undefined;
     let now = clock();
-    let batch = this.visible(o.scope, o.worker, now).slice(0, o.limit);
+    let batch = this.visible(o.scope, o.worker, now, o.limit).slice(0, o.limit);
     // Wait only when the caller has seen the current set; a claiming worker is
     // also answered at once when there is unclaimed work it has not been given.
     const mustAnswer = o.cursor !== this.revision || (claiming && batch.some((b) => b.free));
@@ -170,7 +171,7 @@ export class DirectiveHub {
       const why = await this.park(o);
       if (why !== "changed") return { cursor: this.revision, timedOut: true, directives: [] };
       now = clock();
-      batch = this.visible(o.scope, o.worker, now).slice(0, o.limit);
+      batch = this.visible(o.scope, o.worker, now, o.limit).slice(0, o.limit);
     }
     if (claiming) {
       for (const b of batch) this.leases.set(b.key, { worker: o.worker!, expires: now + this.leaseTtlMs, path: b.d.path });
