@@ -77,6 +77,8 @@ function capIndexedRows(p: ParsedNote): ParsedNote {
   return p;
 }
 
+const MOMENTARY = new Set(["EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR", "EIO"]);
+
 /** Read, hash and parse one note. Runs in parse workers and, for small batches, inline. `keepBytes`: see ParseResult.bytes. */
 export function readAndParse(root: string, req: ParseRequest, resolver?: LinkResolver, keepBytes = false): ParseResult {
   let buf: Buffer;
@@ -88,7 +90,10 @@ export function readAndParse(root: string, req: ParseRequest, resolver?: LinkRes
     } finally {
       closeSync(fd);
     }
-  } catch {
+  } catch (e) {
+    // Out of descriptors or memory, a disk error: the note is there, and a pass that skipped it as gone
+    // would leave the save unindexed for good (no later event names it). The pass fails and is tried again.
+    if (MOMENTARY.has((e as { code?: string }).code ?? "")) throw e;
     return { entry: req.entry, hash: "", parsed: null, missing: true };
   }
   const hash = contentHash(buf);
