@@ -3,7 +3,7 @@
 // never indexed (no later event names it). A read that fails for a moment fails the pass, which the watcher
 // tries again; a note truly gone is still skipped.
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VaultContext } from "../lib/vault-context";
 import { readAndParse } from "../lib/index/parse-job";
@@ -86,3 +86,27 @@ test.skipIf(!prlimit)("a save indexed while no descriptor is free is indexed onc
     v.close();
   }
 }, 30_000);
+
+test.skipIf(!prlimit)("a new folder that cannot be listed for want of descriptors fails the pass; listed later, its notes are indexed", async () => {
+  const root = copyVault();
+  roots.push(root);
+  const v = VaultContext.open(root);
+  try {
+    await v.indexer.fullScan();
+    mkdirSync(join(root, "Moved in"));
+    writeFileSync(join(root, "Moved in", "Arrived.md"), "# Arrived\n");
+    let failed: unknown = null;
+    const giveBack = useUpDescriptors();
+    try {
+      await v.indexer.update(["Moved in"]);
+    } catch (e) {
+      failed = e;
+    } finally {
+      giveBack();
+    }
+    expect(String(failed)).toContain("EMFILE");
+    expect((await v.indexer.update(["Moved in"])).changed).toEqual(["Moved in/Arrived.md"]);
+  } finally {
+    v.close();
+  }
+});

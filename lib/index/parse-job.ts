@@ -6,6 +6,7 @@ import type { LinkResolver } from "./resolver";
 import { MAX_INDEXED_ROWS } from "../store/index-db";
 import { openRegular } from "../vault/read-file";
 import { ngramText } from "../vault/ngram";
+import { isMomentaryFault } from "../platform/io-faults";
 
 export interface ParseRequest {
   entry: FileEntry;
@@ -77,8 +78,6 @@ function capIndexedRows(p: ParsedNote): ParsedNote {
   return p;
 }
 
-const MOMENTARY = new Set(["EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR", "EIO"]);
-
 /** Read, hash and parse one note. Runs in parse workers and, for small batches, inline. `keepBytes`: see ParseResult.bytes. */
 export function readAndParse(root: string, req: ParseRequest, resolver?: LinkResolver, keepBytes = false): ParseResult {
   let buf: Buffer;
@@ -91,9 +90,7 @@ export function readAndParse(root: string, req: ParseRequest, resolver?: LinkRes
       closeSync(fd);
     }
   } catch (e) {
-    // Out of descriptors or memory, a disk error: the note is there, and a pass that skipped it as gone
-    // would leave the save unindexed for good (no later event names it). The pass fails and is tried again.
-    if (MOMENTARY.has((e as { code?: string }).code ?? "")) throw e;
+    if (isMomentaryFault(e)) throw e; // the note is there: the pass fails, and is tried again
     return { entry: req.entry, hash: "", parsed: null, missing: true };
   }
   const hash = contentHash(buf);

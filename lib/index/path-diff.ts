@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { isIgnoredPath, lstatInVault } from "../vault/paths";
+import { isMomentaryFault } from "../platform/io-faults";
 import { isNoteEntry, isNotePath, scanVault, statEntry, type FileEntry } from "../vault/scan";
 import { changedSince, filesUnder, hasFileRow, notesUnder, type KnownNote, type ListingDiff } from "./known-rows";
 
@@ -29,7 +30,9 @@ export function diffPaths(root: string, db: Database, paths: string[], known: Ma
       let sub;
       try {
         sub = scanVault(join(root, rel));
-      } catch {
+      } catch (e) {
+        // Short of descriptors or memory: the folder is there, and the pass is tried again.
+        if (isMomentaryFault(e) || isMomentaryFault((e as Error).cause)) throw e;
         return; // gone or unlistable since the lstat: its rows stay until the watcher's next event says which
       }
       const under = rel ? `${rel}/` : "";

@@ -150,7 +150,7 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
  */
 function rootUnreadable(root: string, cause: unknown): Error {
   const why = cause instanceof Error ? `: ${cause.message}` : " (not a real folder: a link, or gone)";
-  return new Error(`cannot list the vault folder ${root}${why}`);
+  return new Error(`cannot list the vault folder ${root}${why}`, { cause });
 }
 
 /** Stat one vault file; null when it is gone, not a regular file, or reached through a symlink. */
