@@ -148,6 +148,24 @@ describe("through the server", () => {
     expect((await (await s.rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).json()) as any).toMatchObject({ result: {} });
   }, 30_000);
 
+  // log.md is read as a ledger by get_vault_info, recent_activity and the web UI's work page, on the request
+  // thread: one pattern for a whole heading backtracked over a run of blanks (2,000 spaces: 3 s; 10,000: minutes).
+  test("a log.md heading with long runs of blanks is read as a ledger in linear time", async () => {
+    const blanks = fill(" ");
+    writeFileSync(
+      join(s.root, "log.md"),
+      `# Log\n\n## [2026-03-01] ingest${blanks}x\n## [2026-03-02] query |${blanks}y ${fill("\t")}##\n## [2026-03-03] lint | Last ${fill(" \t")}#\n`,
+    );
+    await s.vault.indexer.update(["log.md"]);
+    const { entries } = await s.call("recent_activity", {}, "read");
+    expect(entries.map((e: any) => [e.date, e.op.replace(/ +/g, " "), e.title])).toEqual([
+      ["2026-03-03", "lint", "Last"],
+      ["2026-03-02", "query", "y"],
+      ["2026-03-01", "ingest x", ""],
+    ]);
+    expect((await s.call("get_vault_info", {}, "read")).liveness.lastLogDate).toBe("2026-03-03");
+  }, 30_000);
+
   test("2 MB of one Chinese character, or of random CJK, index in bounded time and memory (their n-grams)", async () => {
     // Each character makes a bigram (lib/vault/ngram.ts): random CJK makes ~700,000 distinct tokens a note, one
     // character ~700,000 of one token. Only the first NGRAM_MAX_CHARS characters are made n-grams.

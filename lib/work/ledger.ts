@@ -13,34 +13,61 @@ export interface LedgerEntry {
   line: number;
 }
 
-const ENTRY = /^ {0,3}#{1,6}[ \t]+\[(\d{4}-\d{2}-\d{2})\][ \t]*([^|\n]*?)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$/;
-const FENCE = /^ {0,3}(```+|~~~+)/;
+// A ledger heading's start: `## [YYYY-MM-DD]`. The rest of the line is cut by hand: the one pattern for the
+// whole line backtracked on a heading with a long run of spaces in it (2,000 took 3 s, 10,000 minutes, on the
+// request thread that get_vault_info reads the ledger on).
+const ENTRY_START = /^ {0,3}#{1,6}[ \t]+\[(\d{4})-(\d{2})-(\d{2})\]/;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function isCalendarDate(s: string): boolean {
-  const d = new Date(`${s}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+function isCalendarDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1 || d > DAYS_IN_MONTH[m - 1]!) return false;
+  return m !== 2 || d < 29 || (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0));
+}
+
+/** A code fence's marker (``` or ~~~ and longer, after up to three spaces), or null. */
+function fenceOf(line: string): string | null {
+  let i = 0;
+  while (i < 3 && line[i] === " ") i++;
+  const c = line[i];
+  if (c !== "`" && c !== "~") return null;
+  let j = i;
+  while (line[j] === c) j++;
+  return j - i >= 3 ? line.slice(i, j) : null;
+}
+
+const isBlank = (c: string | undefined) => c === " " || c === "\t";
+
+/** `text` without a closing run of #s that follows a space or tab (`## [d] op | Title ##`). */
+function withoutClosingHashes(text: string): string {
+  let j = text.length;
+  while (j > 0 && text[j - 1] === "#") j--;
+  return j < text.length && isBlank(text[j - 1]) ? text.slice(0, j).trim() : text;
 }
 
 /** Entries in file order; headings inside code fences and malformed dates are skipped. */
 export function parseLedger(text: string): LedgerEntry[] {
   const out: LedgerEntry[] = [];
   let fence: string | null = null;
-  const lines = text.split(/\r?\n/);
+  const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const f = FENCE.exec(line);
+    let line = lines[i]!;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    const f = fenceOf(line);
     if (fence) {
-      if (f && f[1]![0] === fence[0] && f[1]!.length >= fence.length) fence = null;
+      if (f && f[0] === fence[0] && f.length >= fence.length) fence = null;
       continue;
     }
     if (f) {
-      fence = f[1]!;
+      fence = f;
       continue;
     }
-    const m = ENTRY.exec(line);
-    if (!m || !isCalendarDate(m[1]!)) continue;
-    const op = m[2]!.trim().toLowerCase();
-    out.push({ date: m[1]!, op, title: (m[3] ?? "").replace(/[ \t]+#+$/, "").trim(), line: i + 1 });
+    const m = ENTRY_START.exec(line);
+    if (!m || !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]))) continue;
+    const rest = line.slice(m[0].length);
+    const bar = rest.indexOf("|");
+    const op = (bar === -1 ? rest : rest.slice(0, bar)).trim().toLowerCase();
+    const title = bar === -1 ? "" : withoutClosingHashes(rest.slice(bar + 1).trim());
+    out.push({ date: `${m[1]}-${m[2]}-${m[3]}`, op, title, line: i + 1 });
   }
   return out;
 }
