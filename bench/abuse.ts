@@ -205,6 +205,12 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
     await measure("query_database, a base over every note (first call, then again)", heavy, () => flood(heavy, 1, async () => kindOf(await call("query_database", { databaseId: "Abuse/All notes.base", limit: 50 }))));
     await measure("search_workspace, substring fallback (no keyword hit)", heavy, () => flood(heavy, 1, async (i) => kindOf(await call("search_workspace", { query: `xq${i}zv` }))));
     await measure("prepare_context, a task of common words", heavy, () => flood(heavy, 1, async () => kindOf(await call("prepare_context", { task: "how do I write a plugin that adds a theme to the graph view" }))));
+    // log.md is read as a ledger on the request thread: a heading with a long run of blanks once took minutes.
+    writeFileSync(join(root, "log.md"), `# Log\n\n## [2026-03-01] ingest${" ".repeat(400_000)}x\n## [2026-03-02] query | y\n`);
+    await Bun.sleep(500); // the watcher indexes it
+    await measure("recent_activity, get_vault_info over a log.md heading of 400 KB of blanks", heavy, () =>
+      flood(heavy, 1, async (i) => kindOf(await call(i % 2 ? "get_vault_info" : "recent_activity", {}))),
+    );
     await measure("get_changes_since, no cursor (bootstrap: every item)", heavy, () => flood(heavy, 1, async () => kindOf(await call("get_changes_since", { limit: 1000 }))));
     // Big answers: the 50 largest notes (~1 MB an answer on obsidian-hub), 32 calls at once. The files are
     // read, assembled and serialised in the read workers (docs/security.md, "Limits").

@@ -8,6 +8,7 @@ import { openStateDb } from "../lib/store/state-db";
 import { createToken } from "../lib/store/tokens";
 import { freePort, httpMcp, spawnLettuce } from "./helpers/cli";
 import { copyVault, waitFor } from "./helpers/server";
+import { canLimitDescriptors, withOwnDescriptorLimit } from "./helpers/fd-limit";
 
 const prlimit = process.platform === "linux" ? Bun.which("prlimit") : null;
 if (!prlimit) console.log("hardening-fd-limit: skipped: prlimit(1) is not here (util-linux) to lower a running server's descriptor limit");
@@ -100,22 +101,22 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
 
 // The read pool, refused a new worker, waited for "a worker there is": with the one worker idle, nothing
 // ever dispatched again and the call hung until its budget ran out, for good without one (review of the fix).
-test.skipIf(!prlimit)("a read pool refused a new worker uses the idle one it has", async () => {
+test.skipIf(!canLimitDescriptors)("a read pool refused a new worker uses the idle one it has", async () => {
   const { VaultContext } = await import("../lib/vault-context");
   const { offloaded } = await import("../lib/offload/pool");
   const { planNoteRead } = await import("../lib/retrieval/note-read");
   const vault = VaultContext.open(copyVault());
-  const soft = softLimit(process.pid);
   try {
     await vault.indexer.fullScan();
     await offloaded.readNote(vault, planNoteRead(vault.indexDb, vault.root, "Garden/Compost.md"), false); // one light worker, idle now
     const open = readdirSync("/proc/self/fd").length;
-    expect(setSoftLimit(process.pid, open + 8)).toBe(0);
-    // suggest_links is heavy: it wants a worker of its own, which cannot be started now.
-    const answer = await Promise.race([offloaded.suggestLinks(vault, "Garden/Compost.md").then(() => "answered", (e) => `refused ${e.kind}`), Bun.sleep(5000).then(() => "hung")]);
+    // This test process's own limit, set and restored through libc: prlimit(1) is a spawn, which needs descriptors.
+    const answer = await withOwnDescriptorLimit(open + 8, () =>
+      // suggest_links is heavy: it wants a worker of its own, which cannot be started now.
+      Promise.race([offloaded.suggestLinks(vault, "Garden/Compost.md").then(() => "answered", (e) => `refused ${e.kind}`), Bun.sleep(5000).then(() => "hung")]),
+    );
     expect(answer).toBe("answered");
   } finally {
-    setSoftLimit(process.pid, soft);
     vault.close();
     rmSync(vault.root, { recursive: true, force: true });
   }
