@@ -18,12 +18,15 @@ afterAll(async () => {
 
 /**
  * Current/Status.md and Next/Status.md of one size, with one mtime and (written in one burst) one ctime,
- * as a clone leaves them. The ctime cannot be set: the pair is written again until the two share its tick
- * (a machine running two test suites at once missed it 50 times in a row; each try takes well under 1 ms).
+ * as a clone leaves them. The ctime cannot be set: the pair is written again until the two share its tick.
+ * Each try writes new files: a kernel with multigrain timestamps (Linux 6.13 on) gives a file whose ctime was
+ * read (the stat below) a fine-grained ctime at its next change, so rewriting the same two files missed the
+ * tick 2,000 times in a row once a first try had.
  */
 function twinFolders(root: string): void {
   for (let attempt = 0; attempt < 2000; attempt++) {
     for (const [dir, week, link] of [["Current", "01", "Alpha"], ["Next", "02", "Bravo"]]) {
+      rmSync(join(root, dir!), { recursive: true, force: true });
       mkdirSync(join(root, dir!), { recursive: true });
       writeFileSync(join(root, dir!, "Status.md"), `# Status\n\nweek ${week} see [[${link}]]\n`);
       utimesSync(join(root, dir!, "Status.md"), 1_700_000_000, 1_700_000_000);
