@@ -36,36 +36,36 @@ test.skipIf(!canLimitDescriptors)("a note that cannot be opened for want of desc
   expect(readAndParse(root, { entry: { ...entry, path: "Garden/No such note.md" }, knownHash: null }).missing).toBe(true);
 });
 
-/** update(paths) with no descriptor free: what it threw, or null. */
-async function updateShortOf(v: VaultContext, paths: string[]): Promise<unknown> {
-  return withNoFreeDescriptors(() => v.indexer.update(paths).then(() => null, (e: unknown) => e));
+/**
+ * In an indexed copy of the example vault, `write` adds files; `path` is indexed with no descriptor free
+ * (the pass must fail on EMFILE), then again with descriptors (the new notes come in).
+ */
+async function indexedInShortage(write: (root: string) => void, path: string, expected: string[]): Promise<void> {
+  const root = copyVault();
+  roots.push(root);
+  const v = VaultContext.open(root);
+  try {
+    await v.indexer.fullScan();
+    write(root);
+    const failed = await withNoFreeDescriptors(() => v.indexer.update([path]).then(() => null, (e: unknown) => e));
+    expect(String(failed)).toContain("EMFILE");
+    expect((await v.indexer.update([path])).changed).toEqual(expected);
+  } finally {
+    v.close();
+  }
 }
 
-test.skipIf(!canLimitDescriptors)("a save indexed while no descriptor is free fails the pass, and is indexed when tried again", async () => {
-  const root = copyVault();
-  roots.push(root);
-  const v = VaultContext.open(root);
-  try {
-    await v.indexer.fullScan();
-    writeFileSync(join(root, "Inbox/Saved in a shortage.md"), "# Saved in a shortage\n\nquetzalcoatlus\n");
-    expect(String(await updateShortOf(v, ["Inbox/Saved in a shortage.md"]))).toContain("EMFILE");
-    expect((await v.indexer.update(["Inbox/Saved in a shortage.md"])).changed).toEqual(["Inbox/Saved in a shortage.md"]);
-  } finally {
-    v.close();
-  }
-});
+test.skipIf(!canLimitDescriptors)("a save indexed while no descriptor is free fails the pass, and is indexed when tried again", () =>
+  indexedInShortage((root) => writeFileSync(join(root, "Inbox/Saved in a shortage.md"), "# Saved in a shortage\n\nquetzalcoatlus\n"), "Inbox/Saved in a shortage.md", [
+    "Inbox/Saved in a shortage.md",
+  ]));
 
-test.skipIf(!canLimitDescriptors)("a new folder that cannot be listed for want of descriptors fails the pass; listed later, its notes are indexed", async () => {
-  const root = copyVault();
-  roots.push(root);
-  const v = VaultContext.open(root);
-  try {
-    await v.indexer.fullScan();
-    mkdirSync(join(root, "Moved in"));
-    writeFileSync(join(root, "Moved in", "Arrived.md"), "# Arrived\n");
-    expect(String(await updateShortOf(v, ["Moved in"]))).toContain("EMFILE");
-    expect((await v.indexer.update(["Moved in"])).changed).toEqual(["Moved in/Arrived.md"]);
-  } finally {
-    v.close();
-  }
-});
+test.skipIf(!canLimitDescriptors)("a new folder that cannot be listed for want of descriptors fails the pass; listed later, its notes are indexed", () =>
+  indexedInShortage(
+    (root) => {
+      mkdirSync(join(root, "Moved in"));
+      writeFileSync(join(root, "Moved in", "Arrived.md"), "# Arrived\n");
+    },
+    "Moved in",
+    ["Moved in/Arrived.md"],
+  ));

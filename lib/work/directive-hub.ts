@@ -144,7 +144,7 @@ export class DirectiveHub {
     }
   }
 
-  /** Pending directives in scope that this worker may see (not leased to someone else). */
+  /** The first `limit` pending directives in scope that this worker may see (not leased to someone else). */
   private visible(scope: DirectiveScope, worker: string | undefined, now: number, limit: number): { d: Directive; key: string; free: boolean }[] {
     // Each lease hides at most one directive: this many rows hold the first `limit` visible ones.
     const ds = queryDirectives(this.db, scope, { limit: limit + this.leases.size });
@@ -157,13 +157,13 @@ export class DirectiveHub {
       if (worker !== undefined && live && live.worker !== worker) return;
       out.push({ d, key, free: !live });
     });
-    return out;
+    return out.slice(0, limit);
   }
 
   async await(o: AwaitOptions): Promise<AwaitResult> {
     const claiming = o.claim && o.worker !== undefined;
     let now = clock();
-    let batch = this.visible(o.scope, o.worker, now, o.limit).slice(0, o.limit);
+    let batch = this.visible(o.scope, o.worker, now, o.limit);
     // Wait only when the caller has seen the current set; a claiming worker is
     // also answered at once when there is unclaimed work it has not been given.
     const mustAnswer = o.cursor !== this.revision || (claiming && batch.some((b) => b.free));
@@ -171,7 +171,7 @@ export class DirectiveHub {
       const why = await this.park(o);
       if (why !== "changed") return { cursor: this.revision, timedOut: true, directives: [] };
       now = clock();
-      batch = this.visible(o.scope, o.worker, now, o.limit).slice(0, o.limit);
+      batch = this.visible(o.scope, o.worker, now, o.limit);
     }
     if (claiming) {
       for (const b of batch) this.leases.set(b.key, { worker: o.worker!, expires: now + this.leaseTtlMs, path: b.d.path });

@@ -60,9 +60,8 @@ interface Row {
   done: number;
 }
 
-/** Directives from the index, in path then file order. */
 /**
- * `limit`: the first ones only, read as such (a vault can hold tens of thousands: 50,000 read whole cost
+ * Directives from the index, in path then file order. `limit`: the first ones only, read as such (a vault can hold tens of thousands: 50,000 read whole cost
  * ~0.15 s of the request thread for each list of 25). directiveKeys over a prefix gives the keys the whole
  * list would: a key counts only the copies before it in its own note.
  */

@@ -44,22 +44,21 @@ function lowestFree(): number {
 }
 
 /** Run `fn` with no descriptor free in this process (keep it short: other threads share the limit). */
-export async function withNoFreeDescriptors<T>(fn: () => T | Promise<T>): Promise<T> {
-  const soft = softLimit();
-  // The listing's own descriptor, and any closed since, leave a few numbers free below the limit: held here.
-  setSoftLimit(BigInt(lowestFree()));
-  const held: number[] = [];
-  try {
-    for (;;) held.push(openSync("/dev/null", "r"));
-  } catch {
-    /* EMFILE: none left */
-  }
-  try {
-    return await fn();
-  } finally {
-    for (const fd of held) closeSync(fd);
-    setSoftLimit(soft);
-  }
+export function withNoFreeDescriptors<T>(fn: () => T | Promise<T>): Promise<T> {
+  return withOwnDescriptorLimit(lowestFree(), async () => {
+    // The listing's own descriptor, and any closed since, leave a few numbers free below the limit: held here.
+    const held: number[] = [];
+    try {
+      for (;;) held.push(openSync("/dev/null", "r"));
+    } catch {
+      /* EMFILE: none left */
+    }
+    try {
+      return await fn();
+    } finally {
+      for (const fd of held) closeSync(fd);
+    }
+  });
 }
 
 /** Run `fn` with this process's soft limit at `limit`, restored after. */
