@@ -69,7 +69,7 @@ export const getPages_ = defineTool({
   // An empty or over-long id is that entry's error (getPages), not the batch's: the spec says one bad id never fails the call.
   input: z.object({ pageIds: z.array(z.string().max(100_000)).min(1).max(50), mode }),
   async handler({ pageIds, mode }, { vault, signal, reserveAnswer }) {
-    const planned = planPages(vault, pageIds);
+    const planned = await planPages(vault, pageIds);
     await reserveAnswer?.(pagesAnswerSize(planned));
     return offloaded.pages(vault, planned, mode, signal);
   },

@@ -9,7 +9,7 @@ import { basePaths, costlyVerdict, noteInBase, rowNoteByPath, rowsKnown, rowsOf,
 
 export { baseName, isBasePath, type LoadedBase } from "./base-file";
 export { databaseSchema, queryDatabase, type DatabaseRow, type DatabaseSchema, type QueryResult } from "./query";
-export type { VaultLike } from "./rows";
+export { basePaths, type VaultLike } from "./rows";
 
 export interface DatabaseRef {
   id: string;

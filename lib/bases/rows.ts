@@ -169,9 +169,19 @@ export function rowsKnown(vault: VaultLike, base: LoadedBase): boolean {
   return hit !== undefined && hit.key === `${getMeta(vault.indexDb, "gen")}\0${base.stamp}`;
 }
 
-/** Every `.base` file in the vault, by path. */
-export function basePaths(db: Database): string[] {
-  return (db.query("SELECT path FROM files WHERE path LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => r.path);
+const basePathsByDb = new WeakMap<Database, { gen: string; paths: readonly string[] }>();
+
+/**
+ * Every `.base` file in the vault, by path; kept per index generation. The query reads the whole files table
+ * (no index serves a suffix), and classifying one note asks for it: get_pages of 50 notes read it 50 times.
+ */
+export function basePaths(db: Database): readonly string[] {
+  const gen = getMeta(db, "gen");
+  const hit = basePathsByDb.get(db);
+  if (hit && hit.gen === gen) return hit.paths;
+  const paths = (db.query("SELECT path FROM files WHERE path LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => r.path);
+  if (gen !== null) basePathsByDb.set(db, { gen, paths });
+  return paths;
 }
 
 /** Load a base, or null when it is unreadable (bad YAML, gone): for callers that survey every base. */

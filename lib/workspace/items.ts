@@ -10,7 +10,7 @@ import { findNote, SUMMARY_COLUMNS, type NoteRow } from "../retrieval/notes";
 import { inList } from "../semantic/store";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
-import { classifyNote, databaseTitle, isDatabasePath, type ItemType } from "./databases";
+import { classifyNote, databaseTitle, isDatabasePath, type ItemType, type NoteClass } from "./databases";
 import { fold } from "./text";
 import { indexMemo } from "./vault-cache";
 
@@ -83,10 +83,10 @@ export function noteTitleFallback(path: string): string {
 }
 
 /** An item reference ({id, type, title, databaseId?}) for a resolved item. */
-export function refOf(vault: VaultContext, r: Resolved): ItemRef {
+export function refOf(vault: VaultContext, r: Resolved, knownClass?: NoteClass): ItemRef {
   if (r.kind === "folder") return { id: r.path, type: "folder", title: baseName(r.path) };
   if (r.kind === "database") return { id: r.path, type: "database", title: databaseTitle(r.path) };
-  const cls = classifyNote(vault, r.path);
+  const cls = knownClass ?? classifyNote(vault, r.path);
   return { id: r.path, type: cls.type, title: r.row.title, ...(cls.databaseId ? { databaseId: cls.databaseId } : {}) };
 }
 

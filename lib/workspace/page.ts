@@ -7,8 +7,9 @@
 // index, the vault's caches); the files are read and the pages assembled by
 // page-build.ts, in a read worker when the tool runs (lib/offload/pool.ts).
 import { ToolError } from "../errors";
+import { inTurns } from "../offload/turns";
 import type { VaultContext } from "../vault-context";
-import { databaseTitle } from "./databases";
+import { classifyNotes, databaseTitle, type NoteClass } from "./databases";
 import { baseName, refOf, resolveItem, type Resolved } from "./items";
 import { listWorkspace } from "./list";
 import { pageError, type PagePlan, type PlannedPage } from "./page-build";
@@ -25,9 +26,9 @@ function folderListing(vault: VaultContext, folder: string): string {
   return lines.join("\n");
 }
 
-/** What a resolved item's page needs from the event loop's side. */
-export function planOf(vault: VaultContext, r: Resolved): PagePlan {
-  const ref = refOf(vault, r);
+/** What a resolved item's page needs from the event loop's side (`cls`: the note's class, when known already). */
+export function planOf(vault: VaultContext, r: Resolved, cls?: NoteClass): PagePlan {
+  const ref = refOf(vault, r, cls);
   const base = { id: ref.id, title: ref.title, type: ref.type, ...(ref.databaseId ? { databaseId: ref.databaseId } : {}) };
   if (r.kind === "note") return { base, kind: "note", path: r.path, noteId: r.row.id, frontmatter: r.row.frontmatter, size: r.row.size };
   // A database is read only up to 1 MB (page-build.ts), a folder's page is its listing: small either way.
@@ -43,15 +44,35 @@ export function planPage(vault: VaultContext, pageId: string): PagePlan {
 /** The longest item id a workspace tool takes (a vault path is far shorter). */
 export const MAX_ITEM_ID = 1000;
 
-/** A batch's ids resolved; one that is missing or invalid is already its entry's error. */
-export function planPages(vault: VaultContext, pageIds: string[]): PlannedPage[] {
-  return pageIds.map((id) => {
+type ResolvedEntry = { id: string; r: Resolved } | { id: string; ok: false; error: string; kind: string };
+
+function resolveEntry(vault: VaultContext, id: string): ResolvedEntry {
+  try {
+    // get_page's schema refuses these; in a batch they are one entry's error, not the call's.
+    if (!id || id.length > MAX_ITEM_ID) throw new ToolError("path-invalid", id ? `an id is at most ${MAX_ITEM_ID} characters` : "empty id");
+    return { id, r: resolveItem(vault, id) };
+  } catch (e) {
+    return { id, ...pageError(id, e) };
+  }
+}
+
+/**
+ * A batch's ids resolved; one that is missing or invalid is already its entry's error. Id by id in the event
+ * loop's shared turns (lib/offload/turns.ts): each id costs path checks on disk and index lookups, and
+ * concurrent batches resolved whole held every other caller for the lot. The notes are classified (page or
+ * database row) in one go: one by one, each loaded and checked every base again.
+ */
+export async function planPages(vault: VaultContext, pageIds: string[]): Promise<PlannedPage[]> {
+  const resolved = await inTurns(pageIds.length, (i) => resolveEntry(vault, pageIds[i]!));
+  const notes = resolved.flatMap((e) => ("r" in e && e.r.kind === "note" ? [e.r.path] : []));
+  const classes = notes.length ? classifyNotes(vault, notes) : undefined;
+  return inTurns(resolved.length, (i): PlannedPage => {
+    const e = resolved[i]!;
+    if (!("r" in e)) return e;
     try {
-      // get_page's schema refuses these; in a batch they are one entry's error, not the call's.
-      if (!id || id.length > MAX_ITEM_ID) throw new ToolError("path-invalid", id ? `an id is at most ${MAX_ITEM_ID} characters` : "empty id");
-      return { id, plan: planPage(vault, id) };
-    } catch (e) {
-      return { id, ...pageError(id, e) };
+      return { id: e.id, plan: planOf(vault, e.r, e.r.kind === "note" ? classes?.get(e.r.path) : undefined) };
+    } catch (err) {
+      return { id: e.id, ...pageError(e.id, err) };
     }
   });
 }

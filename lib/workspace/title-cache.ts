@@ -6,6 +6,7 @@
 // (~0.2–0.3 s at 100k notes), so search_workspace asks a read worker
 // (titleMatches runs there; see tools/workspace.ts).
 import type { Database } from "bun:sqlite";
+import { basePaths } from "../bases";
 import type { VaultContext } from "../vault-context";
 import { getMeta } from "../store/index-db";
 import { databaseTitle } from "./databases";
@@ -72,8 +73,8 @@ export function databaseEntries(vault: VaultContext): TitleEntry[] {
 }
 
 function baseEntries(db: Database, folded: (s: string) => string): TitleEntry[] {
-  return (db.query("SELECT path FROM files WHERE lower(path) LIKE '%.base' ORDER BY path").all() as { path: string }[]).map((r) => {
-    const title = databaseTitle(r.path);
-    return { path: r.path, title, kind: "database", folded: folded(title) };
+  return basePaths(db).map((path) => {
+    const title = databaseTitle(path);
+    return { path, title, kind: "database", folded: folded(title) };
   });
 }
