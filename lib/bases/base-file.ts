@@ -41,7 +41,8 @@ export interface LoadedBase {
 // A real base is a few KB of YAML. Past this it is no database definition, and parsing it runs where
 // requests wait: the yaml package takes ~1 s a megabyte, and the square of the length for a text full of
 // errors (256 KB of them took 5.5 s; 32 KB ~90 ms).
-const MAX_BASE_BYTES = 32 * 1024;
+/** A base past this size is invalid and never read. */
+export const MAX_BASE_BYTES = 32 * 1024;
 
 export function isBasePath(path: string): boolean {
   return /\.base$/i.test(path);

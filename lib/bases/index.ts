@@ -7,7 +7,7 @@ import type { EvalBudget } from "./evaluate";
 import { TooCostly, UnsupportedExpression } from "./expr";
 import { basePaths, costlyVerdict, noteInBase, rowNoteByPath, rowsKnown, rowsOf, tryLoadBase, type RowNote, type VaultLike } from "./rows";
 
-export { baseName, isBasePath, type LoadedBase } from "./base-file";
+export { baseName, isBasePath, MAX_BASE_BYTES, type LoadedBase } from "./base-file";
 export { databaseSchema, queryDatabase, type DatabaseRow, type DatabaseSchema, type QueryResult } from "./query";
 export { basePaths, type VaultLike } from "./rows";
 

@@ -6,7 +6,7 @@
 // index.db, a touched file or a second scan add nothing.
 import type { Database } from "bun:sqlite";
 import { readFileSync, statSync } from "node:fs";
-import { baseName, databasesOf, isBasePath, listBases, type VaultLike } from "../bases";
+import { baseName, databasesOf, isBasePath, listBases, MAX_BASE_BYTES, type VaultLike } from "../bases";
 import { journalDiff, splitIds, type JournalDiff } from "./diff";
 import type { IndexChange, Indexer } from "../index/indexer";
 import { contentHash } from "../index/parse-job";
@@ -70,7 +70,10 @@ export class ChangeJournal {
       const abs = safeAbsPath(this.vault.root, path);
       const st = statSync(abs);
       if (!st.isFile()) return null;
-      return { id: path, kind: "base", title: baseName(path), hash: contentHash(readFileSync(abs)), mtime: st.mtimeMs, databaseId: null };
+      // A base past the size a base may have is invalid and never read (lib/bases): it is compared by its size,
+      // time and inode, not read whole at every catch-up (a 1 GB file in the vault cost that read each time).
+      const hash = st.size > MAX_BASE_BYTES ? contentHash(`oversized base ${st.size} ${st.mtimeMs} ${st.ino}`) : contentHash(readFileSync(abs));
+      return { id: path, kind: "base", title: baseName(path), hash, mtime: st.mtimeMs, databaseId: null };
     } catch {
       return null;
     }
