@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { basePaths } from "../lib/bases";
-import { inTurns, TURN_BUDGET_MS } from "../lib/offload/turns";
+import { inTurns, TURN_BUDGET_MS } from "../lib/platform/turns";
+import { parseAll } from "../lib/index/parse-pool";
+import { LinkResolver } from "../lib/index/resolver";
 import { planPage, planPages } from "../lib/workspace/page";
 import { pageError } from "../lib/workspace/page-build";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
@@ -106,4 +108,29 @@ describe("get_pages resolves its ids in shared turns", () => {
     const out = await s.call("get_pages", { pageIds: ["Notes/Deep/Er/N1.md", "Notes/Deep/Er/N3.md"] }, "read");
     expect(out.results.map((r: any) => r.page.databaseId ?? r.page.type)).toEqual(["Notes/Open.base", "Done.base"]);
   });
+});
+
+describe("an index pass takes its parse workers' batches in shared turns", () => {
+  test("a timer set when the batches start coming back fires after the first, not after all of them", async () => {
+    const root = tempDir();
+    try {
+      const requests = Array.from({ length: 1200 }, (_, i) => {
+        writeFileSync(join(root, `N${i}.md`), `# N${i}\n\nsee [[N${i + 1}]]\n`);
+        return { entry: { path: `N${i}.md`, size: 20, mtimeMs: 0, ctimeMs: 0, changeMs: 0 }, knownHash: null };
+      });
+      for (const shareTurns of [true, false]) {
+        let batches = 0;
+        let batchesWhenTimerFired = -1;
+        await parseAll(root, requests, new LinkResolver(), (results) => {
+          if (batches++ === 0) setTimeout(() => (batchesWhenTimerFired = batches), 0);
+          expect(results.length).toBeGreaterThan(0);
+          busy(20); // the main thread's writes: slower than the worker's parse, so replies queue up (taken as they come, all 25 before the timer)
+        }, undefined, [], shareTurns);
+        if (shareTurns) expect(batchesWhenTimerFired).toBeLessThanOrEqual(2);
+        else expect(batches).toBe(25); // the same batches either way (1,200 notes in 48s)
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

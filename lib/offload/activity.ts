@@ -16,6 +16,9 @@
 // Process-wide: one server, one set of workers.
 
 import { envNumber, MAX_TIMER_MS } from "../env-number";
+import { nextTurn } from "../platform/turns";
+
+export { nextTurn };
 
 const LONG_REQUEST_MS = 2_000;
 const started = new Set<{ at: number }>();
@@ -131,15 +134,6 @@ export async function whenQuiet(): Promise<void> {
       wake();
     });
   }
-}
-
-/**
- * Resolves once the event loop has turned and taken in what arrived meanwhile (new connections,
- * requests): a timer, because Bun runs immediates before timers that are due and before new
- * connections. Long work that a request waits for pauses here between slices.
- */
-export function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
 
 let steppedThisTurn = false;

@@ -7,7 +7,7 @@
 // index, the vault's caches); the files are read and the pages assembled by
 // page-build.ts, in a read worker when the tool runs (lib/offload/pool.ts).
 import { ToolError } from "../errors";
-import { inTurns } from "../offload/turns";
+import { inTurns } from "../platform/turns";
 import type { VaultContext } from "../vault-context";
 import { classifyNotes, databaseTitle, type NoteClass } from "./databases";
 import { baseName, refOf, resolveItem, type Resolved } from "./items";

@@ -132,14 +132,12 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     // where nothing is yet: what it keeps comes from where it was (a 600 note came back 644; the review).
     const movedFrom = new Map(changes.filter((c) => c.action === "move").map((c) => [c.path, c.from!]));
     const keptOf = (path: string) => dirOf(path, false).keptOf(split(path).name);
-    await Promise.all(
-      changes.map(async (c, i) => {
-        if (!tmpNames[i]) return;
-        const d = dirOf(c.path, true);
-        const from = movedFrom.get(c.path);
-        ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.keptOf(split(c.path).name) ?? (from ? keptOf(from) : null));
-      }),
-    );
+    await eachLimited(changes, TEMP_WRITES_AT_ONCE, async (c, i) => {
+      if (!tmpNames[i]) return;
+      const d = dirOf(c.path, true);
+      const from = movedFrom.get(c.path);
+      ours[i] = await d.writeNew(tmpNames[i]!, c.after!, d.keptOf(split(c.path).name) ?? (from ? keptOf(from) : null));
+    });
   } catch (e) {
     abandon();
     throw osPathError(e, changes[0]?.path ?? "") ?? e;
@@ -280,6 +278,34 @@ function bookkeep(db: Database, group: number, applied: number[], dropped: numbe
     }
     setTimeout(() => bookkeep(db, group, applied, dropped, attempt + 1), BOOKKEEP_RETRY_MS).unref?.();
   }
+}
+
+/**
+ * Temp files written at once. All of a call's at once opened one descriptor each: a move_note that rewrote
+ * the links of 20,000 notes ran out of descriptors (EMFILE) and failed, and with the common limit of 1,024 a
+ * note with about a thousand backlinks could not be moved.
+ */
+const TEMP_WRITES_AT_ONCE = 32;
+
+/**
+ * `fn` over `items`, at most `limit` at a time. After a failure no new item starts, and the first error is
+ * thrown once the running ones have settled, so that nothing writes a temp file after the caller removed them.
+ */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { error: unknown } | null = null;
+  const lane = async () => {
+    while (failed === null && next < items.length) {
+      const i = next++;
+      try {
+        await fn(items[i]!, i);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failed !== null) throw (failed as { error: unknown }).error;
 }
 
 const BOOKKEEP_RETRY_MS = 2000;

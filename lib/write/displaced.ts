@@ -21,8 +21,10 @@ const MAX_WATCH_MS = 60_000;
 // How long a changed displaced file must stay still before it is put back (an editor writing in chunks pauses).
 const STILL_MS = 1500;
 const TICK_MS = 250;
-// Descriptors held at once (two each: the file and its folder); past it the oldest watch ends.
-const MAX_WATCHED = 256;
+// Watches at once (two descriptors each: the file and its folder); past it the oldest watch ends. A move that
+// rewrites a thousand notes displaces a thousand files: 256 watches held 512 descriptors, half of the common
+// limit of 1,024, and the same call's later swaps could not open their files (tests/write-many-backlinks).
+const MAX_WATCHED = 64;
 
 interface Watch {
   fd: number;

@@ -12,6 +12,7 @@ import { osPathError, safeAbsPath } from "../vault/paths";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { absOf, refuseIfNotNoteSized, sameInode } from "./atomic";
 import { ERRNO, flagUnsupported, nativeRename, renameError } from "./native-rename";
+import { isMomentaryFault } from "../platform/io-faults";
 
 // On Linux a held folder is reached as /proc/self/fd/N/<name>: the kernel resolves N to the
 // folder we opened, whatever now sits at its path.
@@ -197,6 +198,26 @@ export class VaultDir {
   }
 
   /** Identity of the file at `name`, without reading it; null when absent (or a link). */
+  /**
+   * identity(), but a file that could not be opened for a reason other than its absence (a shortage of
+   * descriptors or memory) is an error, not a file that is not there: a swap read such a failure as a person's
+   * save and reported a conflict that never happened.
+   */
+  identityOrFault(name: string): FileIdentity | null {
+    let fd: number;
+    try {
+      fd = openSync(this.entry(name), READ_NOFOLLOW);
+    } catch (e) {
+      if (isMomentaryFault(e)) throw e;
+      return null;
+    }
+    try {
+      return identityOfFd(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   identity(name: string): FileIdentity | null {
     let fd: number;
     try {
@@ -287,7 +308,16 @@ export function swapInChecked(
     let err = nativeRename.renameAt(fd, a, fd, b, nativeRename.exchangeFlag);
     if (err === 0) {
       swapStats.exchanged++;
-      if (sameFile(dir.identity(tmp), expect)) {
+      let displaced: FileIdentity | null;
+      try {
+        displaced = dir.identityOrFault(tmp);
+      } catch (e) {
+        // Whose file was displaced cannot be told (no descriptor to spare, say): as it was, and the change fails.
+        nativeRename.renameAt(fd, a, fd, b, nativeRename.exchangeFlag);
+        dir.remove(tmp);
+        throw e;
+      }
+      if (sameFile(displaced, expect)) {
         // The version we planned from, now replaced: unnamed, but watched a while for an editor still writing to it.
         let held: number | null = null;
         try {

@@ -17,7 +17,14 @@ interface Job {
 const jobs: Job[] = [];
 let turnQueued = false;
 
-/** A timer, not setImmediate: Bun runs immediates before due timers and new connections (see activity.ts). */
+/**
+ * Resolves once the event loop has turned and taken in what arrived meanwhile (new connections, requests,
+ * due timers). Long work that a request waits for pauses here between slices.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, 0));
+}
+
 function queueTurn(): void {
   if (turnQueued) return;
   turnQueued = true;
