@@ -5,15 +5,17 @@
 // the attack got back, and the server's memory; then the person-save race
 // (item 7) and its lost-save count. Goal: worst pause ≤ 100 ms, 0 lost saves.
 //
-//   bun bench/abuse.ts [--vault PATH] [--quick] [--only heavy]
+//   bun bench/abuse.ts [--vault PATH] [--quick] [--only heavy|many]
 //
 // --only heavy: only the heavy reads once answered on the request thread (issue 15 part 1,
 // item 3): query_database, search_workspace's substring fallback, prepare_context,
 // get_changes_since's bootstrap; each row's worst ping pause is the figure (goal ≤ ~50 ms).
 //
+// --only many: only thousands of notes at once (a checkout rewriting every note; a move rewriting 2,000 notes' links).
+//
 // --quick: fewer repetitions, a 10 MB instead of a 50 MB person's note, one
 // person-save run instead of five. Figures on a shared 2-core machine are rough.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -112,9 +114,14 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
       await Bun.sleep(1000);
       return "–";
     });
+    if (opts.only === "many") {
+      await manyNotes();
+      return { vault: src, rows, personRuns: [] };
+    }
     if (opts.only !== "heavy") await attacks();
     await heavyReads();
     if (opts.only === "heavy") return { vault: src, rows, personRuns: [] };
+    await manyNotes();
     // Item 7: a person saving every ~10 ms while four agents edit the same note.
     const personRuns = [];
     for (let run = 0; run < (quick ? 1 : 5); run++) personRuns.push(await personRace(root, call, run, quick ? 3000 : 5000));
@@ -218,6 +225,51 @@ export async function runAbuseBench(opts: { vault?: string; quick?: boolean; onl
     await measure("get_pages, the 50 largest notes, 32 calls at once", reps * 4, () => flood(reps * 4, 32, async () => kindOf(await call("get_pages", { pageIds: largest }))));
     await measure("read_note, the largest notes in turn, 32 calls at once", reps * 4, () => flood(reps * 4, 32, async (i) => kindOf(await call("read_note", { path: largest[i % largest.length] }))));
   }
+
+  async function manyNotes() {
+    // Thousands of notes at once (docs/security.md, "Thousands of notes changed at once"): a checkout that
+    // rewrites every note, which the watcher indexes, and a move whose link rewrites touch 2,000 notes.
+    const notes = allNotes(root);
+    const stamp = `zq${Date.now().toString(36)}`;
+    await measure(`a checkout rewrites all ${notes.length} notes (the watcher indexes them)`, 0, async () => {
+      for (const n of notes) appendFileSync(join(root, n), `\n${stamp}\n`);
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const r: any = await call("search", { query: stamp, limit: 1 });
+        const total = r?.isError ? 0 : JSON.parse(r.content[0].text).total;
+        if (total >= notes.length) return `${total} indexed`;
+        if (Date.now() > deadline) return `${total} indexed after 120 s`;
+        await Bun.sleep(200);
+      }
+    });
+    const LINKED = quick ? 500 : 2000;
+    mkdirSync(join(root, "Abuse/Linked"), { recursive: true });
+    writeFileSync(join(root, "Abuse/Hub note.md"), "# Hub note\n");
+    for (let i = 0; i < LINKED; i++) writeFileSync(join(root, `Abuse/Linked/L${i}.md`), `# L${i}\n\nsee [[Hub note]] and [[Hub note#x|the hub]]\n`);
+    for (let tries = 0; tries < 600; tries++) {
+      const r: any = await call("list_backlinks", { path: "Abuse/Hub note.md", limit: 1 });
+      if (!r?.isError && JSON.parse(r.content[0].text).total >= 2 * LINKED) break;
+      await Bun.sleep(200);
+    }
+    await measure(`move_note of a note ${LINKED} notes link to (every link rewritten)`, 1, async () => {
+      const r: any = await call("move_note", { from: "Abuse/Hub note.md", to: "Abuse/Moved hub.md" });
+      return r?.isError ? r.kind : `${JSON.parse(r.content[0].text).linksUpdated} links`;
+    });
+  }
+}
+
+/** Every note of the vault, vault-relative (hidden folders left out). */
+function allNotes(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      if (e.isDirectory()) walk(join(dir, e.name), `${rel}${e.name}/`);
+      else if (e.isFile() && e.name.endsWith(".md")) out.push(rel + e.name);
+    }
+  };
+  walk(root, "");
+  return out;
 }
 
 /** The vault's `n` largest notes, vault-relative (hidden folders left out, as the index does). */

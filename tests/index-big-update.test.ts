@@ -6,7 +6,10 @@
 import { afterAll, expect, test } from "bun:test";
 import { cpSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { NoteRows } from "../lib/index/note-rows";
+import { reresolveKeysInTurns } from "../lib/index/reresolve";
 import { VaultContext } from "../lib/vault-context";
+import { targetKeyOf } from "../lib/vault/parse";
 import { tempDir } from "./helpers/server";
 
 const dirs: string[] = [];
@@ -100,6 +103,29 @@ test("a folder renamed away and back in one update of many paths", async () => {
     const paths = (v.indexDb.query("SELECT path FROM notes ORDER BY path").all() as { path: string }[]).map((r) => r.path);
     expect(paths.length).toBe(700);
     expect(paths.every((p) => p.startsWith("New/"))).toBe(true);
+  } finally {
+    v.close();
+  }
+}, 120_000);
+
+test("re-resolving thousands of links after a rename gives other callers turns, and resolves them all", async () => {
+  const root = tempDir();
+  dirs.push(root);
+  writeFileSync(join(root, "Hub.md"), "# Hub\n");
+  for (let i = 0; i < 3000; i++) writeFileSync(join(root, `L${i}.md`), `# L${i}\n\n[[Hub]] [[Hub#a]] [[Hub|h]]\n`);
+  const v = VaultContext.open(root);
+  try {
+    await v.indexer.fullScan();
+    // The links as a pass that has not re-resolved yet leaves them: pointing nowhere.
+    v.indexDb.exec("UPDATE links SET resolved = NULL");
+    let done = false;
+    let firedBeforeDone = false;
+    setTimeout(() => (firedBeforeDone = !done), 0);
+    // Without turns the whole of it runs before the timer (an async function that never waits).
+    await reresolveKeysInTurns(new NoteRows(v.indexDb), v.indexer.resolver, new Set([targetKeyOf("Hub")])).then(() => (done = true));
+    expect(firedBeforeDone).toBe(true);
+    const unresolved = (v.indexDb.query("SELECT count(*) AS n FROM links WHERE resolved IS NULL").get() as { n: number }).n;
+    expect(unresolved).toBe(0);
   } finally {
     v.close();
   }

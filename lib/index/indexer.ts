@@ -9,7 +9,7 @@ import { bulkThreshold, isColdStart, restoreFirstSeenTimes, startEarly, type Ear
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
-import { reresolveKeys, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
+import { reresolveKeys, reresolveKeysInTurns, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, resolverInSlices, type KnownNote, type ListingDiff } from "./known-rows";
 import { beginWriting } from "../store/write-lock";
@@ -336,12 +336,15 @@ export class Indexer {
       // thread rebuilds indexes, re-resolves and commits index.db (the two commits overlap:
       // ~0.1-0.3 s off a cold index's wall time). A crash (or a failure) between the two
       // commits leaves the generations apart, and the next open rebuilds.
+      // Outside a cold start the links are re-resolved in slices, before the new generation is stamped: what
+      // is cached by generation (lint, the bases' rows) must not be worked out from a half-resolved pass.
+      if (!coldStart) await reresolveKeysInTurns(this.rows, this.resolver, affectedKeys);
       const gen = this.stampGeneration();
       ftsDone = this.ftsSink?.finish(gen);
       ftsDone?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
-      reresolveKeys(this.rows, this.resolver, affectedKeys, coldStart);
+      if (coldStart) reresolveKeys(this.rows, this.resolver, affectedKeys, coldStart);
       // This pass's own partial commits are covered by the re-resolution just done; a dead pass's are not.
       if (interrupted) settleInterruptedResolution(db, this.rows, this.resolver);
       else if (sinceStart > sinceCommit) setMeta(db, RERESOLVE_PENDING, "0");
@@ -355,7 +358,8 @@ export class Indexer {
       for (const w of earlyWorkers) w.terminate();
       await ftsDone?.catch(() => undefined);
       await this.ftsSink?.abort();
-      if (!committed) db.exec("ROLLBACK");
+      // SQLite rolls back by itself on some errors (a full disk): the pass's own error is the one to report.
+      if (!committed && db.inTransaction) db.exec("ROLLBACK");
       // Memory may now disagree with the database: rebuild the resolver from what was committed.
       this.resetResolver();
       throw e;

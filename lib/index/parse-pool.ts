@@ -119,7 +119,10 @@ export async function parseAll(
         if (shareTurns) void inTurns(1, () => take(w, ev.data));
         else take(w, ev.data);
       };
-      w.onerror = (e) => reject(new Error(`parse worker failed: ${e.message}`));
+      w.onerror = (e) => {
+        failed = true; // batches still waiting for their turn must not write after the pass has failed
+        reject(new Error(`parse worker failed: ${e.message}`));
+      };
     }
     // Several batches queued per worker keep it busy while the main thread, busy
     // inserting, has not yet read its earlier results.

@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { machineFault, ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
+import { nextTurn } from "../platform/turns";
 import { hashBytes, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
 import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
@@ -69,13 +70,17 @@ function endpoints(c: FileChange): { src: string | null; dst: string } {
  * nothing the recovery cannot explain. Then every folder involved is opened by
  * descriptor (never through a symlink; a folder swapped for one afterwards
  * cannot redirect anything), and the temp files are written and fsynced in
- * them (the slow, asynchronous part). Then, in one synchronous stretch with no
- * await, every change is checked against the disk (a person's editor may have
- * saved meanwhile: StaleError, nothing written), and the files go into place:
- * a replacement by atomic exchange, whose displaced file is verified and
- * swapped back when it is a save made after the check (swapInChecked), a
- * creation or move only if nothing took its name (renameNoReplace). Callers
- * hold the per-note locks of every path involved.
+ * them (the slow, asynchronous part). Then every change is checked against
+ * the disk (a person's editor may have saved meanwhile: StaleError, nothing
+ * written), and the files go into place: a replacement by atomic exchange,
+ * whose displaced file is verified and swapped back when it is a save made
+ * after the check (swapInChecked), a creation or move only if nothing took its
+ * name (renameNoReplace). Callers hold the per-note locks of every path
+ * involved, so no other call of this process touches these files meanwhile;
+ * the check and the renames give other callers a turn every SLICE_MS (a move
+ * that rewrote 20,000 notes held them ~3 s in one stretch): a save made in
+ * such a turn is one that could land between the check and a rename anyway,
+ * and the swap's own check is what catches it.
  */
 export async function commitChanges(target: WriteTarget, changes: FileChange[], meta: CommitMeta): Promise<CommitResult> {
   const { root, timelineDb: stateDb } = target;
@@ -96,7 +101,19 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     reverts: meta.reverts ?? null,
     tmp: tmpNames[i] ? joinRel(split(c.path).dir, tmpNames[i]!) : null,
   }));
-  const ids = insertPending(stateDb, rows);
+  // In transactions of a few hundred rows, with turns for other callers between: 20,000 rows (a move's link
+  // rewrites, each with its texts) held them ~1.2 s. A crash between two leaves pending rows and no temp file
+  // yet, which the recovery drops.
+  const ids: number[] = [];
+  try {
+    for (let i = 0; i < rows.length; i += PENDING_ROWS_AT_ONCE) {
+      if (i > 0) await nextTurn();
+      ids.push(...insertPending(stateDb, rows.slice(i, i + PENDING_ROWS_AT_ONCE), ids[0] ?? null));
+    }
+  } catch (e) {
+    if (ids.length) bookkeep(stateDb, ids[0]!, [], ids);
+    throw e;
+  }
   // Rows before temp files: after a crash every temp file is named by a pending row (recoverTimeline).
   const dirs = new Map<string, VaultDir>();
   const dirOf = (rel: string, create: boolean): VaultDir => {
@@ -143,7 +160,6 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     throw osPathError(e, changes[0]?.path ?? "") ?? e;
   }
 
-  // From here to the renames: synchronous, so nothing in this process interleaves.
   // file -> hash and identity of what is there after the changes so far. A file is keyed by its device, inode
   // and lower-cased name when it exists, so that two spellings of one file (a disk that ignores case) share an
   // entry and two files whose names differ only in case (a disk that keeps both) do not: keyed by the lower-cased path, the
@@ -169,8 +185,15 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   const settle = (rel: string, state: Known) => known.set(keyFor(rel), state);
   // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
   const expect: (FileIdentity | null)[] = changes.map(() => null);
+  let sliceStart = performance.now();
+  const turn = async () => {
+    if (performance.now() - sliceStart < SLICE_MS) return;
+    await nextTurn();
+    sliceStart = performance.now();
+  };
   try {
-    changes.forEach((c, i) => {
+    for (const [i, c] of changes.entries()) {
+      await turn();
       const { beforeHash, afterHash } = rows[i]!;
       const { src, dst } = endpoints(c);
       if (src === null) {
@@ -186,7 +209,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
         settle(src, { hash: null, id: null });
         settle(dst, { hash: beforeHash, id: from.id });
       }
-    });
+    }
   } catch (e) {
     abandon();
     throw e;
@@ -197,6 +220,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   let stale: string | null = null;
   try {
     for (let i = 0; i < changes.length && stale === null; i++) {
+      await turn();
       const c = changes[i]!;
       const { src, dst } = endpoints(c);
       const d = dirOf(dst, true);
@@ -286,6 +310,10 @@ function bookkeep(db: Database, group: number, applied: number[], dropped: numbe
  * note with about a thousand backlinks could not be moved.
  */
 const TEMP_WRITES_AT_ONCE = 32;
+/** Timeline rows inserted in one transaction. */
+const PENDING_ROWS_AT_ONCE = 250;
+/** Checks and renames between two turns of other callers. */
+const SLICE_MS = 10;
 
 /**
  * `fn` over `items`, at most `limit` at a time. After a failure no new item starts, and the first error is

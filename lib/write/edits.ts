@@ -83,7 +83,8 @@ function toRow(db: Database, r: Record<string, unknown>): EditRow {
 }
 
 /** Insert the rows of one call as pending, in one transaction. Returns their ids; the first is the group's id. */
-export function insertPending(db: Database, edits: NewEdit[]): number[] {
+/** `group`: the call's first row, when these rows continue a call whose first rows are in already. */
+export function insertPending(db: Database, edits: NewEdit[], group: number | null = null): number[] {
   const now = new Date().toISOString();
   const ins = db.query(
     `INSERT INTO agent_edits(group_id, time, tool, action, path, from_path, trash_path, before, after, before_hash, after_hash,
@@ -98,7 +99,7 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
       if (e.before && e.beforeHash) storeText(db, e.before, e.beforeHash);
       if (e.after && e.afterHash) storeText(db, e.after, e.afterHash, e.before && e.beforeHash ? { bytes: e.before, hash: e.beforeHash } : undefined);
       const res = ins.run(
-        ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, null, null,
+        group ?? ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, null, null,
         e.beforeHash, e.afterHash, e.agent, e.token, e.proposalId ?? null, e.reverts ?? null, e.tmp ?? null, process.pid,
       );
       ids.push(Number(res.lastInsertRowid));
@@ -106,7 +107,7 @@ export function insertPending(db: Database, edits: NewEdit[]): number[] {
     // Immediate: its first statements read (is the text there yet?), and a deferred transaction that reads
     // before it writes fails at once, without waiting, when another process wrote meanwhile (the review).
   }).immediate();
-  if (ids.length) inFlight.add(ids[0]!);
+  if (ids.length && group === null) inFlight.add(ids[0]!);
   return ids;
 }
 
