@@ -1,4 +1,4 @@
-// Concurrent batches resolved on the event loop share its turns (lib/offload/turns.ts): 32 get_pages of 50
+// Concurrent batches resolved on the event loop share its turns (lib/platform/turns.ts): 32 get_pages of 50
 // ids each, resolved whole one after another, held every other caller 160-240 ms (bench/abuse.ts --only heavy
 // on obsidian-hub). Assertions are on order (a timer set when the work starts fires before it ends), never on
 // time: each step here takes at least a millisecond, so a turn of the loop holds at most a few.

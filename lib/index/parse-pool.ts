@@ -60,7 +60,7 @@ export async function parseAll(
   ftsPort?: () => MessagePort,
   early: Worker[] = [],
   /**
-   * Take each batch in the event loop's shared turns (lib/offload/turns.ts), for a pass while the server
+   * Take each batch in the event loop's shared turns (lib/platform/turns.ts), for a pass while the server
    * answers requests: the workers' replies come back to back, and taken as they came, 20,000 notes saved by a
    * checkout held every caller 0.3-1.2 s at a time. A cold bulk load, which nobody waits beside, takes them at once.
    */

@@ -58,7 +58,7 @@ function resolveEntry(vault: VaultContext, id: string): ResolvedEntry {
 
 /**
  * A batch's ids resolved; one that is missing or invalid is already its entry's error. Id by id in the event
- * loop's shared turns (lib/offload/turns.ts): each id costs path checks on disk and index lookups, and
+ * loop's shared turns (lib/platform/turns.ts): each id costs path checks on disk and index lookups, and
  * concurrent batches resolved whole held every other caller for the lot. The notes are classified (page or
  * database row) in one go: one by one, each loaded and checked every base again.
  */
