@@ -25,6 +25,20 @@ export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
 
+/**
+ * For a long stretch of work that a request waits for, in steps: the returned function, awaited before each
+ * step, gives the event loop a turn (nextTurn) once `ms` have passed since the last one, and costs nothing
+ * otherwise.
+ */
+export function turnEvery(ms: number): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < ms) return;
+    await nextTurn();
+    since = performance.now();
+  };
+}
+
 function queueTurn(): void {
   if (turnQueued) return;
   turnQueued = true;

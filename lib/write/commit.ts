@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { machineFault, ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
-import { nextTurn } from "../platform/turns";
+import { nextTurn, turnEvery } from "../platform/turns";
 import { hashBytes, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
 import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
@@ -185,12 +185,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   const settle = (rel: string, state: Known) => known.set(keyFor(rel), state);
   // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
   const expect: (FileIdentity | null)[] = changes.map(() => null);
-  let sliceStart = performance.now();
-  const turn = async () => {
-    if (performance.now() - sliceStart < SLICE_MS) return;
-    await nextTurn();
-    sliceStart = performance.now();
-  };
+  const turn = turnEvery(SLICE_MS);
   try {
     for (const [i, c] of changes.entries()) {
       await turn();

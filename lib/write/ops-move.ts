@@ -15,7 +15,7 @@ import { rewriteLinksForMove } from "./links";
 import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 import { fitBytes } from "../text-cut";
-import { nextTurn } from "../platform/turns";
+import { turnEvery } from "../platform/turns";
 
 /** Notes with at least one link that resolves to `path` (the index's view; a note a moment old may be missing). */
 export function backlinkSources(vault: VaultContext, path: string): string[] {
@@ -134,13 +134,10 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
       } catch (e) {
         if (!(e instanceof ToolError)) throw e;
       }
-      let turnStart = performance.now();
+      const turn = turnEvery(TURN_MS);
       for (const path of moveSources(vault, src.path, dst.path)) {
         // Other callers get a turn between notes, not only after all of them (the small ones are parsed here).
-        if (performance.now() - turnStart >= TURN_MS) {
-          await nextTurn();
-          turnStart = performance.now();
-        }
+        await turn();
         if (isImmutable(vault, path)) {
           skipped.push({ path, reason: "immutable-path" });
           continue;

@@ -13,7 +13,7 @@
 import { lstatSync } from "node:fs";
 import { absOf } from "./atomic";
 import { envNumber } from "../env-number";
-import { nextTurn } from "../platform/turns";
+import { turnEvery } from "../platform/turns";
 
 /** How long an emptied note must have stayed empty before an edit is planned from it (ms). */
 export const SAVE_QUIET_MS = 300;
@@ -53,13 +53,10 @@ export async function waitForEmptiedNotes(root: string, paths: string[], ours: M
   const deadline = performance.now() + MAX_WAIT_MS;
   for (;;) {
     let wait = 0;
-    let sliceStart = performance.now();
+    const turn = turnEvery(SLICE_MS);
     for (const p of paths) {
       // A stat a note: the 20,000 notes of a big move held other callers ~0.3 s in one stretch.
-      if (performance.now() - sliceStart >= SLICE_MS) {
-        await nextTurn();
-        sliceStart = performance.now();
-      }
+      await turn();
       const s = fileStamp(root, p);
       if (!s || s.size !== 0n || ours.get(p) === s.key) continue;
       const age = Date.now() - s.changedMs;
