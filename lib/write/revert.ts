@@ -2,6 +2,7 @@
 // the call made (a move moves back, a delete comes back from .trash/, a
 // create goes to .trash/), refusing when a note changed since, unless forced.
 // The revert is itself recorded, so it can be reverted too.
+import { turnEvery } from "../platform/turns";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { absOf, hashBytes, readBytes } from "./atomic";
@@ -105,7 +106,13 @@ export async function revertEdit(vault: VaultContext, id: number, opts: { force?
   let changes: FileChange[];
   try {
     const disk = new Overlay(vault.root);
-    changes = [...rows].reverse().flatMap((r) => inverse(r, disk, vault.root, !!opts.force));
+    // A note read and hashed a row: a revert of a move that rewrote 20,000 notes gives other callers turns.
+    const turn = turnEvery(10);
+    changes = [];
+    for (const r of [...rows].reverse()) {
+      await turn();
+      changes.push(...inverse(r, disk, vault.root, !!opts.force));
+    }
     if (!changes.length) throw new ToolError("no-change", `Edit ${id} is already undone; nothing to revert`);
     res = await commitChanges({ root: vault.root, timelineDb: service.db }, changes, { tool: "revert", agent: opts.agent ?? "person", token: opts.token ?? "cli", reverts: rows[0]!.id });
   } catch (e) {
