@@ -1,5 +1,5 @@
 // An update naming more paths than one slice (a checkout, a sync, a move with its link rewrites) compares them
-// with the index slice by slice, with turns of the event loop between (indexer.ts, comparePaths). The slices
+// with the index slice by slice, with turns of the event loop between (path-diff.ts, comparePaths). The slices
 // must add up to what one comparison gives: a note named in one slice and found under a folder named in
 // another is read once, and deletions, new notes and attachments all land. Checked against a fresh index of
 // the same files.

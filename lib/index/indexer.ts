@@ -11,11 +11,10 @@ import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
 import { reresolveKeys, reresolveKeysInTurns, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
-import { diffListing, hashLookup, knownNotes, knownUnder, resolverFrom, resolverInSlices, type KnownNote, type ListingDiff } from "./known-rows";
+import { diffListing, hashLookup, knownNotes, resolverFrom, resolverInSlices, type KnownNote } from "./known-rows";
 import { beginWriting } from "../store/write-lock";
 import { OtherWriters } from "./other-writers";
-import { diffPaths } from "./path-diff";
-import { nextTurn } from "../platform/turns";
+import { comparePaths } from "./path-diff";
 import type { LinkResolver } from "./resolver";
 
 export interface IndexStatus {
@@ -34,8 +33,6 @@ export interface IndexChange {
 
 // Commit at least this often during a long scan so that a crash keeps most of the work.
 const COMMIT_EVERY = 2000;
-// Paths an update looks up and stats between two turns of the event loop (~20 ms of work).
-const PLAN_SLICE = 500;
 
 /** apply()'s answer when another process committed while this pass was planned: plan it again. */
 const STALE = Symbol("stale plan");
@@ -179,7 +176,7 @@ export class Indexer {
       for (let attempt = 0; ; attempt++) {
         // A plan made again (STALE) is so because another process committed: its changes count as foreign.
         const foreign = this.catchUpWithOthers() || attempt > 0;
-        const { known, diff } = await this.comparePaths(paths, foreign);
+        const { known, diff } = await comparePaths(this.root, this.db, paths, foreign);
         const { todo, deleted, attachments, goneFiles } = diff;
         if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
           return { changed: [], deleted: [], attachments: [] };
@@ -190,37 +187,6 @@ export class Indexer {
         return change;
       }
     });
-  }
-
-  /**
-   * What the index holds under `paths` and how the disk differs, PLAN_SLICE paths at a time with a turn of the
-   * event loop between: a checkout or a sync naming 20,000 notes spent ~0.75 s in one stretch looking them up and
-   * stat'ing them. Nothing of this process writes the index meanwhile (passes run one at a time); another
-   * process that does is caught by apply's check, which plans again.
-   */
-  private async comparePaths(paths: string[], foreign: boolean): Promise<{ known: Map<string, KnownNote>; diff: ListingDiff }> {
-    if (paths.length <= PLAN_SLICE) {
-      const known = knownUnder(this.db, paths);
-      return { known, diff: diffPaths(this.root, this.db, paths, known, foreign) };
-    }
-    const known = new Map<string, KnownNote>();
-    const todo = new Map<string, FileEntry>();
-    const attachments = new Map<string, FileEntry>();
-    const deleted = new Set<string>();
-    const goneFiles = new Set<string>();
-    for (let i = 0; i < paths.length; i += PLAN_SLICE) {
-      if (i > 0) await nextTurn();
-      const slice = paths.slice(i, i + PLAN_SLICE);
-      const k = knownUnder(this.db, slice);
-      for (const [p, row] of k) known.set(p, row);
-      const d = diffPaths(this.root, this.db, slice, k, foreign);
-      // A note can be named in one slice and found under a folder named in another: once each.
-      for (const e of d.todo) if (!todo.has(e.path)) todo.set(e.path, e);
-      for (const e of d.attachments) if (!attachments.has(e.path)) attachments.set(e.path, e);
-      for (const p of d.deleted) deleted.add(p);
-      for (const p of d.goneFiles) goneFiles.add(p);
-    }
-    return { known, diff: { todo: [...todo.values()], attachments: [...attachments.values()], deleted: [...deleted], goneFiles: [...goneFiles] } };
   }
 
   private markCurrent(inMemoryOnly = false): void {
