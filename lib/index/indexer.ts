@@ -9,7 +9,7 @@ import { bulkThreshold, isColdStart, restoreFirstSeenTimes, startEarly, type Ear
 import { coldTrace } from "./cold-trace";
 import { FtsSink } from "./fts-sink";
 import { NoteRows } from "./note-rows";
-import { reresolveKeys, reresolveKeysInTurns, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
+import { reresolveColdStart, reresolveKeysInTurns, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, resolverFrom, resolverInSlices, type KnownNote } from "./known-rows";
 import { beginWriting } from "../store/write-lock";
@@ -310,7 +310,7 @@ export class Indexer {
       ftsDone?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       if (bulk) for (const sql of Object.values(BULK_LOAD_INDEXES)) db.exec(sql);
       coldTrace("indexes built");
-      if (coldStart) reresolveKeys(this.rows, this.resolver, affectedKeys, coldStart);
+      if (coldStart) reresolveColdStart(this.rows, this.resolver, affectedKeys);
       // This pass's own partial commits are covered by the re-resolution just done; a dead pass's are not.
       if (interrupted) settleInterruptedResolution(db, this.rows, this.resolver);
       else if (sinceStart > sinceCommit) setMeta(db, RERESOLVE_PENDING, "0");

@@ -21,15 +21,15 @@ function retry(rows: NoteRows, resolver: LinkResolver, links: Iterable<LinkRow>,
 }
 
 /**
- * Re-resolve links whose target could now point elsewhere. On a cold start every link was resolved with every
- * note's name known (only aliases came later), so only the still-unresolved ones are retried: found in one
- * pass over them rather than one query per alias (obsidian-hub: 5,723 aliases, ~80 ms; 67 unresolved links).
+ * After a cold start, re-resolve links whose target could now point elsewhere. Every link was resolved with
+ * every note's name known (only aliases came later), so only the still-unresolved ones are retried: found in
+ * one pass over them rather than one query per alias (obsidian-hub: 5,723 aliases, ~80 ms; 67 unresolved
+ * links). Any other pass uses reresolveKeysInTurns.
  */
-export function reresolveKeys(rows: NoteRows, resolver: LinkResolver, keys: Set<string>, coldStart: boolean): void {
+export function reresolveColdStart(rows: NoteRows, resolver: LinkResolver, keys: Set<string>): void {
+  if (!keys.size) return;
   const touched = new Set<number>();
-  if (coldStart) {
-    if (keys.size) retry(rows, resolver, rows.unresolvedLinks().filter((row) => keys.has(row.key)), touched);
-  } else for (const key of keys) retry(rows, resolver, rows.linksWithKey(key), touched);
+  retry(rows, resolver, rows.unresolvedLinks().filter((row) => keys.has(row.key)), touched);
   for (const id of touched) rows.recount(id);
 }
 
@@ -37,7 +37,7 @@ export function reresolveKeys(rows: NoteRows, resolver: LinkResolver, keys: Set<
 const SLICE_MS = 10;
 
 /**
- * reresolveKeys for a pass while the server answers requests (not a cold start), giving other callers a turn
+ * Re-resolve the links by `keys` after a pass that is not a cold start, giving other callers a turn
  * every SLICE_MS: renaming a note that 20,000 notes link to re-resolved 40,000 links in one stretch (~0.9 s).
  * The pass's write transaction stays open meanwhile, as it does between parse batches.
  */

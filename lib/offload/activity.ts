@@ -18,8 +18,6 @@
 import { envNumber, MAX_TIMER_MS } from "../env-number";
 import { nextTurn } from "../platform/turns";
 
-export { nextTurn };
-
 const LONG_REQUEST_MS = 2_000;
 const started = new Set<{ at: number }>();
 let inFlight = 0;

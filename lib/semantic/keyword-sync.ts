@@ -3,7 +3,8 @@
 // background, so that the first hybrid query does not wait seconds for them (obsidian-hub ~2.9 s,
 // 10k notes ~4.3 s on a fresh index). One sync at a time; a second caller waits for it.
 import type { Database } from "bun:sqlite";
-import { msSinceRequest, nextTurn } from "../offload/activity";
+import { msSinceRequest } from "../offload/activity";
+import { nextTurn } from "../platform/turns";
 import { syncStemmed } from "./keyword";
 import { whenIdle } from "./reconcile";
 

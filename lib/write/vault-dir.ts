@@ -197,7 +197,6 @@ export class VaultDir {
     }
   }
 
-  /** Identity of the file at `name`, without reading it; null when absent (or a link). */
   /**
    * identity(), but a file that could not be opened for a reason other than its absence (a shortage of
    * descriptors or memory) is an error, not a file that is not there: a swap read such a failure as a person's
@@ -218,19 +217,16 @@ export class VaultDir {
     }
   }
 
+  /** Identity of the file at `name`, without reading it; null when absent (or a link), or when it cannot be opened. */
   identity(name: string): FileIdentity | null {
-    let fd: number;
     try {
-      fd = openSync(this.entry(name), READ_NOFOLLOW);
-    } catch {
-      return null;
-    }
-    try {
-      return identityOfFd(fd);
-    } finally {
-      closeSync(fd);
+      return this.identityOrFault(name);
+    } catch (e) {
+      if (isMomentaryFault(e)) return null;
+      throw e;
     }
   }
+
 
   /**
    * Create `name` with `data`, fsynced, failing if it exists (temp files). Returns the new file's identity.
