@@ -41,6 +41,9 @@ const HOSTILE: [string, string][] = [
   // Nested lists without the lexer (lib/vault/blocks.ts simpleBlocks): a break's pattern gave back one repetition at a time.
   ["a list item, then a line of - - - and a letter", `# T\n\n- a\n${fill("- ")}x\n\n    y\n`],
   ["an outline nested by tabs and spaces", `# T\n\n${fill("- a\n\t- b\n\n    c\n")}`],
+  // The read-side review of 2026-12-07: a tag's trailing slashes were cut by /\/+$/, tried from each slash (100k: 11 s).
+  ["a frontmatter tag of slashes, then a letter", `---\ntags: ["${fill("/")}x"]\n---\n# T\n`],
+  ["an inline tag of slashes, then a letter", `# T\n\n#a${fill("/")}x\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {

@@ -4,6 +4,7 @@ import { vectorStorage } from "../lib/store/index-db";
 import { sqliteInfo } from "../lib/store/sqlite-lib";
 import { readVaultFile } from "../lib/vault/read-file";
 import { ALL_SCOPES, defineTool, READ_ONLY, type ToolContext } from "./types";
+import { withoutTrailing } from "../lib/text-ends";
 
 /**
  * Sections of get_vault_info that other tool families own (directives fill
@@ -45,7 +46,7 @@ function agentsBrief(root: string): { text: string; truncated: boolean } | null 
     const { bytes, size } = readVaultFile(root, "AGENTS.md", MAX_AGENTS_BRIEF_BYTES);
     // A cut through a multi-byte character decodes to U+FFFD at the end: drop it.
     const text = bytes.toString("utf8");
-    return size > bytes.length ? { text: text.replace(/\uFFFD+$/, ""), truncated: true } : { text, truncated: false };
+    return size > bytes.length ? { text: withoutTrailing(text, "\uFFFD"), truncated: true } : { text, truncated: false };
   } catch {
     return null;
   }

@@ -16,6 +16,7 @@ import { chatJson } from "./chat-json";
 import { indexFrontmatter, noteIdsByPath, noteTexts } from "./note-text";
 import { referenceBlock, TAGS_SYSTEM } from "./prompts";
 import { pathKey } from "./validate";
+import { withoutTrailing } from "../text-ends";
 
 export interface TagSuggestion {
   path: string;
@@ -88,7 +89,7 @@ export function tagVocabulary(db: Database): TagVocabulary {
  */
 export function checkTag(raw: unknown, vocab: TagVocabulary): string | null {
   if (typeof raw !== "string") return null;
-  const t = raw.normalize("NFC").trim().replace(/^#+/, "").replace(/\/+$/, "").replace(/^\/+/, "");
+  const t = withoutTrailing(raw.normalize("NFC").trim().replace(/^#+/, ""), "/").replace(/^\/+/, "");
   if (!t || t.length > 60 || !TAG_SHAPE.test(t) || /^[\d/]+$/.test(t)) return null;
   const lc = t.toLowerCase();
   let tag = vocab.existing.get(lc) ?? null;

@@ -18,6 +18,7 @@ import { readVaultText } from "../vault/read-file";
 import { sliceWhole } from "../text-cut";
 import { blankComments } from "../vault/comments";
 import { isColour, TAG_AT_START, TAG_START } from "../vault/tags";
+import { withoutTrailing } from "../text-ends";
 
 /** Largest note text rendered inside another by an embed. */
 const MAX_EMBED_CHARS = 50_000;
@@ -251,7 +252,7 @@ const obsidian: MarkedExtension = {
         const prev = tokens[tokens.length - 1]?.raw ?? "";
         if (prev && !/\s$/.test(prev)) return undefined;
         const m = TAG_AT_START.exec(src);
-        if (m && !isColour(m[1]!)) return { type: "tag", raw: m[0], tag: m[1]!.replace(/\/+$/, "") };
+        if (m && !isColour(m[1]!)) return { type: "tag", raw: m[0], tag: withoutTrailing(m[1]!, "/") };
         return undefined;
       },
       renderer: (t) => `<a class="tag" href="/tags/${escapeHtml(encodeURIComponent(t.tag as string))}">#${escapeHtml(t.tag as string)}</a>`,

@@ -14,6 +14,7 @@ import { foldText } from "../vault/fold";
 import { outOfIndexReach } from "./substring";
 import { hasUnspacedRun, queryNgrams } from "../vault/ngram";
 import { sqlLength } from "../store/sql-text";
+import { withoutTrailing } from "../text-ends";
 
 export { foldText };
 
@@ -109,7 +110,7 @@ function lex(query: string): Tok[] | null {
     // The spec has no (grouping) and no column:filter: such a query is malformed, not a word search.
     if (/[()]/.test(word) || COLUMN_FILTER.test(asciiWord)) return null;
     if (!HAS_TOKEN_CHAR.test(word)) continue; // punctuation alone matches nothing; drop it
-    const bare = word.replace(/[*＊]+$/, "");
+    const bare = withoutTrailing(word, "*＊");
     const tokens = tokensOf(bare);
     const ng = ngramTerm(tokens, neg, true);
     if (ng) {

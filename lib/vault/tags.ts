@@ -1,5 +1,6 @@
 // Which words are tags, and how a tag is stored. Obsidian's rule (Tags.md): letters, digits, _ - / and
 // emoji, with at least one character that is not a digit (#1984 is no tag).
+import { withoutTrailing } from "../text-ends";
 
 /** A tag this long is no tag (one "#tag" of 105,000 characters came back in every page of list_tags). */
 export const MAX_TAG_CHARS = 200;
@@ -28,7 +29,7 @@ export function isColour(tag: string): boolean {
 
 /** A tag as stored and compared: no leading #, no trailing /, composed (NFC: #résumé typed either way is one tag). */
 export function normalizeTag(raw: string): string {
-  return raw.replace(/^#+/, "").replace(/\/+$/, "").normalize("NFC");
+  return withoutTrailing(raw.replace(/^#+/, ""), "/").normalize("NFC");
 }
 
 /** A note's tags, first spelling kept, compared without case. Frontmatter tags are never taken for colours: they were written as tags. */

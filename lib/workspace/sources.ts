@@ -7,6 +7,7 @@
 // absolute path matches by its repo-relative end; a URL only the same URL.
 import type { VaultContext } from "../vault-context";
 import { classifyNotes } from "./databases";
+import { withoutTrailing } from "../text-ends";
 
 type Fm = Record<string, unknown>;
 
@@ -51,7 +52,7 @@ export function normalizeResource(raw: string): NormPath | null {
   const link = /^!?\[\[([^\]|#]+)/.exec(s); // a [[wikilink]] in sources: its target
   if (link) s = link[1]!.trim();
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(s) && !/^file:\/\//i.test(s)) {
-    return { url: true, absolute: true, segs: [s.toLowerCase().replace(/\/+$/, "")], folder: false };
+    return { url: true, absolute: true, segs: [withoutTrailing(s.toLowerCase(), "/")], folder: false };
   }
   s = s.replace(/^file:\/\//i, "").replace(/\\/g, "/");
   s = s.replace(/#L\d+(?:C\d+)?(?:-L?\d+(?:C\d+)?)?$/i, ""); // #L10, #L10-L40

@@ -9,6 +9,7 @@ import { mdLinks } from "../vault/md-links";
 import { foldName } from "../vault/paths";
 import { isExternal, linkLinesOf, noteName, type LinkLine } from "../vault/parse";
 import { hasEol, splitLines } from "./text";
+import { leadingSpace, trailingSpace } from "../text-ends";
 
 
 // Markdown links are found as the parser finds them (lib/vault/md-links.ts, linear on hostile lines: this
@@ -61,7 +62,7 @@ function rewriteWikilink(inner: string, r: MoveRewrite, inTable: boolean): strin
   const target = inner.slice(0, cut).trim();
   if (!target) return null; // [[#Heading]] points into its own note
   // The spaces around the target as the person wrote them ("[[ Target Note ]]").
-  const [lead, trail] = [/^\s*/.exec(inner)![0], /\s*$/.exec(inner.slice(0, cut))![0]];
+  const [lead, trail] = [leadingSpace(inner), trailingSpace(inner.slice(0, cut))];
   const now = r.resolve({ target, kind: "wikilink" }, r.oldSource);
   if (now === r.from) {
     const next = newWikiTarget(target, r);

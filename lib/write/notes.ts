@@ -12,6 +12,7 @@ import { absOf, hashBytes, readBytes } from "./atomic";
 import { maxNoteBytes } from "./limits";
 import { expectationFor, type Base } from "./plan";
 import { DISGUISING } from "../control-chars";
+import { withoutTrailing } from "../text-ends";
 
 export interface NoteState {
   path: string;
@@ -152,7 +153,7 @@ export function isImmutable(vault: VaultContext, path: string): boolean {
   for (const raw of vault.immutablePaths) {
     const prefix = foldName(raw.replace(/^\/+/, ""));
     if (!prefix) continue;
-    if (p === prefix || p === prefix.replace(/\/+$/, "") || p.startsWith(prefix.endsWith("/") ? prefix : prefix + "/")) return true;
+    if (p === prefix || p === withoutTrailing(prefix, "/") || p.startsWith(prefix.endsWith("/") ? prefix : prefix + "/")) return true;
   }
   return false;
 }

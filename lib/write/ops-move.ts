@@ -16,6 +16,7 @@ import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveE
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 import { fitBytes } from "../text-cut";
 import { turnEvery } from "../platform/turns";
+import { withoutTrailing } from "../text-ends";
 
 /** Notes with at least one link that resolves to `path` (the index's view; a note a moment old may be missing). */
 export function backlinkSources(vault: VaultContext, path: string): string[] {
@@ -76,7 +77,7 @@ async function linkLines(vault: VaultContext, path: string, text: string): Promi
 
 /** `to` as `mv` reads it: a destination ending in "/" is a folder the note moves into, keeping its name. */
 function intoFolder(to: string, src: string): string {
-  return to.endsWith("/") ? to.replace(/\/+$/, "/") + src.slice(src.lastIndexOf("/") + 1) : to;
+  return to.endsWith("/") ? withoutTrailing(to, "/") + "/" + src.slice(src.lastIndexOf("/") + 1) : to;
 }
 
 export const moveNoteOp: WriteOp<MoveNoteArgs> = {
