@@ -8,7 +8,7 @@ export function diffView(diff: string): HTMLElement {
     { class: "diff", tabindex: "0", "aria-label": "Diff" },
     lines.map((l) => {
       const cls =
-        l.startsWith("+++") || l.startsWith("---") || l.startsWith("Index:") || l.startsWith("rename ") || l.startsWith("delete ")
+        l.startsWith("+++") || l.startsWith("---") || l.startsWith("Index:") || l.startsWith("rename ") || l.startsWith("delete ") || l.startsWith("(not compared")
           ? "meta"
           : l.startsWith("@@")
             ? "hunk"

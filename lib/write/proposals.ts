@@ -57,13 +57,71 @@ function toProposal(r: Record<string, unknown>): Proposal {
 
 const text = (b: Uint8Array | null) => (b === null ? "" : Buffer.from(b).toString("utf8"));
 
-/** A unified diff of one file change (a write, move or delete). */
-export function changeDiff(c: FileChange): string {
-  const strip = (s: string) => s.replace(/^=+\n/, "");
+// jsdiff's line diff costs about (lines × edit distance): a 300 KB note replaced by different lines held the
+// server 57 s. Each change gets this many lines of edit distance and milliseconds, a plan PLAN_DIFF_MS in all;
+// past that the changed region is shown whole (wholeDiff), which costs one pass over the lines.
+const DIFF_MAX_EDIT = 1_000;
+const DIFF_MS = 40;
+const PLAN_DIFF_MS = 80;
+/** jsdiff's default, so that a region shown whole reads like the hunks around it. */
+const CONTEXT = 4;
+
+const linesOf = (s: string): string[] => s.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+
+/**
+ * A unified diff without a line-by-line comparison: the lines the two texts share at the start and the end
+ * are kept as context and every line between is shown removed, then added. Exact when one side is empty
+ * or the change only adds or only removes lines.
+ * Stops once past MAX_DIFF_CHARS: every caller cuts there, and a 2 MiB note would make 4 MB to throw away.
+ */
+function wholeDiff(oldName: string, newName: string, before: string, after: string, label: boolean): string {
+  const a = linesOf(before);
+  const b = linesOf(after);
+  let pre = 0;
+  while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
+  let suf = 0;
+  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
+  const from = Math.max(0, pre - CONTEXT);
+  const tail = Math.max(0, suf - CONTEXT);
+  const oldCount = a.length - tail - from;
+  const newCount = b.length - tail - from;
+  const removed = a.length - suf - pre;
+  const added = b.length - suf - pre;
+  const out: string[] = [];
+  // Lines only added or only removed are the diff jsdiff would give: nothing to warn of.
+  if (label && removed && added) {
+    out.push(`(not compared line by line, too many changes to compare in time: the ${removed} old lines between the unchanged start and end are shown removed, the ${added} new ones added)\n`);
+  }
+  out.push(`--- ${oldName}\n+++ ${newName}\n`);
+  out.push(`@@ -${oldCount ? from + 1 : from},${oldCount} +${newCount ? from + 1 : from},${newCount} @@\n`);
+  let size = out.reduce((n, s) => n + s.length, 0);
+  const emit = (mark: string, line: string) => {
+    const s = line.endsWith("\n") ? mark + line : `${mark}${line}\n\\ No newline at end of file\n`;
+    out.push(s);
+    size += s.length;
+  };
+  for (let i = from; i < pre && size <= MAX_DIFF_CHARS; i++) emit(" ", a[i]!);
+  for (let i = pre; i < a.length - suf && size <= MAX_DIFF_CHARS; i++) emit("-", a[i]!);
+  for (let i = pre; i < b.length - suf && size <= MAX_DIFF_CHARS; i++) emit("+", b[i]!);
+  for (let i = a.length - suf; i < a.length - tail && size <= MAX_DIFF_CHARS; i++) emit(" ", a[i]!);
+  return out.join("");
+}
+
+/** The diff of two texts: jsdiff's within `ms`, else the changed region whole and labelled so. */
+function textDiff(oldName: string, newName: string, before: string, after: string, ms: number): string {
+  if (before === "" || after === "") return before === after ? `--- ${oldName}\n+++ ${newName}\n` : wholeDiff(oldName, newName, before, after, false);
+  if (ms > 0) {
+    const patch = createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { maxEditLength: DIFF_MAX_EDIT, timeout: ms });
+    if (patch !== undefined) return patch.replace(/^=+\n/, "");
+  }
+  return wholeDiff(oldName, newName, before, after, true);
+}
+
+/** A unified diff of one file change (a write, move or delete), computed within `ms` milliseconds. */
+export function changeDiff(c: FileChange, ms = DIFF_MS): string {
   if (c.action === "move") return `rename from ${c.from}\nrename to ${c.path}\n`;
-  if (c.action === "delete") return `delete ${c.path} (moved to ${c.trash})\n` + strip(createTwoFilesPatch(`a/${c.path}`, "/dev/null", text(c.before), ""));
-  const oldName = c.before === null ? "/dev/null" : `a/${c.path}`;
-  return strip(createTwoFilesPatch(oldName, `b/${c.path}`, text(c.before), text(c.after)));
+  if (c.action === "delete") return `delete ${c.path} (moved to ${c.trash})\n` + textDiff(`a/${c.path}`, "/dev/null", text(c.before), "", ms);
+  return textDiff(c.before === null ? "/dev/null" : `a/${c.path}`, `b/${c.path}`, text(c.before), text(c.after), ms);
 }
 
 /** A proposal's diff as an agent is sent it: cut at AGENT_DIFF_CHARS (the person sees it whole). */
@@ -72,9 +130,17 @@ export function diffForAgent(diff: string): string {
   return sliceWhole(diff, AGENT_DIFF_CHARS) + `\n… ${diff.length - AGENT_DIFF_CHARS} more characters; the person reviewing it sees the whole diff\n`;
 }
 
-/** A unified diff of everything the plan would change, cut at MAX_DIFF_CHARS. */
+/**
+ * A unified diff of everything the plan would change, cut at MAX_DIFF_CHARS. The changes share PLAN_DIFF_MS
+ * (a move rewrites links in thousands of notes), and none is diffed once the cut is reached.
+ */
 export function planDiff(plan: Plan): string {
-  const out = plan.changes.map(changeDiff).join("");
+  const deadline = performance.now() + PLAN_DIFF_MS;
+  let out = "";
+  for (const c of plan.changes) {
+    if (out.length > MAX_DIFF_CHARS) break;
+    out += changeDiff(c, Math.min(DIFF_MS, Math.floor(deadline - performance.now())));
+  }
   return out.length > MAX_DIFF_CHARS ? sliceWhole(out, MAX_DIFF_CHARS) + `\n… diff cut at ${MAX_DIFF_CHARS} characters\n` : out;
 }
 
