@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { ToolError } from "../errors";
 import { pidAlive } from "../platform/pid";
 import { contentHash } from "../index/parse-job";
+import { foldName } from "../vault/paths";
 import { READ_NOFOLLOW } from "../vault/read-file";
 import { MAX_NOTE_FILE_BYTES } from "../vault/scan";
 
@@ -138,7 +139,8 @@ export class KeyedLock {
   private tails = new Map<string, Promise<void>>();
 
   async acquire(keys: Iterable<string>): Promise<() => void> {
-    const sorted = [...new Set([...keys].map((k) => k.toLowerCase()))].sort();
+    // One key for every spelling twin detection treats as one note (foldName: case and Unicode normalisation).
+    const sorted = [...new Set([...keys].map(foldName))].sort();
     const releases: (() => void)[] = [];
     for (const k of sorted) releases.push(await this.acquireOne(k));
     let released = false;

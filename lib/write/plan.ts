@@ -2,8 +2,9 @@
 // file change with the bytes it was computed from. A write token commits the
 // plan at once; a propose token stores the operation as a proposal and
 // re-plans it on approval against the notes as they are then.
+import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
-import { normalizeVaultPath } from "../vault/paths";
+import { foldName, normalizeVaultPath } from "../vault/paths";
 import type { FileChange } from "./commit";
 
 /** Notes an operation must find unchanged: path -> hash (null: must not exist). */
@@ -35,10 +36,21 @@ export interface WriteOp<A = any> {
   pinned(args: A): boolean;
 }
 
-/** The expectation for one note: a proposal's base wins over the agent's expectedHash. */
+/**
+ * The expectation for one note: a proposal's base wins over the agent's expectedHash. The path may resolve
+ * to another spelling at approval than when the proposal was made (the person renamed Plan.md to plan.md,
+ * or created plan.md where the agent proposed Plan.md): that file is held to the base all the same. A path
+ * the base does not name at all is some other file, never one to change unchecked.
+ */
 export function expectationFor(base: Base | undefined, path: string, expectedHash: string | undefined): string | null | undefined {
-  if (base) return Object.prototype.hasOwnProperty.call(base, path) ? base[path] : undefined;
-  return expectedHash;
+  if (!base) return expectedHash;
+  if (Object.prototype.hasOwnProperty.call(base, path)) return base[path];
+  const key = foldName(path);
+  const twin = Object.keys(base).find((k) => foldName(k) === key);
+  if (twin !== undefined) return base[twin];
+  throw new ToolError("conflict", `${path} is not the note this proposal was made against (${Object.keys(base).join(", ")}); look at it and propose the edit again`, {
+    path,
+  });
 }
 
 /** An operation on the one note its `path` names, pinned when the caller passed expectedHash. */

@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
+import { foldName } from "../vault/paths";
 import { scanVault } from "../vault/scan";
 import { KeyedLock, sweepOrphanTemps } from "./atomic";
 import { commitChanges, StaleError, type CommitMeta, type CommitResult } from "./commit";
@@ -72,7 +73,9 @@ export class WriteService {
    */
   async execute<A>(op: WriteOp<A>, args: A, meta: CommitMeta, base?: Base): Promise<WriteOutcome> {
     const lockPaths = op.lockPaths(this.vault, args);
-    const keys = new Set(lockPaths.map((k) => k.toLowerCase()));
+    // Folded as twin detection folds names (foldName): two creates of Café.md, one NFC and one NFD, each found
+    // no note and both wrote one when their keys differed.
+    const keys = new Set(lockPaths.map(foldName));
     // commit: null when the plan changed nothing.
     let done: { plan: Plan; commit: CommitResult | null } | null = null;
     for (let attempt = 1; !done; attempt++) {
@@ -81,10 +84,10 @@ export class WriteService {
         // A person's editor may be in the middle of an in-place save of one of these notes (./save-quiet.ts).
         await waitForEmptiedNotes(this.vault.root, lockPaths, this.ours);
         const plan = await op.plan(this.vault, args, base);
-        const missing = planPaths(plan).filter((p) => !keys.has(p.toLowerCase()));
+        const missing = planPaths(plan).filter((p) => !keys.has(foldName(p)));
         if (missing.length) {
           // The plan reaches notes we did not lock (a backlink added meanwhile): lock them too and plan again.
-          for (const p of missing) keys.add(p.toLowerCase());
+          for (const p of missing) keys.add(foldName(p));
           if (attempt >= MAX_ATTEMPTS) throw busy(plan.primary ?? missing[0]!);
           continue;
         }
