@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { ToolError } from "../errors";
 import { normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import { readVaultText } from "../vault/read-file";
-import { parseYamlBounded } from "../vault/yaml-lenient";
+import { parseBaseYaml } from "./base-yaml";
 import { evaluate, truthy, type EvalEnv } from "./evaluate";
 import { formulaRefs, parseExpr, UnsupportedExpression, type Expr } from "./expr";
 
@@ -39,8 +39,7 @@ export interface LoadedBase {
 }
 
 // A real base is a few KB of YAML. Past this it is no database definition, and parsing it runs where
-// requests wait: the yaml package takes ~1 s a megabyte, and the square of the length for a text full of
-// errors (256 KB of them took 5.5 s; 32 KB ~90 ms).
+// requests wait (base-yaml.ts: Bun's parser takes under 30 ms for 32 KB of any shape tried).
 /** A base past this size is invalid and never read. */
 export const MAX_BASE_BYTES = 32 * 1024;
 
@@ -93,6 +92,32 @@ export function passes(f: FilterNode, env: EvalEnv): boolean {
 
 const cache = new Map<string, LoadedBase>();
 const broken = new Map<string, { stamp: string; error: ToolError }>();
+/** Bytes of the files behind `cache`'s entries. */
+let cachedBytes = 0;
+/**
+ * Compiled bases kept: every survey (get_page, list_workspace, the change feed) loads every base in
+ * turn, and with 500 entries evicted first-in-first-out a vault of 501 bases missed on each one, every
+ * time. Bounded by the files' bytes instead: ~8,000 real bases of a few KB, or 512 at the size limit.
+ */
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
+const MAX_CACHED = 20_000;
+
+function remember(key: string, base: LoadedBase, size: number): void {
+  const old = cache.get(key);
+  if (old) {
+    cache.delete(key);
+    cachedBytes -= sizeOf(old);
+  }
+  cache.set(key, base);
+  cachedBytes += size;
+  while (cache.size > MAX_CACHED || cachedBytes > MAX_CACHED_BYTES) {
+    const [k, v] = cache.entries().next().value!;
+    cache.delete(k);
+    cachedBytes -= sizeOf(v);
+  }
+}
+
+const sizeOf = (b: LoadedBase) => Number(b.stamp.slice(0, b.stamp.indexOf(":")));
 
 function invalid(id: string, why: string): never {
   throw new ToolError("invalid-base", `${id} is not a valid base: ${why}`, { databaseId: id });
@@ -133,7 +158,12 @@ export function loadBase(root: string, id: string): LoadedBase {
   const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
   const key = `${root}\0${id}`;
   const hit = cache.get(key);
-  if (hit && hit.stamp === stamp) return hit;
+  if (hit && hit.stamp === stamp) {
+    // Least recently used goes first.
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
   // A broken base is remembered as such: every survey of the bases (get_page, list_workspace,
   // the change feed) would otherwise parse up to a megabyte of YAML again to hear the same error.
   const failed = broken.get(key);
@@ -143,7 +173,7 @@ export function loadBase(root: string, id: string): LoadedBase {
   } catch (e) {
     if (e instanceof ToolError && e.kind === "invalid-base") {
       broken.set(key, { stamp, error: e });
-      if (broken.size > 500) broken.delete(broken.keys().next().value!);
+      if (broken.size > MAX_CACHED) broken.delete(broken.keys().next().value!);
     }
     throw e;
   }
@@ -159,7 +189,7 @@ function compile(root: string, id: string, stamp: string, size: number): LoadedB
   }
   let doc: unknown;
   try {
-    doc = parseYamlBounded(text, { lenient: false, maxAliasCount: 100 });
+    doc = parseBaseYaml(text);
   } catch (e) {
     invalid(id, `its YAML does not parse (${(e as Error).message.split("\n")[0]})`);
   }
@@ -236,8 +266,7 @@ function compile(root: string, id: string, stamp: string, size: number): LoadedB
   if (!views.length) views.push({ id: "Table", name: "Table", config: { type: "table" } });
 
   const base: LoadedBase = { id, name: baseName(id), filters, filterError, formulas, formulaSources, properties, views, viewColumns, stamp };
-  cache.set(`${root}\0${id}`, base);
-  if (cache.size > 500) cache.delete(cache.keys().next().value!);
+  remember(`${root}\0${id}`, base, size);
   return base;
 }
 

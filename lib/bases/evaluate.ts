@@ -5,7 +5,7 @@ import { hasText } from "../text-find";
 import { TooCostly, UnsupportedExpression, type Expr } from "./expr";
 import {
   addDuration, asString, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, localDay, parseDate, parseDuration,
-  propertyValue, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
+  propertyValue, textLength, toDate, toNumber, trimSlashes, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
 import { envNumber } from "../env-number";
 import { normalizeTag } from "../vault/parse";
@@ -66,9 +66,18 @@ function overdue(budget: EvalBudget): void {
   if (performance.now() > budget.deadline) throw new TooCostly("(filters and formulas)", `evaluating it over the vault takes more than ${MAX_PASS_MS} ms`);
 }
 
+/**
+ * A value as text, a list refused before it is spelt out past MAX_VALUE_LENGTH: 2,048 copies of a
+ * 512K-character string (a few doubling formulas) were joined into a gigabyte in one step (~1 s).
+ */
+function textOf(v: Value): string {
+  if (Array.isArray(v)) bounded(textLength(v, 0, MAX_VALUE_LENGTH), "(a list as text)");
+  return asString(v);
+}
+
 /** The length a concatenation would have, refused past MAX_VALUE_LENGTH before it is built. */
-function bounded(length: number): number {
-  if (length > MAX_VALUE_LENGTH) throw new TooCostly("+", `a value longer than ${MAX_VALUE_LENGTH} characters or items`);
+function bounded(length: number, what = "+"): number {
+  if (length > MAX_VALUE_LENGTH) throw new TooCostly(what, `a value longer than ${MAX_VALUE_LENGTH} characters or items`);
   return length;
 }
 
@@ -129,20 +138,20 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
     switch (name) {
       case "hasTag":
         return args.some((a) => {
-          const t = normalizeTag(asString(a)).toLowerCase(); // as tags are stored: composed (NFC)
+          const t = normalizeTag(textOf(a)).toLowerCase(); // as tags are stored: composed (NFC)
           return t !== "" && f.tags.some((x) => x === t || x.startsWith(t + "/"));
         });
       case "inFolder": {
-        const want = asString(args[0] ?? null).replace(/^\/+|\/+$/g, "");
+        const want = trimSlashes(textOf(args[0] ?? null));
         return want === "" || f.folder === want || f.folder.startsWith(want + "/");
       }
       case "hasLink": {
         const want = args[0] ?? null;
-        const target = isFile(want) ? want[FILE].path : asString(want);
+        const target = isFile(want) ? want[FILE].path : textOf(want);
         return target !== "" && f.links().some((l) => linkMatches(l, target));
       }
       case "hasProperty": {
-        const want = asString(args[0] ?? null).toLowerCase();
+        const want = textOf(args[0] ?? null).toLowerCase();
         return Object.keys(f.frontmatter).some((k) => k.toLowerCase() === want);
       }
       case "toString":
@@ -157,12 +166,12 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
     case "isTruthy":
       return truthy(recv);
     case "toString":
-      return asString(recv);
+      return textOf(recv);
     case "isEmpty":
       return recv === null || recv === "" || (Array.isArray(recv) && recv.length === 0) || (isPlainObject(recv) && Object.keys(recv).length === 0);
   }
   if (typeof recv === "string") {
-    const s = args.map(asString);
+    const s = args.map((a) => textOf(a));
     switch (name) {
       // lib/text-find.ts: the native search costs the product of the lengths on a needle that nearly matches.
       case "contains":
@@ -193,8 +202,8 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
       case "containsAny":
         return args.some(has);
       case "join": {
-        const parts = recv.map((x) => asString(x as Value));
-        const sep = args.length ? asString(args[0]!) : ",";
+        const parts = recv.map((x) => textOf(x as Value));
+        const sep = args.length ? textOf(args[0]!) : ",";
         bounded(parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(0, parts.length - 1));
         return parts.join(sep);
       }
@@ -226,7 +235,7 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
 function callGlobal(fn: string, args: Value[]): Value {
   switch (fn) {
     case "date":
-      return args[0] instanceof DateV ? args[0] : parseDate(asString(args[0] ?? null));
+      return args[0] instanceof DateV ? args[0] : parseDate(textOf(args[0] ?? null));
     case "now":
       return new DateV(Date.now(), true);
     case "today":
@@ -243,7 +252,7 @@ function callGlobal(fn: string, args: Value[]): Value {
       return ns.length ? (fn === "min" ? Math.min(...ns) : Math.max(...ns)) : null;
     }
     case "duration":
-      return parseDuration(asString(args[0] ?? null));
+      return parseDuration(textOf(args[0] ?? null));
     default:
       return null;
   }
@@ -259,15 +268,15 @@ function arithmetic(op: string, a: Value, b: Value): Value {
         const other = toDate(b);
         if (other) return a.ms - other.ms;
       }
-      return op === "+" ? asString(a) + asString(b) : null;
+      return op === "+" ? textOf(a) + textOf(b) : null;
     }
     if (op === "+" && Array.isArray(a) && Array.isArray(b)) {
       bounded(a.length + b.length);
       return [...a, ...b];
     }
     if (op === "+" && (typeof a === "string" || typeof b === "string")) {
-      const x = asString(a);
-      const y = asString(b);
+      const x = textOf(a);
+      const y = textOf(b);
       bounded(x.length + y.length);
       return x + y;
     }
@@ -350,7 +359,7 @@ export function evaluate(e: Expr, env: EvalEnv): Value {
         const i = toNumber(key);
         return i === null ? null : ((obj.at(i) as Value) ?? null);
       }
-      return member(obj, asString(key), env);
+      return member(obj, textOf(key), env);
     }
     case "call":
       return callGlobal(e.fn, e.args.map((a) => evaluate(a, env)));

@@ -6,13 +6,15 @@ import { ToolError } from "../errors";
 import { splitFrontmatter } from "../vault/parse";
 import { loadBase, resolveBaseId, type BaseView } from "./base-file";
 import { rowsOf, type RowNote, type VaultLike } from "./rows";
-import { columnsOf, type Column, type ColumnReader } from "./schema";
+import { columnsOf, MAX_COLUMNS, type Column, type ColumnReader } from "./schema";
 import { readVaultText } from "../vault/read-file";
 import { compareAsSql } from "../store/sql-text";
 
 export interface DatabaseSchema {
   name: string;
   schema: Column[];
+  /** How many columns the base has, when `schema` leaves some out (more than MAX_COLUMNS). */
+  schemaTotal?: number;
   views: Pick<BaseView, "id" | "name" | "config">[];
 }
 
@@ -34,6 +36,8 @@ export interface QueryInput {
 
 export interface QueryResult {
   schema: Column[];
+  /** As in DatabaseSchema; absent when `fields` picked the columns. */
+  schemaTotal?: number;
   rows: DatabaseRow[];
   hasMore: boolean;
   nextCursor?: string;
@@ -61,12 +65,27 @@ function columns(vault: VaultLike, databaseId: string) {
 
 export function databaseSchema(vault: VaultLike, databaseId: string): DatabaseSchema {
   const { base, cols } = columns(vault, databaseId);
-  return { name: base.name, schema: cols.map((c) => c.column), views: base.views.map(({ id, name, config }) => ({ id, name, config })) };
+  return {
+    name: base.name,
+    schema: cols.slice(0, MAX_COLUMNS).map((c) => c.column),
+    ...cut(cols),
+    views: base.views.map(({ id, name, config }) => ({ id, name, config })),
+  };
+}
+
+const cut = (cols: ColumnReader[]) => (cols.length > MAX_COLUMNS ? { schemaTotal: cols.length } : {});
+
+/** The column ids an error lists: the schema's, not every key of a vault's notes. */
+function columnList(cols: ColumnReader[]): string {
+  if (!cols.length) return "(none)";
+  const ids = cols.slice(0, MAX_COLUMNS).map((c) => c.id).join(", ");
+  return cols.length > MAX_COLUMNS ? `${ids} and ${cols.length - MAX_COLUMNS} more` : ids;
 }
 
 function findColumn(cols: ColumnReader[], key: string): ColumnReader | undefined {
   const k = key.toLowerCase();
-  return cols.find((c) => c.column.id.toLowerCase() === k) ?? cols.find((c) => c.column.name.toLowerCase() === k);
+  // By the reader's id and name: a column left out of the schema is worked out only once it is picked.
+  return cols.find((c) => c.id.toLowerCase() === k) ?? cols.find((c) => c.name.toLowerCase() === k);
 }
 
 const norm = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v) ?? "").trim().toLowerCase();
@@ -133,7 +152,7 @@ function readBody(root: string, path: string): string {
 
 export function queryDatabase(vault: VaultLike, input: QueryInput): QueryResult {
   const { base, rows, cols } = columns(vault, input.databaseId);
-  let wanted = cols;
+  let wanted = cols.slice(0, MAX_COLUMNS);
   let withContent = false;
   if (input.fields) {
     const picked: ColumnReader[] = [];
@@ -142,7 +161,7 @@ export function queryDatabase(vault: VaultLike, input: QueryInput): QueryResult 
       if (col) {
         if (!picked.includes(col)) picked.push(col);
       } else if (f.trim().toLowerCase() === "content") withContent = true;
-      else throw new ToolError("invalid-input", `fields: no column ${JSON.stringify(f)} in ${base.id}; its columns: ${cols.map((c) => c.column.id).join(", ") || "(none)"}, plus "content" for row bodies`);
+      else throw new ToolError("invalid-input", `fields: no column ${JSON.stringify(f)} in ${base.id}; its columns: ${columnList(cols)}, plus "content" for row bodies`);
     }
     wanted = picked;
     if (input.fields.some((f) => f.trim().toLowerCase() === "content")) withContent = true;
@@ -150,7 +169,7 @@ export function queryDatabase(vault: VaultLike, input: QueryInput): QueryResult 
   const tests: ((r: RowNote) => boolean)[] = [];
   for (const [key, want] of Object.entries(input.filters ?? {})) {
     const col = findColumn(cols, key);
-    if (!col) throw new ToolError("invalid-input", `filters: no column ${JSON.stringify(key)} in ${base.id}; its columns: ${cols.map((c) => c.column.id).join(", ") || "(none)"}`);
+    if (!col) throw new ToolError("invalid-input", `filters: no column ${JSON.stringify(key)} in ${base.id}; its columns: ${columnList(cols)}`);
     tests.push(matcher(col, want));
   }
   const after = input.cursor ? decodeCursor(input.cursor, base.id) : null;
@@ -181,6 +200,7 @@ export function queryDatabase(vault: VaultLike, input: QueryInput): QueryResult 
   }
   return {
     schema: wanted.map((c) => c.column),
+    ...(input.fields ? {} : cut(cols)),
     rows: out,
     hasMore,
     ...(hasMore ? { nextCursor: encodeCursor(base.id, out[out.length - 1]!.id) } : {}),

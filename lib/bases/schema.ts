@@ -27,12 +27,25 @@ export interface Column {
 
 /** How a column's value is read from a row. */
 export interface ColumnReader {
-  column: Column;
+  /** The column's id and name, known without working out the column (its type, a formula's values). */
+  id: string;
+  name: string;
+  readonly column: Column;
   read(row: RowNote): unknown;
 }
 
 const MAX_OPTIONS = 50;
 const MAX_SELECT = 20;
+/** As a select's options: a longer value is no option anybody picks from a list (the value is still in the rows). */
+const MAX_OPTION_LENGTH = 100;
+/**
+ * Columns a schema shows; the others are left out (`schemaTotal` counts them all) and still answer to
+ * `fields` and `filters`. A base over notes with 20,000 distinct keys answered 2.5 MB to a query for
+ * one row (the review of 2026-12-07); a real base has tens.
+ */
+export const MAX_COLUMNS = 100;
+/** Characters of options all of a schema's columns may list together; past it a column lists fewer (the most frequent). */
+const MAX_SCHEMA_OPTION_CHARS = 64 * 1024;
 
 const FILE_TYPES: Record<string, ColumnType> = {
   "file.size": "number",
@@ -66,9 +79,9 @@ export function inferType(values: unknown[]): { type: ColumnType; options?: stri
   if (vals.every((v) => isDateString(v))) return { type: "date" };
   if (vals.some(Array.isArray)) {
     const items = vals.flatMap((v) => (Array.isArray(v) ? v : [v])).filter((x) => x !== null && x !== undefined).map(scalarText);
-    return { type: "multi_select", options: frequencies(items).slice(0, MAX_OPTIONS) };
+    return { type: "multi_select", options: frequencies(items.filter((x) => x.length <= MAX_OPTION_LENGTH)).slice(0, MAX_OPTIONS) };
   }
-  if (vals.every((v) => typeof v === "string" && v.length <= 100 && !v.includes("\n"))) {
+  if (vals.every((v) => typeof v === "string" && v.length <= MAX_OPTION_LENGTH && !v.includes("\n"))) {
     const distinct = frequencies(vals as string[]);
     const cap = Math.min(MAX_SELECT, Math.max(3, Math.ceil(vals.length / 2)));
     if (distinct.length <= cap) return { type: "select", options: distinct };
@@ -83,7 +96,10 @@ function columnExpr(id: string): Expr {
   return { t: "member", obj: { t: "id", name: id.slice(0, dot) }, name: id.slice(dot + 1) };
 }
 
-/** Every column of a base over the given rows, in order: configured properties, view columns, then frontmatter keys by how many rows have them. */
+/**
+ * Every column of a base over the given rows, in order: configured properties, view columns, then frontmatter
+ * keys by how many rows have them. The first MAX_COLUMNS are worked out now; the rest when first asked for.
+ */
 export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
   const ids: string[] = [];
   const add = (id: string) => {
@@ -115,7 +131,32 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
   // own, a costly formula cost up to a second a row, and again on each filter or sort of query_database.
   // file.* columns are cheap and typed in advance: read when asked.
   const overall = performance.now() + MAX_COLUMN_PASSES * Math.max(MAX_PASS_MS, rows.length * 0.02);
-  return ids.map((id) => {
+  let optionChars = MAX_SCHEMA_OPTION_CHARS;
+  return ids.map((id, i): ColumnReader => {
+    if (i < MAX_COLUMNS) {
+      const reader = build(id, overall);
+      const { options } = reader.column;
+      if (options) {
+        let n = 0;
+        while (n < options.length && optionChars - options[n]!.length >= 0) optionChars -= options[n++]!.length;
+        if (n < options.length) reader.column.options = options.slice(0, n);
+      }
+      return reader;
+    }
+    // Left out of the schema: typed (and a formula evaluated, on a pass budget of its own) only for a query that names it.
+    let built: ColumnReader | undefined;
+    const get = () => (built ??= build(id, Infinity));
+    return {
+      id,
+      name: base.properties.get(id)?.displayName ?? id,
+      get column() {
+        return get().column;
+      },
+      read: (row) => get().read(row),
+    };
+  });
+
+  function build(id: string, overall: number): ColumnReader {
     const name = base.properties.get(id)?.displayName ?? id;
     let read: (row: RowNote) => unknown;
     let error: string | undefined;
@@ -171,6 +212,6 @@ export function columnsOf(base: LoadedBase, rows: RowNote[]): ColumnReader[] {
     const fixed = FILE_TYPES[id];
     const inferred = fixed && fixed !== "multi_select" ? { type: fixed } : inferType(rows.map(read));
     const column: Column = { id, name, ...inferred, ...(error ? { error } : {}) };
-    return { column, read };
-  });
+    return { id, name, column, read };
+  }
 }

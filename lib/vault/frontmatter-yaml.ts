@@ -31,7 +31,7 @@ export function parseFrontmatterYaml(text: string): unknown {
  * thread. A frontmatter whose expansion is more than ten times its text (plus room for small
  * ones) is a frontmatter error, as invalid YAML is. The walk stops as soon as it is over.
  */
-function refuseExpansion(value: unknown, textLength: number): void {
+export function refuseExpansion(value: unknown, textLength: number): void {
   let budget = 10 * textLength + 10_000;
   const stack: unknown[] = [value];
   while (stack.length) {
