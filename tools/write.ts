@@ -98,6 +98,9 @@ export const applyEdits = writeTool(applyEditsOp, {
         }),
       )
       .min(1)
+      // Past MAX_EDITS_PER_CALL the call answers too-many-edits, as the spec says; this bound only keeps a
+      // list of thousands from being validated item by item.
+      .max(10 * MAX_EDITS_PER_CALL)
       .describe("Applied in order"),
     expectedHash,
   }),
@@ -127,7 +130,7 @@ export const filePage = writeTool(filePageOp, {
     title: singleLine("title"),
     content: z.string(),
     citations: z.array(z.string().min(1)).min(1).max(MAX_CITATIONS).describe("Notes it rests on"),
-    tags: z.array(z.string().min(1)).optional(),
+    tags: z.array(z.string().min(1).max(200)).max(100).optional(),
     op: logOp.default("query"),
   }),
 });

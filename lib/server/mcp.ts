@@ -9,7 +9,7 @@ import { z } from "zod";
 import { asCaller, CallerGate } from "../offload/caller";
 import type { AnswerLedger } from "./answer-budget";
 import { machineFault, ToolError } from "../errors";
-import { compactSchema } from "../tool-schema";
+import { compactSchema, invalidArgumentsText, MAX_ARGUMENT_VALUES, tooManyValues } from "../tool-schema";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
@@ -263,10 +263,14 @@ export class McpDispatcher {
       this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "forbidden", args: params.arguments });
       return { jsonrpc: "2.0", id, result: toolFailure("forbidden", `The ${caller.token.scope} token may not call ${name}`) };
     }
+    if (tooManyValues(params.arguments)) {
+      this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "invalid-params", args: undefined });
+      return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: more than ${MAX_ARGUMENT_VALUES} values; no call needs that many`);
+    }
     const parsed = tool.input.safeParse(params.arguments ?? {});
     if (!parsed.success) {
       this.hooks.afterCall?.({ tool: name, caller, ok: false, kind: "invalid-params", args: params.arguments });
-      return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+      return rpcError(id, JSONRPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${invalidArgumentsText(parsed.error)}`);
     }
     try {
       // One token's calls are worked on a few at a time (the rest wait their turn, in order), and what they
