@@ -149,6 +149,12 @@ describe("bad use: non-zero exit and a clear message", () => {
       holder.stop(true);
     }
   });
+
+  test("serve on a host that is no address of this machine", async () => {
+    const r = await runLettuce(["serve", vault, "--host", "not a host!", "--port", "0"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Cannot listen on "not a host!": it is not an address of this machine');
+  });
 });
 
 describe("token", () => {

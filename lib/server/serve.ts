@@ -21,6 +21,7 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** The address cannot be listened on (the port is taken, or the host is none of this machine's). */
 export class PortInUseError extends Error {}
 
 /** Start HTTP on host:port (port 0 = any free port) for an open vault. */
@@ -43,6 +44,10 @@ export function startHttpServer(vault: VaultContext, opts: ServeOptions): Runnin
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "EADDRINUSE" || /in use/i.test(String(e))) throw new PortInUseError(`Port ${opts.port} on ${opts.host} is already in use; pick another with --port`);
+    // A --host that names no address of this machine: say so, not the resolver's bare code.
+    if (code === "ENOTFOUND" || code === "EADDRNOTAVAIL" || code === "EAI_AGAIN") {
+      throw new PortInUseError(`Cannot listen on ${JSON.stringify(opts.host)}: it is not an address of this machine (${code}); try --host 127.0.0.1`);
+    }
     throw e;
   }
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
