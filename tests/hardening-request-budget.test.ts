@@ -41,12 +41,31 @@ describe("the request budget on its own", () => {
     expect(budget.heldBy("t")).toBe(0);
   });
 
+  test("a charge grows with what arrives, up to the budget unless the request is alone, and goes back whole", () => {
+    const budget = new RequestBudget(() => 10 * MB);
+    const a = budget.enter("t", 0)!;
+    expect(budget.heldBy("t")).toBe(MIN_CHARGE);
+    expect(a.grow(1000)).toBe(true);
+    expect(budget.heldBy("t")).toBe(MIN_CHARGE);
+    expect(a.grow(4 * MB)).toBe(true);
+    const b = budget.enter("t", 5 * MB)!;
+    expect(a.grow(6 * MB)).toBe(false);
+    expect(budget.heldBy("t")).toBe(9 * MB);
+    b();
+    // Alone, it may grow past the budget, as it may enter past it.
+    expect(a.grow(12 * MB)).toBe(true);
+    a();
+    expect(budget.heldBy("t")).toBe(0);
+    expect(a.grow(MB)).toBe(false);
+  });
+
   test("a request is charged what its headers say it will send", () => {
     const h = (o: Record<string, string>) => new Headers(o);
     expect(declaredBodyBytes(h({ "content-length": "1234" }), MB)).toBe(1234);
     // More than the scope allows is refused with 413 elsewhere; here it costs at most that.
     expect(declaredBodyBytes(h({ "content-length": String(50 * MB) }), MB)).toBe(MB);
-    expect(declaredBodyBytes(h({ "transfer-encoding": "chunked" }), MB)).toBe(MB);
+    // Chunked: no length to go by; charged as it arrives (a grow of the charge).
+    expect(declaredBodyBytes(h({ "transfer-encoding": "chunked" }), MB)).toBeNull();
     expect(declaredBodyBytes(h({ "content-length": "12, 12" }), MB)).toBe(MB);
     expect(declaredBodyBytes(h({}), MB)).toBe(0);
   });
@@ -123,13 +142,24 @@ describe.if(process.platform === "linux")("request bodies that never end, throug
     expect((await served.mcp.ping()).result).toEqual({});
   });
 
-  test("chunked bodies that never end are charged the most a read token may send", async () => {
-    const held = await open(40, 100, true);
+  test("chunked bodies that never end are charged what they sent: at the floor 40 tiny ones all wait, 40 of 900 KB fill the budget", async () => {
+    // Charged the most a read token may send (1 MB), 8 of the 40 tiny ones were refused; a chunked long-poll paid the same.
+    const tiny = await open(40, 100, true);
     try {
-      // 32 MiB of budget at 1 MiB a read request: 32 in, 8 refused.
-      expect(await refused(held)).toBe(8);
+      expect(await refused(tiny)).toBe(0);
     } finally {
-      for (const h of held) h.socket.destroy();
+      for (const h of tiny) h.socket.destroy();
+    }
+    await Bun.sleep(500);
+    const pid = served.server.proc.pid;
+    const before = rssMb(pid);
+    const big = await open(40, 900_000, true);
+    try {
+      // 37 bodies of 900 KB fit in 32 MiB; the rest are refused as their bytes come in.
+      expect(await refused(big)).toBeGreaterThanOrEqual(3);
+      expect(rssMb(pid) - before).toBeLessThan(150);
+    } finally {
+      for (const h of big) h.socket.destroy();
     }
     await Bun.sleep(500);
     expect((await served.mcp.ping()).result).toEqual({});

@@ -2,11 +2,28 @@
 // Markdown may hold raw HTML written by anyone (a clipped web page, an agent):
 // no script, no event handler, no javascript: or other odd URL scheme, no
 // style, no frame or form survives. The page's Content-Security-Policy
-// (lib/web/security.ts) is the second wall.
+// (lib/web/security.ts) is the second wall, but it lets any same-origin URL
+// load as an image: so <img> is the one tag here that fetches by itself, and its
+// src must be a vault file or an inline image (imageSrc below).
 import type sanitizeHtml from "sanitize-html";
 
 // Loaded on first use (~35 ms of every serve's start-up otherwise, and most never render a page).
 let sanitizer: typeof sanitizeHtml | null = null;
+
+// What the renderer makes for a vault image (note-html.ts fileHref): one encoded path, nothing after it.
+const VAULT_IMAGE = /^\/api\/file\?path=[^&#\s]*$/;
+const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+[;,]/i;
+
+/**
+ * An image's src as the page may load it, or null. Any other same-origin URL is a GET the person's
+ * browser sends with their session cookie on opening the note: `<img src="/api/events">` forty times
+ * held open every connection Chromium allows per host, and the page's own calls waited 7-10 s.
+ */
+export function imageSrc(src: string | undefined): string | null {
+  if (src === undefined) return null;
+  const s = src.trim();
+  return VAULT_IMAGE.test(s) || DATA_IMAGE.test(s) ? s : null;
+}
 
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
@@ -46,6 +63,13 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
   disallowedTagsMode: "discard",
   transformTags: {
+    img: (tagName, attribs) => {
+      const out: sanitizeHtml.Attributes = { ...attribs };
+      const src = imageSrc(attribs.src);
+      if (src === null) delete out.src;
+      else out.src = src;
+      return { tagName, attribs: out };
+    },
     // Only read-only checkboxes (task lists).
     input: (tagName, attribs) => (attribs.type === "checkbox" ? { tagName, attribs: { type: "checkbox", disabled: "", ...(attribs.checked !== undefined ? { checked: "" } : {}) } } : { tagName: "span", attribs: {} }),
     // Heading ids live under h- so that a note cannot take an id the page itself uses.

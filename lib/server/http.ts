@@ -10,10 +10,11 @@ import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, responseAroundBytes, se
 import type { McpDispatcher } from "./mcp";
 import { AnswerBudget, type AnswerLedger } from "./answer-budget";
 import { mountWebUi } from "../web/app";
+import { declaredAgent } from "../web/agent-label";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
 import { envNumber } from "../env-number";
-import { declaredBodyBytes, RequestBudget, requestBytesPerToken } from "./request-budget";
+import { declaredBodyBytes, readCharged, RequestBudget, requestBytesPerToken, SERVER_BUSY } from "./request-budget";
 
 export const MAX_BODY_BYTES = envNumber("LETTUCE_MAX_BODY_BYTES", 8 * 1024 * 1024, { min: 1024, max: 1024 ** 3, integer: true });
 /**
@@ -43,6 +44,47 @@ function hostnameOf(hostHeader: string): string {
 }
 
 type Env = { Variables: { token: TokenInfo } };
+
+/** Whether a browser's Origin names an allowed host, whatever its port (DNS rebinding names another host). */
+function allowedName(origin: string, allowed: Set<string>): boolean {
+  try {
+    const name = new URL(origin).hostname.toLowerCase();
+    return allowed.has(name) || allowed.has(`[${name}]`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a browser's Origin is this server as the request reached it: an allowed name, and the very host
+ * and port the request was sent to (its Host). Another port of 127.0.0.1 or localhost is another origin,
+ * another program's page (a dev server on :3000): by name alone it was let in. The scheme is the server's
+ * own (http); https only for a name given with --host or --allow-host, where a TLS proxy in front
+ * (`tailscale serve`) passes the browser's Host on. Loopback is never behind one: https://127.0.0.1 is
+ * another program.
+ */
+function sameOrigin(origin: string, hostHeader: string | undefined, requestUrl: string, allowed: Set<string>): boolean {
+  let o: URL;
+  let own: URL;
+  try {
+    o = new URL(origin);
+    own = new URL(requestUrl);
+  } catch {
+    return false;
+  }
+  const name = o.hostname.toLowerCase();
+  if (!allowed.has(name) && !allowed.has(`[${name}]`)) return false;
+  const tls = o.protocol === "https:" && !LOOPBACK.has(name) && !LOOPBACK.has(`[${name}]`);
+  if (o.protocol !== own.protocol && !tls) return false;
+  // The Host as a URL of the origin's scheme writes it (a default port left out), to compare with the origin's.
+  let reached: string;
+  try {
+    reached = new URL(`${o.protocol}//${hostHeader ?? own.host}`).host;
+  } catch {
+    return false;
+  }
+  return o.host.toLowerCase() === reached.toLowerCase();
+}
 
 /**
  * How many items the JSON array in `text` has, counting only up to `enough`
@@ -194,16 +236,11 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     const host = c.req.header("host");
     if (host && !allowed.has(hostnameOf(host))) return c.json({ error: "forbidden host" }, 403);
     const origin = c.req.header("origin");
-    if (origin) {
-      let ok = false;
-      try {
-        const name = new URL(origin).hostname.toLowerCase();
-        ok = allowed.has(name) || allowed.has(`[${name}]`);
-      } catch {
-        ok = false;
-      }
-      if (!ok) return c.json({ error: "forbidden origin" }, 403);
-    }
+    // The web UI's routes answer a cookie, so only its own page may call them. /mcp and /v1 answer a bearer
+    // token that no other page holds: there a local name is enough, and a browser-based MCP client served
+    // from another port (an inspector) still reaches the server.
+    const bearer = c.req.path === "/mcp" || c.req.path.startsWith("/v1/");
+    if (origin && !(bearer ? allowedName(origin, allowed) : sameOrigin(origin, host, c.req.url, allowed))) return c.json({ error: "forbidden origin" }, 403);
     await next();
   });
 
@@ -241,16 +278,32 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
   });
   // Per server: one token's request bodies in flight (./request-budget.ts), refused past it before Bun buffers more.
   const requestBudget = new RequestBudget();
+  // A transport-level refusal: no call was read, so no tool answers `rate-limited`; the same kind and
+  // retry_after_ms ride in the JSON-RPC error's data, beside HTTP's Retry-After.
+  const busy = (c: Context<Env>) => {
+    c.header("Retry-After", "1");
+    c.header("Connection", "close");
+    const message = `Too many requests of this token in flight (${requestBytesPerToken()} bytes of bodies at most; LETTUCE_REQUEST_BYTES_PER_TOKEN): retry when earlier ones have answered`;
+    return c.json({ jsonrpc: "2.0", id: null, error: { code: SERVER_BUSY, message, data: { kind: "rate-limited", retry_after_ms: 1000 } } }, 429);
+  };
   const inFlight = async (c: Context<Env>, next: () => Promise<void>) => {
     const token = c.get("token");
     const most = token.scope === "read" ? Math.min(MAX_READ_BODY_BYTES, MAX_BODY_BYTES) : MAX_BODY_BYTES;
-    const leave = requestBudget.enter(token.name, declaredBodyBytes(c.req.raw.headers, most));
-    if (!leave) {
-      c.header("Retry-After", "1");
-      c.header("Connection", "close");
-      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: `Too many requests of this token in flight (${requestBytesPerToken()} bytes of bodies at most; LETTUCE_REQUEST_BYTES_PER_TOKEN): retry when earlier ones have answered` } }, 429);
-    }
+    const declared = declaredBodyBytes(c.req.raw.headers, most);
+    const leave = requestBudget.enter(token.name, declared ?? 0);
+    if (!leave) return busy(c);
     try {
+      const raw = c.req.raw;
+      if (declared === null && raw.body) {
+        const body = await readCharged(raw.body, leave, most);
+        if (body === "over-budget") return busy(c);
+        if (body === "too-large") {
+          c.header("Connection", "close");
+          const message = overScopeLimit(token.scope, String(most + 1)) ?? `Request body over ${MAX_BODY_BYTES} bytes`;
+          return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message } }, 413);
+        }
+        c.req.raw = new Request(raw, { body });
+      }
       await next();
     } finally {
       leave();
@@ -303,7 +356,7 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     const answers = answerBudget.ledger(token.name);
     const caller = {
       token: { name: token.name, scope: token.scope },
-      agent: withoutControls(c.req.header("x-lettuce-agent") ?? "").slice(0, 100) || undefined,
+      agent: declaredAgent(withoutControls(c.req.header("x-lettuce-agent") ?? "").slice(0, 100), token.name) || undefined,
       signal: c.req.raw.signal,
       protocolVersion: pv,
       answers,

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { asCaller, CallerGate } from "../offload/caller";
 import type { AnswerLedger } from "./answer-budget";
 import { machineFault, ToolError } from "../errors";
+import { declaredAgent } from "../web/agent-label";
 import { compactSchema, invalidArgumentsText, MAX_ARGUMENT_VALUES, tooManyValues } from "../tool-schema";
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
@@ -218,7 +219,8 @@ export class McpDispatcher {
     const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : LATEST_PROTOCOL_VERSION;
     const clientName = (params.clientInfo as { name?: unknown } | undefined)?.name;
     const label = typeof clientName === "string" ? withoutControls(clientName).slice(0, 100) : "";
-    if (label) this.clientNames.set(caller.token.name, label);
+    // Over any transport (stdio too), a client may not name itself the person (../web/agent-label.ts).
+    if (label) this.clientNames.set(caller.token.name, declaredAgent(label, caller.token.name));
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
       capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },

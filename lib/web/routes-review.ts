@@ -15,10 +15,7 @@ import type { WebEnv } from "./auth";
 import { jsonBody, paging } from "./request";
 import { badRequest, errorResponse } from "./security";
 import { sliceWhole } from "../text-cut";
-
-/** How the person's own actions are labelled on the timeline. */
-export const WEB_AGENT = "person (web UI)";
-export const WEB_TOKEN = "web";
+import { WEB_AGENT, WEB_TOKEN } from "./agent-label";
 
 const MAX_DIFF_CHARS = 200_000;
 

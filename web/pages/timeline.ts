@@ -64,7 +64,8 @@ function entry(e: EditRecord, reload: () => void): HTMLElement {
       h("span", { class: "when muted small" }, when(e.time)),
       h("code", null, e.tool),
       h("span", { class: "what" }, `${e.action} ${describe(e)}`),
-      h("span", { class: "who muted small" }, `by ${e.agent}`),
+      // The agent label is whatever the caller said it was; the token is the server's record of who it was.
+      h("span", { class: "who muted small" }, `by ${e.agent}`, " ", h("span", { class: "token", title: "The token that made this edit" }, `(token ${e.token})`)),
       e.reverts ? h("span", { class: "pill" }, `reverts #${e.reverts}`) : null,
       e.revertedBy ? h("span", { class: "pill" }, `reverted by #${e.revertedBy}`) : null,
       e.proposalId ? h("span", { class: "pill" }, `proposal #${e.proposalId}`) : null,
