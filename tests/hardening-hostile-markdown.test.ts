@@ -44,6 +44,9 @@ const HOSTILE: [string, string][] = [
   // The read-side review of 2026-12-07: a tag's trailing slashes were cut by /\/+$/, tried from each slash (100k: 11 s).
   ["a frontmatter tag of slashes, then a letter", `---\ntags: ["${fill("/")}x"]\n---\n# T\n`],
   ["an inline tag of slashes, then a letter", `# T\n\n#a${fill("/")}x\n`],
+  // The same review: a mention's line of `[](http:` (the web-link pattern's address ran to the line's end from each '[').
+  ["a mention, then a line of [](http:", `# T\n\n@bob ${fill("[](http:")}\n`],
+  ["a mention, then a line of [](https:a(", `# T\n\n@bob ${fill("[](https:a(")}\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {
