@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 import { NameMatcher } from "./fuzzy";
+import { sliceWhole } from "../text-cut";
 import { NoteGroup, type Finding, type Group, type LintContext, type LintNote, type Section } from "./lint";
 import { isMetaNote, isSourceNote } from "./wiki-layout";
 
@@ -59,6 +60,11 @@ function matchersFor(ctx: LintContext): { notes: NameMatcher<NameOf>; files(): N
   };
 }
 
+/** A link's target as a finding shows it: a target of 600,000 characters came back twice in every finding. */
+function cutForMessage(s: string): string {
+  return s.length > 200 ? `${sliceWhole(s, 200)}…` : s;
+}
+
 function unresolvedSection(ctx: LintContext): Section {
   const groupsOf = ctx.db.query(
     `SELECT target, kind, max(embed) AS embed, min(line) AS line, count(*) AS n
@@ -71,16 +77,17 @@ function unresolvedSection(ctx: LintContext): Section {
       const base = r.target.slice(r.target.lastIndexOf("/") + 1);
       const stem = base.replace(/\.md$/i, "");
       const isFile = /\.[A-Za-z0-9]{1,8}$/.test(base) && !/\.md$/i.test(base);
-      const written = r.kind === "markdown" ? `(${r.target})` : `${r.embed ? "!" : ""}[[${r.target}]]`;
+      const target = cutForMessage(r.target);
+      const written = r.kind === "markdown" ? `(${target})` : `${r.embed ? "!" : ""}[[${target}]]`;
       const times = r.n > 1 ? ` (${r.n} times)` : "";
       let suggestion: string;
       if (isFile) {
         const hit = m.files().closest(base);
-        suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${base} to the vault, or remove the link`;
+        suggestion = hit ? `Did you mean ${hit}? Point the link there` : `Add the file ${cutForMessage(base)} to the vault, or remove the link`;
       } else {
         const found = m.notes.closest(stem);
         const hit = found && shownLink(ctx, found);
-        suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${stem}.md", or remove the link`;
+        suggestion = hit ? `Did you mean ${hit.shown} (${hit.path})? Change the link to it` : `Create the note "${cutForMessage(stem)}.md", or remove the link`;
       }
       return ctx.finding("unresolved-link", note.path, `Unresolved link ${written} on line ${r.line}${times}: no note or file by that name`, suggestion, r.line);
     });
