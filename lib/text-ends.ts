@@ -18,3 +18,10 @@ export function trailingSpace(s: string): string {
 export function leadingSpace(s: string): string {
   return s.slice(0, s.length - s.trimStart().length);
 }
+
+/** `s` without the run of `ch` (one UTF-16 unit) at either end. */
+export function trimRuns(s: string, ch: string): string {
+  let a = 0;
+  while (a < s.length && s[a] === ch) a++;
+  return withoutTrailing(s.slice(a), ch);
+}

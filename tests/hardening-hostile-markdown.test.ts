@@ -47,6 +47,8 @@ const HOSTILE: [string, string][] = [
   // The same review: a mention's line of `[](http:` (the web-link pattern's address ran to the line's end from each '[').
   ["a mention, then a line of [](http:", `# T\n\n@bob ${fill("[](http:")}\n`],
   ["a mention, then a line of [](https:a(", `# T\n\n@bob ${fill("[](https:a(")}\n`],
+  // A directive's body trimmed of blank lines by /^\n+|\n+$/g: a run of them inside the body was rescanned from each.
+  ["a directive whose body is blank lines, then a word", `# T\n\n> [!ai] do it\n> a\n${fill(">\n")}> x\n`],
 ];
 
 describe("hostile Markdown parses in linear time", () => {

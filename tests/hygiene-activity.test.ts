@@ -94,6 +94,19 @@ describe("recent_activity", () => {
     expect((await s.call("get_vault_info")).liveness.lastLogDate).toBe("2026-05-02");
   });
 
+  test("a ledger heading of a megabyte comes back cut, as a directive's title is", async () => {
+    const before = readFileSync(join(root, "log.md"), "utf8");
+    writeFileSync(join(root, "log.md"), before + `\n## [2026-05-03] query | ${"long ".repeat(200_000)}end\n`);
+    await s.vault.indexer.update(["log.md"]);
+    const r = await s.callRaw("recent_activity", { limit: 1 });
+    expect(r.content[0].text.length).toBeLessThan(2_000);
+    const title = JSON.parse(r.content[0].text).entries[0].title as string;
+    expect(title.length).toBeLessThanOrEqual(300);
+    expect(title.endsWith("…")).toBe(true);
+    writeFileSync(join(root, "log.md"), before);
+    await s.vault.indexer.update(["log.md"]);
+  });
+
   test("uncompiled sources are capped by limit and counted in full", async () => {
     const made = ["sources/Clip 1.md", "Sources/Clip 2.md", "sources/web/Clip 3.md"];
     for (const p of made) {

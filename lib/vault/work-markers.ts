@@ -4,6 +4,7 @@
 // the text they return from the original body.
 import { trimBlanksEnd } from "./line-ends";
 import { sliceWhole } from "../text-cut";
+import { trimRuns } from "../text-ends";
 
 export interface ParsedDirective {
   line: number; // 1-based, in the whole file: the callout's own line
@@ -61,7 +62,7 @@ function stripQuote(line: string, depth: number): string | null {
 
 // What pending_directives repeats for each directive: an instruction, not a document (a
 // 50,000-character callout made a page of 1,000 directives 7 MB). read_note has it whole.
-const MAX_DIRECTIVE_TITLE = 300;
+export const MAX_DIRECTIVE_TITLE = 300;
 const MAX_DIRECTIVE_BODY = 4_000;
 /** `s` cut to `n` characters with "…" when longer, never through a surrogate pair (titles, headings, directives). */
 export const cut = (s: string, n: number) => (s.length > n ? sliceWhole(s, n - 1) + "…" : s);
@@ -88,7 +89,7 @@ export function extractDirectives(body: string, masked: string, bodyLineOffset: 
     out.push({
       line: i + 1 + bodyLineOffset,
       title: cut((orig[3] ?? "").trim(), MAX_DIRECTIVE_TITLE),
-      body: cut(bodyLines.join("\n").replace(/^\n+|\n+$/g, ""), MAX_DIRECTIVE_BODY),
+      body: cut(trimRuns(bodyLines.join("\n"), "\n"), MAX_DIRECTIVE_BODY),
       done: m[2]!.toLowerCase() === "ai-done",
     });
     i = j - 1;

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { readVaultText } from "../vault/read-file";
+import { cut, MAX_DIRECTIVE_TITLE } from "../vault/work-markers";
 
 /**
  * log.md as a ledger, the LLM-wiki convention: one heading per event,
@@ -66,7 +67,8 @@ export function parseLedger(text: string): LedgerEntry[] {
     const rest = line.slice(m[0].length);
     const bar = rest.indexOf("|");
     const op = (bar === -1 ? rest : rest.slice(0, bar)).trim().toLowerCase();
-    const title = bar === -1 ? "" : withoutClosingHashes(rest.slice(bar + 1).trim());
+    // Cut as a directive's title is: recent_activity {limit: 1} answered 2 MB for one heading of that length.
+    const title = bar === -1 ? "" : cut(withoutClosingHashes(rest.slice(bar + 1).trim()), MAX_DIRECTIVE_TITLE);
     out.push({ date: `${m[1]}-${m[2]}-${m[3]}`, op, title, line: i + 1 });
   }
   return out;
