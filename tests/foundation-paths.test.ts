@@ -121,17 +121,23 @@ describe("files whose names no path can spell", () => {
     writeFileSync(Buffer.concat([Buffer.from(root + "/bad"), Buffer.from([0xff, 0xfe]), Buffer.from(".md")]), "zebraunique3\n");
     mkdirSync(join(root, "odd\\dir"));
     writeFileSync(join(root, "odd\\dir", "inner.md"), "zebraunique4\n");
+    // A folder whose name is not UTF-8: listed, it was a path no tool could use, its notes left out unsaid.
+    const badDir = Buffer.concat([Buffer.from(root + "/dir"), Buffer.from([0xff, 0xfe])]);
+    mkdirSync(badDir);
+    writeFileSync(Buffer.concat([badDir, Buffer.from("/inner.md")]), "zebraunique7\n");
     const indexed = await runLettuce(["index", root]);
     expect(indexed.code).toBe(0);
     expect(indexed.stderr).toContain('left out "a\\\\b.md": its name has a backslash');
     expect(indexed.stderr).toContain('left out "x\\ny.md": its name has a control character');
     expect(indexed.stderr).toContain("its name has bytes that are not UTF-8");
     expect(indexed.stderr).toContain('left out "odd\\\\dir"');
+    expect(indexed.stderr).toContain('left out "dir\ufffd\ufffd": its name has bytes that are not UTF-8');
     const t = await startTestServer({ root, watch: true });
     try {
       for (const w of ["zebraunique1", "zebraunique2", "zebraunique3", "zebraunique4"]) expect((await t.call("search", { query: w })).total).toBe(0);
       const listed = (await t.call("list_notes", { limit: 1000 })).items.map((n: any) => n.path);
       expect(listed.filter((p: string) => /[\\\n\ufffd]/.test(p))).toEqual([]);
+      expect((await t.call("list_folders")).filter((p: string) => p.includes("\ufffd"))).toEqual([]);
       // Made while the server watches: the watcher leaves it out too.
       writeFileSync(join(root, "c\\d.md"), "zebraunique5\n");
       writeFileSync(join(root, "fresh.md"), "zebraunique6\n");

@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent, type Stats } from "node:fs";
+import { existsSync, readdirSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
 import { changeStampOf, ENTRY_FILE, folderIsGone, openStatFolder } from "../platform/folder-stat";
 import { isIgnoredPath, lstatInVault } from "./paths";
@@ -121,6 +121,12 @@ function* walk(root: string, dirRel: string, visit: Visitor): Generator<number> 
         continue;
       }
       if (d.isDirectory()) {
+        // A name that is not UTF-8, decoded lossily, names no folder: listed, it was a path no tool could use,
+        // and its notes were left out without a word.
+        if (d.name.includes("\uFFFD") && !existsSync(join(root, rel))) {
+          if (!visit.quiet) tellUnaddressable(rel);
+          continue;
+        }
         // Depth first, in readdir order, as before: listing order decides new notes' ids on a cold scan.
         visit.folder(rel);
         yield files;
