@@ -21,10 +21,13 @@ const MAX_WATCH_MS = 60_000;
 // How long a changed displaced file must stay still before it is put back (an editor writing in chunks pauses).
 const STILL_MS = 1500;
 const TICK_MS = 250;
-// Watches at once (two descriptors each: the file and its folder); past it the oldest watch ends. A move that
-// rewrites a thousand notes displaces a thousand files: 256 watches held 512 descriptors, half of the common
-// limit of 1,024, and the same call's later swaps could not open their files (tests/write-many-backlinks).
+// Watches at once (two descriptors each: the file and its folder); past it a watch with nothing to keep ends
+// (evictable). A move that rewrites a thousand notes displaces a thousand files: 256 watches held 512
+// descriptors, half of the common limit of 1,024, and the same call's later swaps could not open their files
+// (tests/write-many-backlinks).
 const MAX_WATCHED = 64;
+// Past MAX_WATCHED only while every watch holds a save not yet put back; past this, the oldest ends anyway.
+const HARD_MAX_WATCHED = 128;
 
 interface Watch {
   fd: number;
@@ -150,20 +153,46 @@ function tick(): void {
 }
 
 /**
+ * The watch that can end for a new one: the oldest whose file nobody has written since it was displaced, else
+ * the oldest whose save was put back and has been still since; null when each holds a save not yet put back.
+ * The oldest used to end whatever it held: a person's slow save through an open file, half written when a
+ * move displaced 70 other notes, was put back half, and its second half went to a file no name led to.
+ * Looked at from the oldest, which a big move's displaced notes (nobody's open files) mostly are: one look each.
+ */
+function evictable(now: number): Watch | null {
+  let settled: Watch | null = null;
+  for (const w of watches) {
+    let id: FileIdentity;
+    try {
+      id = identityOfFd(w.fd);
+    } catch {
+      return w; // unreadable: nothing to keep
+    }
+    if (sameFile(id, w.expect)) return w;
+    if (!settled && sameFile(id, w.putBack) && w.changedAt !== null && now - w.changedAt >= STILL_MS) settled = w;
+  }
+  return settled;
+}
+
+/**
  * Watch the inode an exchange displaced in `dir`, open as `fd` and unnamed. `expect` is the identity the
  * write planned from, `ours` the identity of the agent's file now at `name`.
  */
 export function watchDisplaced(fd: number, dir: VaultDir, name: string, expect: FileIdentity, ours: FileIdentity): void {
   if (watches.size >= MAX_WATCHED) {
-    // The oldest watch ends early; a save it holds that was not put back yet goes back now.
-    const oldest = watches.values().next().value!;
-    try {
-      const id = identityOfFd(oldest.fd);
-      if (!sameFile(id, oldest.expect) && !sameFile(id, oldest.putBack)) restore(oldest, id);
-    } catch {
-      /* gone: nothing to put back */
+    const quiet = evictable(performance.now());
+    if (quiet) end(quiet);
+    else if (watches.size >= HARD_MAX_WATCHED) {
+      // Every watch holds a save in progress: the oldest ends early, its save put back as it is now.
+      const oldest = watches.values().next().value!;
+      try {
+        const id = identityOfFd(oldest.fd);
+        if (!sameFile(id, oldest.expect) && !sameFile(id, oldest.putBack)) restore(oldest, id);
+      } catch {
+        /* gone: nothing to put back */
+      }
+      end(oldest);
     }
-    end(oldest);
   }
   let own: VaultDir;
   try {

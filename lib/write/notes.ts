@@ -1,18 +1,22 @@
 // What every write operation needs before it plans a change: a safe,
 // canonical path for the note, its current bytes and hash, and the rules
 // (immutable prefixes, expected hashes, size) checked the same way each time.
-import { readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
+import { open, readdir } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
 import { dirname } from "node:path";
 import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
 import { existingFolderSpelling, foldName, isIgnoredPath, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
 import { mimeTypeOf } from "../vault/mime";
-import { absOf, hashBytes, readBytes } from "./atomic";
+import { absOf, hashBytes, readBytes, refuseIfNotNoteSized } from "./atomic";
+import { READ_NOFOLLOW } from "../vault/read-file";
 import { maxNoteBytes } from "./limits";
 import { expectationFor, type Base } from "./plan";
 import { DISGUISING } from "../control-chars";
 import { withoutTrailing } from "../text-ends";
+import { nextTurn, turnEvery } from "../platform/turns";
 
 export interface NoteState {
   path: string;
@@ -21,10 +25,78 @@ export interface NoteState {
   hash: string | null;
 }
 
-export function readState(vault: VaultContext, path: string): NoteState {
+/**
+ * `cap`: the largest note on disk the caller can use (SizeCap); a bigger one is too-large before it is read.
+ * Reading, hashing and decoding a 30 MB note held every other caller 150-850 ms only to refuse the result.
+ */
+export function readState(vault: VaultContext, path: string, cap?: SizeCap): NoteState {
   const abs = absOf(vault.root, path);
+  if (cap) refuseOverCap(path, abs, cap);
   const bytes = readBytes(abs);
   return { path, abs, bytes, hash: bytes === null ? null : hashBytes(bytes) };
+}
+
+/**
+ * readState for a note that may be big (the one write_note replaces): read off the event loop and hashed in
+ * slices with turns for other callers between. Reading and hashing a 30 MB note held them ~50 ms.
+ */
+async function readStateInTurns(vault: VaultContext, path: string): Promise<NoteState> {
+  const abs = absOf(vault.root, path);
+  let size = 0;
+  try {
+    size = lstatSync(abs).size;
+  } catch {
+    /* absent: readState says so */
+  }
+  if (size <= HASH_SLICE_BYTES) return readState(vault, path);
+  let fh;
+  try {
+    fh = await open(abs, READ_NOFOLLOW);
+  } catch {
+    return readState(vault, path); // a link, a folder or nothing: readState's answer, as for any note
+  }
+  let bytes: Buffer;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { path, abs, bytes: null, hash: null };
+    refuseIfNotNoteSized(path.slice(path.lastIndexOf("/") + 1), st.size);
+    bytes = await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (let at = 0; at < bytes.length; at += HASH_SLICE_BYTES) {
+    if (at > 0) await nextTurn();
+    hasher.update(bytes.subarray(at, at + HASH_SLICE_BYTES));
+  }
+  return { path, abs, bytes, hash: hasher.digest("hex") };
+}
+
+/** Bytes hashed between two turns of other callers (~3 ms). */
+const HASH_SLICE_BYTES = 4 * 1024 * 1024;
+
+/** The most bytes a call could take out of a note, and what to tell an agent when even that is not enough. */
+export interface SizeCap {
+  removable: number;
+  hint: string;
+}
+
+function refuseOverCap(path: string, abs: string, cap: SizeCap): void {
+  let size: number;
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile()) return;
+    size = st.size;
+  } catch {
+    return; // absent: the read says so
+  }
+  const limit = maxNoteBytes();
+  // A file that grows between this look and the read is still caught by checkSize on the result.
+  if (size - cap.removable <= limit) return;
+  throw new ToolError("too-large", `${path} is ${size} bytes, over the limit of ${limit} bytes a write may leave, and this call cannot bring it under: ${cap.hint}`, {
+    size,
+    limit,
+  });
 }
 
 function refuseHidden(rel: string, input: string): void {
@@ -47,35 +119,72 @@ function asNotePath(rel: string, input: string): string {
  * spelling first, then decoded and NFC/NFD ones), else the index's forgiving
  * lookup (case-insensitive, ".md" optional). note-not-found otherwise.
  */
-export function resolveExisting(vault: VaultContext, input: string): NoteState {
+export function resolveExisting(vault: VaultContext, input: string, cap?: SizeCap): NoteState {
   const spellings = pathSpellings(input);
   const rel = spellings[0]!;
   refuseHidden(rel, input);
   for (const s of spellings) safeAbsPath(vault.root, s);
   for (const s of spellings) {
     if (/\.md$/i.test(s) && lstatInVault(vault.root, s)?.isFile()) {
-      const st = readState(vault, s);
+      const st = readState(vault, s, cap);
       if (st.bytes !== null) return st;
     }
   }
   const row = findNote(vault.indexDb, vault.root, rel);
-  const st = readState(vault, row.path);
+  const st = readState(vault, row.path, cap);
   if (st.bytes === null) throw new ToolError("note-not-found", `Note not found: ${rel}`);
   return st;
 }
 
 /** The files in the folder of `rel` whose names are `rel`'s up to case and Unicode normalisation, as spelled on disk. */
 export function nameTwinsOnDisk(root: string, rel: string): string[] {
-  const slash = rel.lastIndexOf("/");
-  const folder = slash === -1 ? "" : rel.slice(0, slash);
-  const key = foldName(rel.slice(slash + 1));
   try {
-    return readdirSync(dirname(absOf(root, rel)), { withFileTypes: true })
-      .filter((d) => d.isFile() && foldName(d.name) === key)
-      .map((d) => (folder ? `${folder}/${d.name}` : d.name));
+    return twinsAmong(root, rel, readdirSync(dirname(absOf(root, rel))));
   } catch {
     return [];
   }
+}
+
+/**
+ * nameTwinsOnDisk with the folder listed off the event loop, and the names compared in slices with turns for
+ * other callers between: listing and folding a folder of 30,000 notes held every other caller ~50 ms each
+ * time, three times a file_page. Listed at each call, never from a cache: a twin a person made a moment ago,
+ * not yet indexed, is found as before.
+ */
+export async function nameTwinsInFolder(root: string, rel: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dirname(absOf(root, rel)));
+  } catch {
+    return [];
+  }
+  const turn = turnEvery(FOLD_SLICE_MS);
+  const key = twinKey(rel);
+  const hits: string[] = [];
+  for (let i = 0; i < names.length; i++) {
+    if (i % 512 === 0) await turn();
+    if (foldName(names[i]!) === key) hits.push(names[i]!);
+  }
+  return twinsAmong(root, rel, hits);
+}
+
+/** Folding names between two turns of other callers. */
+const FOLD_SLICE_MS = 4;
+
+const twinKey = (rel: string) => foldName(rel.slice(rel.lastIndexOf("/") + 1));
+
+/** The files among `names` (in the folder of `rel`) that fold to `rel`'s name, as vault paths. */
+function twinsAmong(root: string, rel: string, names: string[]): string[] {
+  const slash = rel.lastIndexOf("/");
+  const folder = slash === -1 ? "" : rel.slice(0, slash);
+  const key = twinKey(rel);
+  const out: string[] = [];
+  for (const name of names) {
+    if (foldName(name) !== key) continue;
+    const path = folder ? `${folder}/${name}` : name;
+    if (lstatInVault(root, path)?.isFile()) out.push(path);
+  }
+  return out;
 }
 
 /**
@@ -85,7 +194,7 @@ export function nameTwinsOnDisk(root: string, rel: string): string[] {
  * twin would break on macOS and Windows and in sync tools. A new note goes
  * into existing folders as they are spelled on disk (`PLUGINS/x.md` lands in `Plugins/`).
  */
-export function resolveTarget(vault: VaultContext, input: string, opts: { caseTwin?: boolean } = {}): NoteState {
+export async function resolveTarget(vault: VaultContext, input: string, opts: { caseTwin?: boolean } = {}): Promise<NoteState> {
   const spellings = pathSpellings(input).map((s) => asNotePath(s, input));
   const literal = spellings[0]!;
   refuseHidden(literal, input);
@@ -96,7 +205,7 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
     if (e instanceof ToolError) throw e;
   }
   for (const s of spellings) {
-    const st = readState(vault, s);
+    const st = await readStateInTurns(vault, s);
     if (st.bytes !== null) return st;
   }
   const rel = existingFolderSpelling(vault.root, literal);
@@ -105,19 +214,19 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
     refuseHidden(rel, input);
     safeAbsPath(vault.root, rel);
   }
-  const st = readState(vault, rel);
+  const st = await readStateInTurns(vault, rel);
   if (st.bytes !== null) return st;
   if (opts.caseTwin === false) return newName(vault, st, input);
   for (const s of [rel, ...spellings]) {
     const twin = vault.indexDb.query("SELECT path FROM notes WHERE path = ? COLLATE NOCASE").get(s) as { path: string } | null;
     if (twin && twin.path !== s) {
-      const t = readState(vault, twin.path);
+      const t = await readStateInTurns(vault, twin.path);
       if (t.bytes !== null) return t;
     }
   }
-  const onDisk = nameTwinsOnDisk(vault.root, rel)[0];
+  const onDisk = (await nameTwinsInFolder(vault.root, rel))[0];
   if (onDisk && onDisk !== rel) {
-    const t = readState(vault, onDisk);
+    const t = await readStateInTurns(vault, onDisk);
     if (t.bytes !== null) return t;
   }
   return newName(vault, st, input);
@@ -132,14 +241,23 @@ export function resolveTarget(vault: VaultContext, input: string, opts: { caseTw
 // What a wikilink cannot hold in its target (Obsidian warns of the same): `[[X#Y]]` is X's heading Y, `[[X|Y]]`
 // X shown as Y, `[[X]Y]]` no link at all. A move to `X#Y.md` rewrote every link to one pointing at X.md.
 const LINK_BREAKING = /[#^[\]|]/;
+// C1 controls (U+0085 NEXT LINE among them) and the line and paragraph separators: a terminal, an editor or a
+// line-based answer (the digest, the CLI) breaks a line there or runs the control, as with the C0 controls
+// every path refuses (lib/vault/paths.ts). Refused only in new names: a person's note so named stays readable.
+const LINE_BREAKING = /[\u0080-\u009f\u2028\u2029]/;
 
 function newName(vault: VaultContext, st: NoteState, input: string): NoteState {
   const parts = st.path.split("/");
   for (let i = 0; i < parts.length; i++) {
     const hidden = DISGUISING.test(parts[i]!);
-    if (!hidden && !LINK_BREAKING.test(parts[i]!)) continue;
+    const control = LINE_BREAKING.test(parts[i]!);
+    if (!hidden && !control && !LINK_BREAKING.test(parts[i]!)) continue;
     if (i < parts.length - 1 && lstatInVault(vault.root, parts.slice(0, i + 1).join("/"))?.isDirectory()) continue;
-    const why = hidden ? "invisible or direction-changing characters" : "# ^ [ ] or | (a link could not name it)";
+    const why = hidden
+      ? "invisible or direction-changing characters"
+      : control
+        ? "control characters or line separators"
+        : "# ^ [ ] or | (a link could not name it)";
     throw new ToolError("path-invalid", `Invalid path ${JSON.stringify(input)}: a new name may not hold ${why} (${JSON.stringify(parts[i])})`);
   }
   return st;
@@ -170,8 +288,15 @@ export function refuseImmutable(vault: VaultContext, path: string, what: string)
  * An existing note an operation will change, move or delete (`what`): resolved,
  * outside the immutable prefixes, and as the caller (or the proposal's base) saw it.
  */
-export function resolveForChange(vault: VaultContext, input: string, what: string, base: Base | undefined, expectedHash: string | undefined): NoteState {
-  const st = resolveExisting(vault, input);
+export function resolveForChange(
+  vault: VaultContext,
+  input: string,
+  what: string,
+  base: Base | undefined,
+  expectedHash: string | undefined,
+  cap?: SizeCap,
+): NoteState {
+  const st = resolveExisting(vault, input, cap);
   refuseImmutable(vault, st.path, what);
   checkExpected(st, expectationFor(base, st.path, expectedHash));
   return st;
@@ -200,11 +325,37 @@ export function checkSize(path: string, bytes: Uint8Array): void {
   }
 }
 
-export interface NoteText {
-  /** The text with CRLF turned into LF when the whole file uses CRLF, and without a BOM. */
-  text: string;
+/** How a note's bytes are laid out, which an edit keeps. */
+export interface NoteStyle {
   crlf: boolean;
   bom: boolean;
+  /** A CR that is not in a CRLF-throughout file: mixed endings, edited as they are. */
+  mixed: boolean;
+}
+
+export interface NoteText extends NoteStyle {
+  /** The text with CRLF turned into LF when the whole file uses CRLF, and without a BOM. */
+  text: string;
+}
+
+/**
+ * The style of a note's bytes, or null when they are not UTF-8. Found on the bytes: write_note kept a 30 MB
+ * note's style by decoding it whole (~130 ms on the server's one thread) to replace it with a line.
+ */
+export function styleOf(bytes: Uint8Array): NoteStyle | null {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (!isUtf8(buf)) return null;
+  const bom = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+  // CRLF throughout: some LF, each after a CR (the byte before the first LF is the BOM's in "\uFEFF\n").
+  let at = buf.indexOf(10);
+  let crlf = at !== -1;
+  for (; at !== -1; at = buf.indexOf(10, at + 1)) {
+    if (at === 0 || buf[at - 1] !== 13) {
+      crlf = false;
+      break;
+    }
+  }
+  return { crlf, bom, mixed: !crlf && buf.indexOf(13) !== -1 };
 }
 
 /**
@@ -213,20 +364,17 @@ export interface NoteText {
  * bytes. A file with mixed endings is edited as it is.
  */
 export function decodeText(path: string, bytes: Uint8Array): NoteText {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  let text = buf.toString("utf8");
-  if (!Buffer.from(text, "utf8").equals(buf)) {
+  const style = styleOf(bytes);
+  if (!style) {
     throw new ToolError("unsupported-encoding", `${path} is not valid UTF-8; Lettuce will not rewrite it in part (replace it whole with write_note)`);
   }
-  const bom = text.startsWith("\uFEFF");
-  if (bom) text = text.slice(1);
-  const lf = (text.match(/\n/g) ?? []).length;
-  const crlf = lf > 0 && (text.match(/\r\n/g) ?? []).length === lf;
-  if (crlf) text = text.replace(/\r\n/g, "\n");
-  return { text, crlf, bom };
+  let text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8");
+  if (style.bom) text = text.slice(1);
+  if (style.crlf) text = text.replace(/\r\n/g, "\n");
+  return { ...style, text };
 }
 
-export function encodeText(t: NoteText, text: string): Buffer {
+export function encodeText(t: NoteStyle, text: string): Buffer {
   let out = t.crlf ? text.replace(/\r?\n/g, "\r\n") : text;
   if (t.bom) out = "\uFEFF" + out;
   return Buffer.from(out, "utf8");
@@ -237,6 +385,6 @@ export function encodeText(t: NoteText, text: string): Buffer {
  * throughout (encodeText restores it) or has no CR at all. A CRLF patch into an LF note wrote mixed endings
  * (the write-content audit); a note already mixed is edited as it is.
  */
-export function agentText(t: NoteText, s: string): string {
-  return t.crlf || !t.text.includes("\r") ? s.replace(/\r\n/g, "\n") : s;
+export function agentText(t: NoteStyle, s: string): string {
+  return t.crlf || !t.mixed ? s.replace(/\r\n/g, "\n") : s;
 }

@@ -11,6 +11,7 @@ import type { LinkRef } from "../index/resolver";
 import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
+import { packAhead } from "./edit-texts";
 import { rewriteLinksForMove } from "./links";
 import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
@@ -90,14 +91,14 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   pinned: (a) => a.expectedHash !== undefined,
   async plan(vault, a, base) {
     const src = resolveForChange(vault, a.from, "moved", base, a.expectedHash);
-    const dst = resolveTarget(vault, intoFolder(a.to, src.path), { caseTwin: false });
+    const dst = await resolveTarget(vault, intoFolder(a.to, src.path), { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
     // A new spelling of the same file; not a twin that happens to differ only in case (sameInode).
     const caseOnly = foldName(dst.path) === foldName(src.path) && (dst.bytes === null || sameInode(src.abs, dst.abs));
     if (!caseOnly) {
       // A twin in any script: SQLite's NOCASE folds ASCII only, and a move to `über.md` beside `Über.md`
       // made a twin that took over the person's [[Über]] links (the Unicode audit of 2026-12-05).
-      const twin = dst.bytes !== null ? dst : resolveTarget(vault, a.to);
+      const twin = dst.bytes !== null ? dst : await resolveTarget(vault, a.to);
       const clash = twin.bytes !== null || vault.indexDb.query("SELECT 1 FROM notes WHERE path = ? COLLATE NOCASE").get(dst.path) !== null;
       if (clash) {
         if (base) checkExpected(twin, null);
@@ -106,6 +107,7 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
     }
 
     const changes: FileChange[] = [{ action: "move", from: src.path, path: dst.path, before: src.bytes, after: src.bytes }];
+    await packAhead(src.bytes, src.hash);
     const updated: string[] = [];
     const skipped: { path: string; reason: string }[] = [];
     let linkCount = 0;
@@ -191,9 +193,11 @@ export function trashPathFor(root: string, path: string): string {
   }
 }
 
-export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", (vault, a, base) => {
+export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", async (vault, a, base) => {
   const st = resolveForChange(vault, a.path, "deleted", base, a.expectedHash);
   const trash = trashPathFor(vault.root, st.path);
+  // Its text goes to the timeline whole: compressed now, off the event loop (edit-texts.ts).
+  await packAhead(st.bytes, st.hash);
   return {
     changes: [{ action: "delete", path: st.path, trash, before: st.bytes, after: null }],
     base: { [st.path]: st.hash },

@@ -1,44 +1,66 @@
 // The content-changing write operations: each reads the note(s), checks the
 // rules (immutable prefixes, expected hashes, limits) and plans the change.
 // Moves and deletes live in ops-move.ts.
-import { readdirSync } from "node:fs";
 // The yaml package loads on first use (~19 ms of start-up); most writes never make frontmatter from scratch.
 const toYaml = (v: unknown): string => (require("yaml") as typeof import("yaml")).stringify(v);
 import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { noteName } from "../vault/parse";
-import { MAX_EDITS_PER_CALL } from "./limits";
+import { lstatInVault } from "../vault/paths";
+import { MAX_EDITS_PER_CALL, maxNoteBytes } from "./limits";
 import {
   agentText,
   checkExpected,
   checkSize,
   decodeText,
   encodeText,
+  nameTwinsInFolder,
   readState,
   refuseImmutable,
   resolveExisting,
   resolveForChange,
   resolveTarget,
+  styleOf,
   type NoteState,
   type NoteText,
+  type SizeCap,
 } from "./notes";
+import { packAhead } from "./edit-texts";
 import { stripMd } from "./links";
 import { expectationFor, guessPath, singleNoteOp, type Base, type Plan, type WriteOp } from "./plan";
-import { appendLogText, applyEditsToText, completeDirectiveText, localDate, logHeading, patchSectionText, type Edit, type SectionMode } from "./text";
+import {
+  appendLogText,
+  applyEditsToText,
+  completeDirectiveText,
+  localDate,
+  logHeading,
+  patchSectionText,
+  refuseHalfPairs,
+  type Edit,
+  type SectionMode,
+} from "./text";
+
+/**
+ * A note already over the write limit, which no patch_section or complete_directive can bring under it (they
+ * add lines, or replace a section the call cannot see the size of): too-large before it is read.
+ */
+const GROWS: SizeCap = { removable: 0, hint: "shrink it with apply_edits, or replace it whole with write_note" };
 
 /** Plan a rewrite of one existing note's text: the shared path of apply_edits, patch_section and complete_directive. */
-function planTextEdit(
+async function planTextEdit(
   vault: VaultContext,
   a: { path: string; expectedHash?: string },
   base: Base | undefined,
   transform: (t: NoteText, path: string) => string,
   summary: (path: string) => string,
-): Plan {
-  const st = resolveForChange(vault, a.path, "changed", base, a.expectedHash);
+  cap: SizeCap = GROWS,
+): Promise<Plan> {
+  const st = resolveForChange(vault, a.path, "changed", base, a.expectedHash, cap);
   const t = decodeText(st.path, st.bytes!);
   const out = encodeText(t, transform(t, st.path));
   checkSize(st.path, out);
   const same = out.equals(st.bytes!);
+  if (!same) await packAhead(st.bytes, st.hash);
   return {
     changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
     base: { [st.path]: st.hash },
@@ -55,8 +77,22 @@ export interface WriteNoteArgs {
   expectedHash?: string;
 }
 
-export const writeNoteOp = singleNoteOp<WriteNoteArgs>("write_note", (vault, a, base) => {
-  const st = resolveTarget(vault, a.path);
+/** Occurrences of `sub` in `s`, not overlapping. */
+function countOf(s: string, sub: string): number {
+  let n = 0;
+  for (let at = s.indexOf(sub); at !== -1; at = s.indexOf(sub, at + sub.length)) n++;
+  return n;
+}
+
+export const writeNoteOp = singleNoteOp<WriteNoteArgs>("write_note", async (vault, a, base) => {
+  refuseHalfPairs("content", a.content);
+  // The least the note can be (a BOM dropped, CRLF folded): content over the limit is refused before the
+  // note it would replace, up to 64 MB, is read and hashed.
+  const least = Buffer.byteLength(a.content) - (a.content.startsWith("\uFEFF") ? 3 : 0) - countOf(a.content, "\r\n");
+  if (least > maxNoteBytes()) {
+    throw new ToolError("too-large", `The content is at least ${least} bytes; the limit is ${maxNoteBytes()} bytes per note`, { size: least, limit: maxNoteBytes() });
+  }
+  const st = await resolveTarget(vault, a.path);
   const expected = expectationFor(base, st.path, a.expectedHash);
   if (st.bytes !== null) {
     if (expected === undefined && !a.overwrite) {
@@ -70,16 +106,14 @@ export const writeNoteOp = singleNoteOp<WriteNoteArgs>("write_note", (vault, a, 
   checkExpected(st, expected);
   let out: Buffer;
   if (st.bytes !== null) {
-    let style: NoteText = { text: "", crlf: false, bom: false };
-    try {
-      style = decodeText(st.path, st.bytes);
-    } catch {
-      /* not UTF-8: replaced whole, no line-ending style to keep */
-    }
+    // Not UTF-8: replaced whole, no line-ending style to keep.
+    const style = styleOf(st.bytes) ?? { crlf: false, bom: false, mixed: false };
     out = encodeText(style, agentText(style, a.content.replace(/^\uFEFF/, "")));
   } else out = Buffer.from(a.content, "utf8");
   checkSize(st.path, out);
   const same = st.bytes !== null && out.equals(st.bytes);
+  // The replaced text goes to the timeline whole: compressed now, off the event loop (edit-texts.ts).
+  if (!same) await packAhead(st.bytes, st.hash);
   return {
     changes: same ? [] : [{ action: "write", path: st.path, before: st.bytes, after: out }],
     base: { [st.path]: st.hash },
@@ -101,12 +135,21 @@ export const applyEditsOp = singleNoteOp<ApplyEditsArgs>("apply_edits", (vault, 
       limit: MAX_EDITS_PER_CALL,
     });
   }
+  a.edits.forEach((e, i) => {
+    refuseHalfPairs(`edits[${i}].find`, e.find, { edit: i });
+    refuseHalfPairs(`edits[${i}].replace`, e.replace, { edit: i });
+  });
+  // The most the edits can take out: each find once, each of its LFs a CRLF on disk. A note past the limit by
+  // more is refused unread; past it by less, the edits may bring it under.
+  const removable = a.edits.reduce((n, e) => n + Buffer.byteLength(e.find) + countOf(e.find, "\n"), 0);
+  const cap = { removable, hint: `its finds take out at most ${removable} bytes; replace it whole with write_note` };
   return planTextEdit(
     vault,
     a,
     base,
     (t) => applyEditsToText(t.text, a.edits.map((e) => ({ find: agentText(t, e.find), replace: agentText(t, e.replace) }))),
     (p) => `Edit ${p} (${a.edits.length} change${a.edits.length === 1 ? "" : "s"})`,
+    cap,
   );
 });
 
@@ -118,15 +161,17 @@ export interface PatchSectionArgs {
   expectedHash?: string;
 }
 
-export const patchSectionOp = singleNoteOp<PatchSectionArgs>("patch_section", (vault, a, base) =>
-  planTextEdit(
+export const patchSectionOp = singleNoteOp<PatchSectionArgs>("patch_section", (vault, a, base) => {
+  refuseHalfPairs("heading", a.heading);
+  refuseHalfPairs("content", a.content);
+  return planTextEdit(
     vault,
     a,
     base,
     (t, path) => patchSectionText(path, t.text, a.heading, a.mode, agentText(t, a.content)),
     (p) => `${a.mode[0]!.toUpperCase()}${a.mode.slice(1)} section "${a.heading}" of ${p}`,
-  ),
-);
+  );
+});
 
 export interface CompleteDirectiveArgs {
   path: string;
@@ -135,8 +180,9 @@ export interface CompleteDirectiveArgs {
   expectedHash?: string;
 }
 
-export const completeDirectiveOp = singleNoteOp<CompleteDirectiveArgs>("complete_directive", (vault, a, base) => {
-  const plan = planTextEdit(
+export const completeDirectiveOp = singleNoteOp<CompleteDirectiveArgs>("complete_directive", async (vault, a, base) => {
+  refuseHalfPairs("answer", a.answer);
+  const plan = await planTextEdit(
     vault,
     a,
     base,
@@ -147,16 +193,27 @@ export const completeDirectiveOp = singleNoteOp<CompleteDirectiveArgs>("complete
   return plan;
 });
 
-/** log.md at the vault root, in whatever letter case the vault uses. */
-export function logPath(vault: VaultContext): string {
-  try {
-    const hit = readdirSync(vault.root, { withFileTypes: true }).find((d) => d.isFile() && d.name.toLowerCase() === "log.md");
-    if (hit) return hit.name;
-  } catch {
-    /* unreadable root: fall through to the default */
-  }
-  return "log.md";
+/**
+ * log.md at the vault root as the index knows it, when it is still there. Each append re-indexes it: listing
+ * a root folder of 30,000 notes to find it held every other caller ~50 ms, twice an append_log.
+ */
+function indexedLog(vault: VaultContext): string | null {
+  const known = vault.indexDb.query("SELECT path FROM notes WHERE path = 'log.md' COLLATE NOCASE ORDER BY path = 'log.md' DESC, path").all() as { path: string }[];
+  for (const { path } of known) if (lstatInVault(vault.root, path)?.isFile()) return path;
+  return null;
 }
+
+/** log.md at the vault root, in whatever letter case the vault uses. */
+export async function logPath(vault: VaultContext): Promise<string> {
+  // No log yet, or one a person made or renamed a moment ago (not indexed yet): as the disk spells it.
+  return indexedLog(vault) ?? (await nameTwinsInFolder(vault.root, "log.md"))[0] ?? "log.md";
+}
+
+/**
+ * The log's lock path, with no listing: lock keys are folded (KeyedLock), so any spelling takes the one
+ * lock; the indexed spelling is the file the wait for a save in progress looks at (save-quiet.ts).
+ */
+const logLock = (vault: VaultContext) => indexedLog(vault) ?? "log.md";
 
 export interface LogArgs {
   op: string;
@@ -166,8 +223,11 @@ export interface LogArgs {
 }
 
 /** The log.md change for one ledger entry, and its heading; appends commute, so the log is never pinned to a hash. */
-function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after: Buffer; heading: string } {
-  const st = readState(vault, logPath(vault));
+async function planLogAppend(vault: VaultContext, e: LogArgs): Promise<{ st: NoteState; after: Buffer; heading: string }> {
+  refuseHalfPairs("op", e.op);
+  refuseHalfPairs("title", e.title);
+  refuseHalfPairs("body", e.body);
+  const st = readState(vault, await logPath(vault));
   if (st.bytes !== null) refuseImmutable(vault, st.path, "changed");
   const entry = { date: e.date ?? localDate(), op: e.op, title: e.title, body: e.body };
   let after: Buffer;
@@ -182,10 +242,10 @@ function planLogAppend(vault: VaultContext, e: LogArgs): { st: NoteState; after:
 
 export const appendLogOp: WriteOp<LogArgs> = {
   name: "append_log",
-  lockPaths: (vault) => [logPath(vault)],
+  lockPaths: (vault) => [logLock(vault)],
   pinned: () => false,
-  plan(vault, a) {
-    const { st, after, heading } = planLogAppend(vault, a);
+  async plan(vault, a) {
+    const { st, after, heading } = await planLogAppend(vault, a);
     return {
       changes: [{ action: "write", path: st.path, before: st.bytes, after }],
       base: {},
@@ -233,10 +293,13 @@ function wikilinkTo(vault: VaultContext, path: string, from: string): string {
 
 export const filePageOp: WriteOp<FilePageArgs> = {
   name: "file_page",
-  lockPaths: (vault, a) => [...guessPath(a.path), logPath(vault)],
+  lockPaths: (vault, a) => [...guessPath(a.path), logLock(vault)],
   pinned: () => false,
-  plan(vault, a, base) {
-    const page = resolveTarget(vault, a.path);
+  async plan(vault, a, base) {
+    refuseHalfPairs("title", a.title);
+    refuseHalfPairs("content", a.content);
+    a.tags?.forEach((t, i) => refuseHalfPairs(`tags[${i}]`, t));
+    const page = await resolveTarget(vault, a.path);
     checkExpected(page, expectationFor(base, page.path, undefined));
     if (page.bytes !== null) {
       throw new ToolError("already-exists", `${page.path} already exists; file_page only creates new pages (use write_note or patch_section to change one)`, {
@@ -254,7 +317,7 @@ export const filePageOp: WriteOp<FilePageArgs> = {
     const after = Buffer.from(text, "utf8");
     checkSize(page.path, after);
     const self = `[[${stripMd(page.path)}|${a.title.replace(/[\[\]|]/g, "")}]]`;
-    const log = planLogAppend(vault, { op: a.op ?? "query", title: a.title, body: `Filed ${self}, citing ${links.join(", ")}.` });
+    const log = await planLogAppend(vault, { op: a.op ?? "query", title: a.title, body: `Filed ${self}, citing ${links.join(", ")}.` });
     return {
       changes: [
         { action: "write", path: page.path, before: null, after },

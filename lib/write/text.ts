@@ -33,16 +33,24 @@ export interface Edit {
 const MAX_COUNTED = 100;
 
 /**
+ * Text an agent sends to be written (or matched) holds whole characters only: half of a surrogate pair became
+ * U+FFFD on disk without a word (write_note, patch_section, file_page, append_log), and in a find it matched
+ * half an emoji. Every write tool refuses it the same way: invalid-input, `data.field` names the argument.
+ */
+export function refuseHalfPairs(field: string, s: string | undefined, data: Record<string, unknown> = {}): void {
+  if (s === undefined || s.isWellFormed()) return;
+  throw new ToolError("invalid-input", `${field} holds half of a surrogate pair; send whole characters`, { field, ...data });
+}
+
+/**
  * Apply find/replace pairs in order; each `find` must occur exactly once in
  * the text as the previous edits left it. Any miss refuses the whole call.
  */
 export function applyEditsToText(text: string, edits: Edit[]): string {
   let out = text;
   edits.forEach((e, i) => {
-    // Half a surrogate pair matched half an emoji, and the write stored U+FFFD in its place.
-    if (!e.find.isWellFormed() || !e.replace.isWellFormed()) {
-      throw new ToolError("invalid-input", `edits[${i}] holds half of a surrogate pair; send whole characters`, { edit: i });
-    }
+    refuseHalfPairs(`edits[${i}].find`, e.find, { edit: i });
+    refuseHalfPairs(`edits[${i}].replace`, e.replace, { edit: i });
     const found = findAll(out, e.find, MAX_COUNTED).filter((at) => wholeCharacters(out, at, at + e.find.length));
     const count = found.length;
     if (count !== 1) {
