@@ -13,6 +13,7 @@ import { applyGraphPrior, neighboursOf } from "./graph";
 import { notePassages, noteTexts } from "./note-text";
 import { ANSWER_SYSTEM, answerUser } from "./prompts";
 import { RERANK_POOL, rerankCandidates, type Reranker } from "./rerank";
+import { sliceWhole } from "../text-cut";
 import { validateAnswer, type ContextPage, type QuotedSpan, type Validated } from "./validate";
 
 export interface AnswerOptions {
@@ -56,6 +57,8 @@ export const DEFAULT_LIMIT = 6;
 // Passages per page handed to the context builder (it keeps what fits the budget).
 const PASSAGES_PER_NOTE = 3;
 const ANSWER_TOKENS = 1_000;
+/** Several times what ANSWER_TOKENS asks for (a token is ~4 characters of English, fewer of other scripts). */
+export const MAX_ANSWER_CHARS = 16 * ANSWER_TOKENS;
 export const NOT_COVERED = "The notes do not cover this: no note in the vault matches the question.";
 
 export interface Answerable {
@@ -68,7 +71,9 @@ export interface Answerable {
 export function readAnswer(o: Record<string, unknown>): Answerable | null {
   if (typeof o.answer !== "string" || !o.answer.trim()) return null;
   const list = (v: unknown) => (Array.isArray(v) ? v : typeof v === "string" ? [v] : v && typeof v === "object" ? [v] : []);
-  return { answer: o.answer.trim(), citations: list(o.citations), quotes: list(o.quotes) };
+  // A model may ignore max_tokens: an answer past MAX_ANSWER_CHARS is cut (a 60 MB one went to the client whole).
+  const answer = o.answer.trim();
+  return { answer: answer.length > MAX_ANSWER_CHARS ? `${sliceWhole(answer, MAX_ANSWER_CHARS)}…` : answer, citations: list(o.citations), quotes: list(o.quotes) };
 }
 
 async function timed<T>(trace: AnswerTrace | undefined, key: keyof AnswerTrace, f: () => Promise<T>): Promise<T> {

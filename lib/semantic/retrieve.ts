@@ -14,7 +14,7 @@ import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_D
 import { rankingFor, type RankingParams } from "./ranking";
 import { keywordRank } from "./keyword";
 import { withTermFeedback, type TermFeedback } from "./feedback";
-import { splitPassages } from "./passages";
+import { keywordPassagesOf } from "./keyword-passages";
 import { keywordConfidence, type RerankDoc } from "./rerank";
 import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
@@ -124,8 +124,7 @@ export function bestPassages(rows: { id: number; noteId: number }[], passages: V
 /** How many of the best keyword candidates keywordConfidence looks at. */
 const CONFIDENCE_DEPTH = 3;
 
-/** Passage size used when a note is split at query time (keyword mode has no stored passages). */
-export const KEYWORD_PASSAGE_CHARS = 1000;
+export { KEYWORD_PASSAGE_CHARS } from "./keyword-passages";
 
 export async function retrieve(svc: SemanticService, o: RetrieveOptions): Promise<Retrieval> {
   let mode = o.mode ?? "auto";
@@ -172,12 +171,22 @@ function vectorScore(best: number, second: number, noteCos: number | undefined, 
   return best + p.secondPassage * Math.max(0, second) + p.noteVector * (noteCos ?? 0);
 }
 
+/**
+ * Candidates per ranking: by the page's size, never its offset. Drawn deeper for a later page, the lists
+ * fused into another order, and paging on skipped and repeated notes (the review of 2026-12-07): every page
+ * of one limit is cut from one ranking, and `total` counts that ranking.
+ */
+const poolDepth = (limit: number) => Math.max(FUSION_DEPTH, limit * 2);
+
+/** Best first; equal scores in note order, so that two pages of one ranking agree on where a tie falls. */
+const byScore = (a: [number, number], b: [number, number]) => b[1] - a[1] || a[0] - b[0];
+
 async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "hybrid" | "vector", provider: EmbeddingProvider): Promise<Retrieval> {
   const db = svc.vault.indexDb;
   const offset = o.offset ?? 0;
   const p: RankingParams = { ...rankingFor(provider.kind, provider.model), ...o.ranking };
   const { vectorTexts, keywordTexts } = await rankedTexts(svc, o);
-  const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
+  const depth = poolDepth(o.limit);
   // The query's embedding (a worker thread for the built-in model, a request for the others) runs while BM25 ranks.
   const pending = svc.queryVector(provider, o.query, o.signal);
   pending.catch(() => undefined);
@@ -194,12 +203,12 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keywordPassages = mode === "hybrid" ? passagesOf(db, keywordIds) : [];
   const docs = new Map<number, RerankDoc>();
   if (mode === "hybrid" && keyword[0]?.size) {
-    const byScore = rankedIds(keyword[0]);
-    for (const [id, d] of rerankDocs(db, byScore.slice(0, Math.max(p.rerankDepth, CONFIDENCE_DEPTH)))) docs.set(id, d);
+    const keywordOrder = rankedIds(keyword[0]);
+    for (const [id, d] of rerankDocs(db, keywordOrder.slice(0, Math.max(p.rerankDepth, CONFIDENCE_DEPTH)))) docs.set(id, d);
     if (p.vectorWeightWeak !== p.vectorWeight || p.vectorSlot) {
       confidence = keywordConfidence(
         o.query,
-        byScore.slice(0, CONFIDENCE_DEPTH).flatMap((id) => docs.get(id) ?? []),
+        keywordOrder.slice(0, CONFIDENCE_DEPTH).flatMap((id) => docs.get(id) ?? []),
       );
     }
   }
@@ -240,7 +249,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     const convex = w.flat && p.flatConvex > 0 && keyword.length === 1 && vector.length === 1;
     const fused = convex ? convexOverKeyword(keyword[0]!, vector[0], p.flatConvex) : fuseRankings(keyword, vector, { ...p, vectorWeight: w.weight }, keywordWeights, w.factor);
     scored = secondStage(db, o.query, [...fused], p, docs);
-    scored.sort((a, b) => b[1] - a[1]);
+    scored.sort(byScore);
     // A flat vector list (RankingParams.vectorMargin) has no best notes worth a place.
     if (!w.flat) keepVectorSlot(scored, vector[0], confidence, p);
     keepKeywordLead(scored, keyword[0], p);
@@ -252,7 +261,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     scored = [...best];
   }
   if (o.preferRecent) scored = applyRecency(db, scored);
-  scored.sort((a, b) => b[1] - a[1]);
+  scored.sort(byScore);
   const page = scored.slice(offset, offset + o.limit);
   const refs = notesByIds(
     db,
@@ -286,8 +295,11 @@ export async function retrieveRelated(svc: SemanticService, noteId: number, o: {
   if (!idx || !v) return { mode: "vector", notes: [], total: 0, ...partial };
   const offset = o.offset ?? 0;
   const exclude = o.exclude ?? new Set<string>();
-  // Ask for enough neighbours to survive dropping the note itself and the excluded ones.
-  const hits = idx.notes.search(v, offset + o.limit + exclude.size + 1).filter((h) => h.owner !== noteId);
+  // Enough neighbours to survive dropping the note itself and the excluded ones, as many for every page (poolDepth).
+  const hits = idx.notes
+    .search(v, poolDepth(o.limit) + exclude.size + 1)
+    .filter((h) => h.owner !== noteId)
+    .sort((a, b) => b.score - a.score || a.owner - b.owner);
   const refs = notesByIds(
     db,
     hits.map((h) => h.owner),
@@ -318,60 +330,19 @@ async function keywordRetrieve(svc: SemanticService, o: RetrieveOptions): Promis
   const offset = o.offset ?? 0;
   const { keywordTexts } = o.expand ? await rankedTexts(svc, o) : { keywordTexts: [o.query] };
   await svc.syncKeywords();
-  const depth = Math.max(FUSION_DEPTH, (offset + o.limit) * 2);
+  const depth = poolDepth(o.limit);
   // Several query texts (expansion): a note keeps its best score.
   const best = new Map<number, number>();
   for (const text of keywordTexts) for (const [id, score] of keywordScores(db, text, text === o.query ? o.keywords : undefined, depth)) best.set(id, Math.max(best.get(id) ?? -Infinity, score));
   let scored = [...best];
   if (o.preferRecent) scored = applyRecency(db, scored);
-  scored.sort((a, b) => b[1] - a[1]);
+  scored.sort(byScore);
   const page = scored.slice(offset, offset + o.limit);
-  const bodies = noteBodies(
-    db,
-    page.map(([id]) => id),
-  );
-  const words = queryWords(o.query);
-  const want = o.passagesPerNote ?? 1;
+  const found = new Map(keywordPassagesOf(db, page.map(([id]) => id), o.query, o.passagesPerNote ?? 1).map((n) => [n.noteId, n]));
   const notes: RetrievedNote[] = [];
   for (const [id, score] of page) {
-    const n = bodies.get(id);
-    if (!n) continue;
-    const passages = splitPassages(n.body, KEYWORD_PASSAGE_CHARS)
-      .map((p) => ({ ord: p.ord, heading: p.heading, text: p.text, score: wordShare(p.text, words) }))
-      .sort((a, b) => b.score - a.score || a.ord - b.ord)
-      .slice(0, want);
-    notes.push({ noteId: id, path: n.path, title: n.title, score, passages });
+    const n = found.get(id);
+    if (n) notes.push({ noteId: id, path: n.path, title: n.title, score, passages: n.passages });
   }
   return { mode: "keyword", notes, total: scored.length };
-}
-
-function noteBodies(db: Database, ids: number[]): Map<number, { path: string; title: string; body: string }> {
-  if (!ids.length) return new Map();
-  const rows = db
-    .query(`SELECT n.id AS id, n.path AS path, n.title AS title, f.body AS body FROM notes n JOIN fts f ON f.rowid = n.id WHERE ${inList("n.id")}`)
-    .all(JSON.stringify(ids)) as { id: number; path: string; title: string; body: string }[];
-  return new Map(rows.map((r) => [r.id, r]));
-}
-
-const fold = (s: string) => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
-
-function queryWords(query: string): string[] {
-  return [...new Set((fold(query).match(/[\p{L}\p{N}]{3,}/gu) ?? []))];
-}
-
-/** The share of the query's words (as prefixes of the passage's words) that a passage holds. */
-function wordShare(text: string, words: string[]): number {
-  if (!words.length) return 0;
-  const have = new Set(fold(text).match(/[\p{L}\p{N}]+/gu) ?? []);
-  let hits = 0;
-  for (const w of words) {
-    const stem = w.length > 5 ? w.slice(0, w.length - 2) : w;
-    for (const h of have) {
-      if (h.startsWith(stem)) {
-        hits++;
-        break;
-      }
-    }
-  }
-  return hits / words.length;
 }
