@@ -13,27 +13,10 @@ import { deleteNoteOp } from "../lib/write/ops-move";
 import { writeNoteOp } from "../lib/write/ops";
 import { writeService } from "../lib/write/service";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { longestStall } from "./helpers/event-loop";
 
 const MB = 1024 * 1024;
 const sha = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
-
-/** The longest the event loop went without a turn while `work` ran. */
-async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stall: number }> {
-  let last = performance.now();
-  let stall = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last);
-    last = now;
-  }, 5);
-  try {
-    const result = await work();
-    stall = Math.max(stall, performance.now() - last);
-    return { result, stall };
-  } finally {
-    clearInterval(tick);
-  }
-}
 
 /** `mb` megabytes of text that compresses as prose does (not a line said over and over). */
 function prose(mb: number): string {

@@ -6,31 +6,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { copyVault, startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { longestStall } from "./helpers/event-loop";
 
 const NOTES = 50_000;
 
-/** The longest the event loop went without a turn while `work` ran. */
-async function longestStall(work: () => Promise<unknown>): Promise<number> {
-  let last = performance.now();
-  let stall = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last);
-    last = now;
-  }, 5);
-  try {
-    await work();
-    return Math.max(stall, performance.now() - last);
-  } finally {
-    clearInterval(tick);
-  }
-}
-
 /** Until the server's own start-up work (recording 50,000 notes in the change journal) has let the loop be. */
 async function quiet(): Promise<void> {
-  for (let i = 0; i < 60; i++) if ((await longestStall(() => Bun.sleep(300))) < 15) return;
+  for (let i = 0; i < 60; i++) if ((await longestStall(() => Bun.sleep(300))).stall < 15) return;
 }
 
+const stallOf = async (work: () => Promise<unknown>) => (await longestStall(work)).stall;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe("a vault of 50,000 notes in one folder", () => {
@@ -55,9 +40,9 @@ describe("a vault of 50,000 notes in one folder", () => {
   test("append_log, file_page and a new note hold no other caller", async () => {
     const stalls: Record<string, number[]> = { append_log: [], file_page: [], write_note: [] };
     for (let i = 0; i < 3; i++) {
-      stalls.append_log!.push(await longestStall(() => s.call("append_log", { op: "query", title: `t${i}` })));
-      stalls.file_page!.push(await longestStall(() => s.call("file_page", { path: `Seite ${i}.md`, title: `S${i}`, content: "c", citations: ["Quelle"] })));
-      stalls.write_note!.push(await longestStall(() => s.call("write_note", { path: `Neue Notiz ${i}.md`, content: "x\n" })));
+      stalls.append_log!.push(await stallOf(() => s.call("append_log", { op: "query", title: `t${i}` })));
+      stalls.file_page!.push(await stallOf(() => s.call("file_page", { path: `Seite ${i}.md`, title: `S${i}`, content: "c", citations: ["Quelle"] })));
+      stalls.write_note!.push(await stallOf(() => s.call("write_note", { path: `Neue Notiz ${i}.md`, content: "x\n" })));
     }
     // Were 130-160 ms (append_log), 140-240 ms (file_page) and 55-90 ms (write_note); now about 10 ms each.
     const slow = Object.entries(stalls).filter(([, xs]) => median(xs) >= 40);

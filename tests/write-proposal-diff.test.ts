@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { applyPatch, createTwoFilesPatch } from "diff";
 import { changeDiff, getProposal, previewProposal } from "../lib/write/proposals";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { longestStall } from "./helpers/event-loop";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -15,24 +16,6 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 const lines = (tag: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${tag} ${from + i} ${((i * 7919) % 10007).toString(36)}\n`).join("");
-
-/** The longest the event loop went without a turn while `work` ran. */
-async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stall: number }> {
-  let last = performance.now();
-  let stall = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last);
-    last = now;
-  }, 5);
-  try {
-    const result = await work();
-    stall = Math.max(stall, performance.now() - last);
-    return { result, stall };
-  } finally {
-    clearInterval(tick);
-  }
-}
 
 describe("a proposal's diff is bounded", () => {
   test("replacing 3,000 lines with different ones answers at once and holds no other caller", async () => {
