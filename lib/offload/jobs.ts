@@ -102,7 +102,7 @@ export function runJob(db: Database, job: ReadJob): unknown {
       return drawGraph(db, job.ask);
     case "folders":
       // list_folders walks every folder's entries, files included, after a folder changed (~50 ms at 100k notes).
-      return listFolders(job.root);
+      return renderForWire(listFolders(job.root));
     case "journalDiff":
       // The change journal's catch-up compares every note's hash with what it last reported (~0.2 s at 100k).
       return journalDiffOf(db, job.stateFile);

@@ -360,7 +360,8 @@ export const offloaded = {
   /** The web UI's graph picture (lib/render/graph-draw.ts), kept in the worker until the index changes. */
   drawGraph: (vault: VaultContext, ask: GraphAsk) => readPool(vault).run<DrawGraph>({ kind: "drawGraph", ask }),
   /** Every folder of the vault (lib/vault/folders.ts; the worker keeps the tree between calls). */
-  folders: (vault: VaultContext, signal?: AbortSignal) => readPool(vault).run<string[]>({ kind: "folders", root: vault.root }, signal),
+  // As JSON text: deep trees make long paths (14,000 folders 1,800 deep answered 26 MB), serialised in the worker.
+  folders: async (vault: VaultContext, signal?: AbortSignal) => new JsonText(await readPool(vault).run<WireText>({ kind: "folders", root: vault.root }, signal)),
   /** Which notes the change journal has not caught up with (lib/changes/diff.ts). */
   journalDiff: (vault: VaultContext) => readPool(vault).run<JournalDiff>({ kind: "journalDiff", stateFile: vault.stateDbNoSync.filename }),
   /** read_note's answer, the file read in the worker (lib/retrieval/note-read.ts); `indexedOnly`: null when the file is not the text indexed. */
