@@ -3,8 +3,8 @@
 // retrieval splits them, so that a quote's heading and ordinal mean the same
 // thing whichever way its page entered the context.
 import type { Database } from "bun:sqlite";
-import { splitPassages } from "../semantic/passages";
-import { KEYWORD_PASSAGE_CHARS, type RetrievalMode } from "../semantic/retrieve";
+import { splitForQuery } from "../semantic/keyword-passages";
+import type { RetrievalMode } from "../semantic/retrieve";
 import type { ContextPassage } from "./validate";
 
 
@@ -36,7 +36,7 @@ export function notePassages(db: Database, noteId: number, mode: RetrievalMode):
     if (stored.length) return stored;
   }
   const body = noteTexts(db, [noteId]).get(noteId)?.body ?? "";
-  return splitPassages(body, KEYWORD_PASSAGE_CHARS).map((p) => ({ ord: p.ord, heading: p.heading, text: p.text }));
+  return splitForQuery(body).map((p) => ({ ord: p.ord, heading: p.heading, text: p.text }));
 }
 
 /** The root index.md's frontmatter (where the wiki declares its lint: block), or null. */

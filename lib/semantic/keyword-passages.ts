@@ -3,9 +3,23 @@
 import type { Database } from "bun:sqlite";
 import { splitPassages } from "./passages";
 import { inList } from "./store";
+import { sliceWhole } from "../text-cut";
 
 /** Passage size used when a note is split at query time (keyword mode has no stored passages). */
 export const KEYWORD_PASSAGE_CHARS = 1000;
+
+/**
+ * How much of a note is split at query time. Splitting runs on the request thread at ~0.1 s a megabyte
+ * (more before the code is compiled): an 8 MB note held every other caller over a second per answer (the
+ * review of 2026-12-07). Past this, keyword mode's passages (and an answer's quotes) come from the note's
+ * first megabyte; embedding modes read the passages stored for the whole note.
+ */
+export const KEYWORD_SPLIT_CHARS = 1_000_000;
+
+/** A note's passages as keyword mode splits it at query time (its first KEYWORD_SPLIT_CHARS). */
+export function splitForQuery(body: string) {
+  return splitPassages(body.length > KEYWORD_SPLIT_CHARS ? sliceWhole(body, KEYWORD_SPLIT_CHARS) : body, KEYWORD_PASSAGE_CHARS);
+}
 
 export interface KeywordPassage {
   ord: number;
@@ -32,7 +46,7 @@ export function keywordPassagesOf(db: Database, ids: number[], query: string, wa
     noteId: n.id,
     path: n.path,
     title: n.title,
-    passages: splitPassages(n.body, KEYWORD_PASSAGE_CHARS)
+    passages: splitForQuery(n.body)
       .map((p) => ({ ord: p.ord, heading: p.heading, text: p.text, score: wordShare(p.text, words) }))
       .sort((a, b) => b.score - a.score || a.ord - b.ord)
       .slice(0, want),

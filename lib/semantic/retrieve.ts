@@ -124,8 +124,6 @@ export function bestPassages(rows: { id: number; noteId: number }[], passages: V
 /** How many of the best keyword candidates keywordConfidence looks at. */
 const CONFIDENCE_DEPTH = 3;
 
-export { KEYWORD_PASSAGE_CHARS } from "./keyword-passages";
-
 export async function retrieve(svc: SemanticService, o: RetrieveOptions): Promise<Retrieval> {
   let mode = o.mode ?? "auto";
   let fallback: string | undefined;
