@@ -1,4 +1,4 @@
-// A vault of 50,000 notes in its root folder (common in Zettelkasten vaults): each append_log listed the root
+// A vault of 30,000 notes in its root folder (common in Zettelkasten vaults): each append_log listed the root
 // twice on the server's one thread to find log.md (~150 ms a call), and each new note listed its folder to
 // look for a twin in another letter case (file_page: three listings, up to 240 ms). The log is found in the
 // index; a folder is listed off the event loop. A twin a person made a moment ago is still found.
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { copyVault, startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { longestStall } from "./helpers/event-loop";
 
-const NOTES = 50_000;
+const NOTES = 30_000;
 
 /** Until the server's own start-up work (recording 50,000 notes in the change journal) has let the loop be. */
 async function quiet(): Promise<void> {
@@ -18,7 +18,7 @@ async function quiet(): Promise<void> {
 const stallOf = async (work: () => Promise<unknown>) => (await longestStall(work)).stall;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-describe("a vault of 50,000 notes in one folder", () => {
+describe("a vault of 30,000 notes in one folder", () => {
   let s: TestServer;
   beforeAll(async () => {
     const root = tempDir();
