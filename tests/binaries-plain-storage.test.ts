@@ -83,10 +83,21 @@ test("switching between sqlite-vec and plain tables refills the vectors from the
   }
 }, 180_000);
 
-test("the whole semantic test suite passes with vectors in plain tables", async () => {
+// The semantic tests that store, search and page vectors. The rest of tests/semantic-*.test.ts (background
+// scheduling, providers' wire formats, keyword mode, passage splitting, the pair search's memory) never
+// reads the vector tables' storage, and running it a second time cost the suite ~130 s of a 20-minute CI.
+const VECTOR_FILES = [
+  "tests/semantic-anchors.test.ts",
+  "tests/semantic-embed-served.test.ts",
+  "tests/semantic-hostile-paging.test.ts",
+  "tests/semantic-lifecycle.test.ts",
+  "tests/semantic-tools.test.ts",
+];
+
+test("the semantic tests that read and write vectors pass with vectors in plain tables", async () => {
   // A separate `bun test` process: the switch is read from the environment, and this keeps it out of every other file.
-  const files = [...new Bun.Glob("tests/semantic-*.test.ts").scanSync({ cwd: REPO })].sort();
-  expect(files.length).toBeGreaterThanOrEqual(5);
+  const files = VECTOR_FILES.filter((f) => Bun.file(join(REPO, f)).size > 0);
+  expect(files).toEqual(VECTOR_FILES);
   const p = Bun.spawn([process.execPath, "test", "--timeout", "120000", ...files], {
     cwd: REPO,
     env: { ...process.env, LETTUCE_VECTOR_STORAGE: "plain" },
