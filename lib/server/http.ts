@@ -10,6 +10,7 @@ import { batchRefusal, JSONRPC, MAX_BATCH, parseJsonRpc, responseAroundBytes, se
 import type { McpDispatcher } from "./mcp";
 import { AnswerBudget, type AnswerLedger } from "./answer-budget";
 import { mountWebUi } from "../web/app";
+import { allowedName, hostnameOf, LOOPBACK, sameOrigin } from "./origin";
 import { declaredAgent } from "../web/agent-label";
 import { requestStarted } from "../offload/activity";
 import { withoutControls } from "../control-chars";
@@ -31,60 +32,12 @@ function overScopeLimit(scope: string, lengthHeader: string | undefined, text?: 
   return Number.isFinite(n) && n > MAX_READ_BODY_BYTES ? `Request body over ${MAX_READ_BODY_BYTES} bytes, the most a read token may send` : null;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
-
 export interface HttpOptions {
   /** Extra host names a browser or tunnel may use (e.g. a tailnet name); loopback names are always allowed. */
   allowedHosts?: string[];
 }
 
-function hostnameOf(hostHeader: string): string {
-  if (hostHeader.startsWith("[")) return hostHeader.slice(0, hostHeader.indexOf("]") + 1).toLowerCase();
-  return hostHeader.split(":")[0]!.toLowerCase();
-}
-
 type Env = { Variables: { token: TokenInfo } };
-
-/** Whether a browser's Origin names an allowed host, whatever its port (DNS rebinding names another host). */
-function allowedName(origin: string, allowed: Set<string>): boolean {
-  try {
-    const name = new URL(origin).hostname.toLowerCase();
-    return allowed.has(name) || allowed.has(`[${name}]`);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether a browser's Origin is this server as the request reached it: an allowed name, and the very host
- * and port the request was sent to (its Host). Another port of 127.0.0.1 or localhost is another origin,
- * another program's page (a dev server on :3000): by name alone it was let in. The scheme is the server's
- * own (http); https only for a name given with --host or --allow-host, where a TLS proxy in front
- * (`tailscale serve`) passes the browser's Host on. Loopback is never behind one: https://127.0.0.1 is
- * another program.
- */
-function sameOrigin(origin: string, hostHeader: string | undefined, requestUrl: string, allowed: Set<string>): boolean {
-  let o: URL;
-  let own: URL;
-  try {
-    o = new URL(origin);
-    own = new URL(requestUrl);
-  } catch {
-    return false;
-  }
-  const name = o.hostname.toLowerCase();
-  if (!allowed.has(name) && !allowed.has(`[${name}]`)) return false;
-  const tls = o.protocol === "https:" && !LOOPBACK.has(name) && !LOOPBACK.has(`[${name}]`);
-  if (o.protocol !== own.protocol && !tls) return false;
-  // The Host as a URL of the origin's scheme writes it (a default port left out), to compare with the origin's.
-  let reached: string;
-  try {
-    reached = new URL(`${o.protocol}//${hostHeader ?? own.host}`).host;
-  } catch {
-    return false;
-  }
-  return o.host.toLowerCase() === reached.toLowerCase();
-}
 
 /**
  * How many items the JSON array in `text` has, counting only up to `enough`
