@@ -5,8 +5,9 @@ import { hasText } from "../text-find";
 import { UnsupportedExpression, type Expr } from "./expr";
 import {
   addDuration, compare, DateV, DurationV, FILE, FORMULA, isFile, isPlainObject, localDay, parseDate, parseDuration,
-  propertyValue, toDate, toNumber, trimSlashes, truthy, valuesEqual, type RowFile, type Value,
+  propertyValue, toDate, toNumber, truthy, valuesEqual, type RowFile, type Value,
 } from "./values";
+import { trimRuns } from "../text-ends";
 import { bounded, overdue, spend, textOf, LONG_VALUE, type EvalBudget } from "./eval-budget";
 import { normalizeTag } from "../vault/parse";
 
@@ -86,7 +87,7 @@ function callMethod(recv: Value, name: string, args: Value[], env: EvalEnv): Val
           return t !== "" && f.tags.some((x) => x === t || x.startsWith(t + "/"));
         });
       case "inFolder": {
-        const want = trimSlashes(textOf(args[0] ?? null));
+        const want = trimRuns(textOf(args[0] ?? null), "/");
         return want === "" || f.folder === want || f.folder.startsWith(want + "/");
       }
       case "hasLink": {

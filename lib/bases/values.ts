@@ -248,13 +248,3 @@ export function textLength(list: Value[], sofar: number, cap: number): number {
   }
   return sofar;
 }
-
-// Not /^\/+|\/+$/g: that retries the trailing run from each of its slashes, the square of the run's
-// length (50,000 slashes inside a note's value took 5 s).
-export function trimSlashes(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && s.charCodeAt(a) === 47) a++;
-  while (b > a && s.charCodeAt(b - 1) === 47) b--;
-  return s.slice(a, b);
-}
