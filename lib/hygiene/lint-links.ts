@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { getMeta } from "../store/index-db";
 import { NameMatcher } from "./fuzzy";
-import { sliceWhole } from "../text-cut";
+import { cut } from "../vault/work-markers";
 import { NoteGroup, type Finding, type Group, type LintContext, type LintNote, type Section } from "./lint";
 import { isMetaNote, isSourceNote } from "./wiki-layout";
 
@@ -61,9 +61,7 @@ function matchersFor(ctx: LintContext): { notes: NameMatcher<NameOf>; files(): N
 }
 
 /** A link's target as a finding shows it: a target of 600,000 characters came back twice in every finding. */
-function cutForMessage(s: string): string {
-  return s.length > 200 ? `${sliceWhole(s, 200)}…` : s;
-}
+const cutForMessage = (target: string) => cut(target, 201);
 
 function unresolvedSection(ctx: LintContext): Section {
   const groupsOf = ctx.db.query(
