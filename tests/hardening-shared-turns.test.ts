@@ -1,7 +1,7 @@
 // Concurrent batches resolved on the event loop share its turns (lib/platform/turns.ts): 32 get_pages of 50
 // ids each, resolved whole one after another, held every other caller 160-240 ms (bench/abuse.ts --only heavy
 // on obsidian-hub). Assertions are on order (a timer set when the work starts fires before it ends), never on
-// time: each step here takes at least a millisecond, so a turn of the loop holds at most a few.
+// time: the inTurns steps below busy-wait a millisecond each, and get_pages batches name thousands of ids.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -74,9 +74,14 @@ describe("get_pages resolves its ids in shared turns", () => {
   });
 
   const ids = (from: number) => Array.from({ length: 50 }, (_, i) => `Notes/Deep/Er/N${from + i}.md`);
+  // Each batch names its notes REPEAT times: a warm id resolves in ~20 µs here, so a batch of 50 could fit
+  // in one turn's budget and settle before the timer on a fast day (it did, once, in CI). 2,000 ids take
+  // tens of milliseconds, many turns, on any machine this runs on.
+  const REPEAT = 40;
+  const repeated = (list: string[]) => Array.from({ length: REPEAT }, () => list).flat();
 
   test("concurrent batches give what each id gives alone, and let a timer in before they are resolved", async () => {
-    const batches = [ids(0), [...ids(50).slice(0, 47), "Notes/missing.md", "../out.md", "Notes/Deep"], ids(100)];
+    const batches = [repeated(ids(0)), [...repeated(ids(50).slice(0, 47)), "Notes/missing.md", "../out.md", "Notes/Deep"], repeated(ids(100))];
     let settled = 0;
     let settledWhenTimerFired = -1;
     setTimeout(() => (settledWhenTimerFired = settled), 0);
@@ -92,12 +97,12 @@ describe("get_pages resolves its ids in shared turns", () => {
       });
       expect(planned[k]).toEqual(alone);
     }
-    const kinds = planned[1]!.slice(47).map((p) => ("plan" in p ? p.plan.kind : p.kind));
+    const kinds = planned[1]!.slice(-3).map((p) => ("plan" in p ? p.plan.kind : p.kind));
     expect(kinds).toEqual(["note-not-found", "path-invalid", "folder"]);
     // Classified in one go, as one by one: every third note is a row of Done.base.
     const types = planned[0]!.map((p) => ("plan" in p ? p.plan.base.type : "error"));
-    expect(types.filter((t) => t === "database_row").length).toBe(17);
-    expect(types.filter((t) => t === "page").length).toBe(33);
+    expect(types.filter((t) => t === "database_row").length).toBe(17 * REPEAT);
+    expect(types.filter((t) => t === "page").length).toBe(33 * REPEAT);
   });
 
   test("through the server, a new base counts from the next index pass on (the list of bases is kept per generation)", async () => {
