@@ -10,7 +10,8 @@ import { chatJson } from "./chat-json";
 import { buildContext, contextBlock, type CandidatePage } from "./context";
 import { checkFaithfulness, type Faithfulness } from "./faithfulness";
 import { applyGraphPrior, neighboursOf } from "./graph";
-import { notePassages, noteTexts } from "./note-text";
+import { notesByIds } from "../semantic/store";
+import { offloaded } from "../offload/pool";
 import { ANSWER_SYSTEM, answerUser } from "./prompts";
 import { RERANK_POOL, rerankCandidates, type Reranker } from "./rerank";
 import { sliceWhole } from "../text-cut";
@@ -113,11 +114,14 @@ async function choosePages(svc: SemanticService, o: AnswerOptions, limit: number
   const candidates: CandidatePage[] = chosen.map((n) => ({ path: n.path, title: n.title, passages: n.passages.map((p) => ({ ord: p.ord, heading: p.heading, text: p.text })) }));
   if (o.useGraph && chosen.length) {
     const extra = neighboursOf(db, chosen[0]!.noteId, new Set(chosen.map((n) => n.noteId)));
-    const texts = noteTexts(db, extra);
+    // Path and title only: the bodies are read where the passages are made.
+    const texts = notesByIds(db, extra);
+    // A neighbour's opening passages: where a linked page says what it is about. Split in a read worker when
+    // it has none stored (keyword mode: the first megabyte of an 8 MB note ~0.1 s of the event loop).
+    const passages = new Map(await offloaded.notePassages(svc.vault, extra, r.mode, 2, o.signal));
     for (const id of extra) {
       const t = texts.get(id);
-      // A neighbour's opening passages: where a linked page says what it is about.
-      if (t) candidates.push({ path: t.path, title: t.title, passages: notePassages(db, id, r.mode).slice(0, 2) });
+      if (t) candidates.push({ path: t.path, title: t.title, passages: passages.get(id) ?? [] });
     }
   }
   const pages = buildContext(candidates);

@@ -16,6 +16,10 @@ import { resolveFromIndexed } from "../render/link-table";
 import { renderLinks } from "../retrieval/links";
 import { renderForWire } from "./json-text";
 import { splitNotes, type SplitJob } from "../semantic/split-notes";
+import { keywordScores, type KeywordScoresAsk } from "../semantic/keyword-scores";
+import { keywordPassagesOf } from "../semantic/keyword-passages";
+import type { RetrievalMode } from "../semantic/retrieve";
+import { notePassages } from "../answer/note-text";
 import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
 import { linkLinesOf } from "../vault/parse";
@@ -50,6 +54,9 @@ export type ReadJob =
   | { kind: "digest"; root: string; cursor: string; vaultName: string; page: number }
   | { kind: "renderNote"; root: string; path: string; content: string }
   | { kind: "splitNotes"; job: SplitJob }
+  | { kind: "keywordScores"; ask: KeywordScoresAsk }
+  | { kind: "keywordPassages"; ids: number[]; query: string; want: number }
+  | { kind: "notePassages"; ids: number[]; mode: RetrievalMode; first: number }
   | { kind: "duplicatePairs"; vectors: PackedVectors; threshold: number; limit: number }
   | { kind: "topicGroups"; vectors: PackedVectors; cut: number }
   | { kind: "readNote"; root: string; plan: NoteReadPlan; indexedOnly: boolean }
@@ -133,6 +140,15 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "splitNotes":
       // A background embedding pass's splitting (lib/semantic/split-notes.ts), kept off the request thread.
       return splitNotes(db, job.job);
+    // retrieve()'s keyword side and keyword mode's passages (lib/semantic/keyword-scores.ts): BM25 over
+    // thousands of matching notes, and each page's note split at query time (its first megabyte ~0.1 s).
+    case "keywordScores":
+      return keywordScores(db, job.ask);
+    case "keywordPassages":
+      return keywordPassagesOf(db, job.ids, job.query, job.want);
+    case "notePassages":
+      // An answer's graph neighbours: split like keyword mode's passages when they have none stored.
+      return job.ids.map((id) => [id, notePassages(db, id, job.mode).slice(0, job.first)]);
     case "linkLines":
       // move_note's parse of a big backlinking note (an 8 MB note ~0.6 s), kept off the request thread.
       return linkLinesOf(job.path, job.text);

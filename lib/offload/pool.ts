@@ -14,6 +14,10 @@ import type { Rule } from "../hygiene/lint-config";
 import type { DatabaseSchema, QueryInput } from "../bases/query";
 import type { LinkSuggestion } from "../hygiene/suggest-links";
 import type { SplitJob, SplitResult } from "../semantic/split-notes";
+import type { KeywordScoresAsk } from "../semantic/keyword-scores";
+import type { KeywordNote } from "../semantic/keyword-passages";
+import type { RetrievalMode } from "../semantic/retrieve";
+import type { ContextPassage } from "../answer/validate";
 import type { PackedVectors } from "../semantic/pair-jobs";
 import type { NoteReadPlan } from "../retrieval/note-read";
 import type { TagCount } from "../retrieval/tags";
@@ -380,6 +384,11 @@ export const offloaded = {
   linkLines: (vault: VaultContext, path: string, text: string) => readPool(vault).run<LinkLine[]>({ kind: "linkLines", path, text }),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
+  /** retrieve()'s keyword side ([noteId, score], in order), keyword mode's passages, an answer's neighbours' (lib/semantic/keyword-scores.ts). */
+  keywordScores: (vault: VaultContext, ask: KeywordScoresAsk, signal?: AbortSignal) => readPool(vault).run<[number, number][]>({ kind: "keywordScores", ask }, signal),
+  keywordPassages: (vault: VaultContext, ids: number[], query: string, want: number, signal?: AbortSignal) => readPool(vault).run<KeywordNote[]>({ kind: "keywordPassages", ids, query, want }, signal),
+  notePassages: (vault: VaultContext, ids: number[], mode: RetrievalMode, first: number, signal?: AbortSignal) =>
+    readPool(vault).run<[number, ContextPassage[]][]>({ kind: "notePassages", ids, mode, first }, signal),
   /** find_duplicates' and topic_map's whole-vault passes over note vectors (lib/semantic/pair-jobs.ts). */
   duplicatePairs: (vault: VaultContext, vectors: PackedVectors, threshold: number, limit: number, signal?: AbortSignal) =>
     readPool(vault).run<{ a: number; b: number; similarity: number }[]>({ kind: "duplicatePairs", vectors, threshold, limit }, signal),

@@ -9,10 +9,11 @@ import { sliceWhole } from "../text-cut";
 export const KEYWORD_PASSAGE_CHARS = 1000;
 
 /**
- * How much of a note is split at query time. Splitting runs on the request thread at ~0.1 s a megabyte
- * (more before the code is compiled): an 8 MB note held every other caller over a second per answer (the
- * review of 2026-12-07). Past this, keyword mode's passages (and an answer's quotes) come from the note's
- * first megabyte; embedding modes read the passages stored for the whole note.
+ * How much of a note is split at query time. Splitting costs ~0.1 s a megabyte (more before the code is
+ * compiled): an 8 MB note held every other caller over a second per answer when it ran on the request thread
+ * (the review of 2026-12-07; it runs in a read worker now, lib/offload/jobs.ts, where it still takes a worker
+ * that long). Past this, keyword mode's passages (and an answer's quotes) come from the note's first megabyte;
+ * embedding modes read the passages stored for the whole note.
  */
 export const KEYWORD_SPLIT_CHARS = 1_000_000;
 

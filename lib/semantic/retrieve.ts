@@ -12,9 +12,8 @@ import { expandQuery } from "./expand";
 import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
 import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepKeywordLead, keepVectorSlot, rankedIds, recencyFactor, vectorWeighting, type NoteHit, type Scored } from "./fusion";
 import { rankingFor, type RankingParams } from "./ranking";
-import { keywordRank } from "./keyword";
-import { withTermFeedback, type TermFeedback } from "./feedback";
-import { keywordPassagesOf } from "./keyword-passages";
+import type { TermFeedback } from "./feedback";
+import { offloaded } from "../offload/pool";
 import { keywordConfidence, type RerankDoc } from "./rerank";
 import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";
@@ -46,15 +45,14 @@ export interface RetrieveOptions {
   keywords?: string[];
 }
 
-/** A caller's keywords count half as much as the query's words (the prepare_context spec): they widen it, they do not replace it. */
-export const CALLER_KEYWORDS_WEIGHT = 0.5;
+export { CALLER_KEYWORDS_WEIGHT } from "./keyword-scores";
 
-/** The keyword ranking of the query, with the caller's keywords' BM25 added at CALLER_KEYWORDS_WEIGHT. */
-function keywordScores(db: Database, query: string, keywords: string[] | undefined, depth: number, feedback: TermFeedback | null = null): Map<number, number> {
-  const hits = keywordRank(db, query, depth);
-  const out = new Map((feedback ? withTermFeedback(db, query, hits, feedback, depth) : hits).map((h) => [h.noteId, h.score]));
-  if (keywords?.length) for (const h of keywordRank(db, keywords.join(" "), depth)) out.set(h.noteId, (out.get(h.noteId) ?? 0) + CALLER_KEYWORDS_WEIGHT * h.score);
-  return out;
+/**
+ * The keyword ranking of the query, with the caller's keywords' BM25 added (./keyword-scores.ts), ranked in a
+ * read worker: BM25 over thousands of matching notes held the event loop for every other caller.
+ */
+async function keywordScores(svc: SemanticService, query: string, keywords: string[] | undefined, depth: number, feedback: TermFeedback | null, signal?: AbortSignal): Promise<Map<number, number>> {
+  return new Map(await offloaded.keywordScores(svc.vault, { query, keywords, depth, feedback }, signal));
 }
 
 export interface RetrievedPassage {
@@ -191,7 +189,10 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
   const keyword: Scored[] = [];
   if (mode === "hybrid") {
     await svc.syncKeywords();
-    for (const text of keywordTexts) keyword.push(new Map([...keywordScores(db, text, text === o.query ? o.keywords : undefined, depth, text === o.query ? p.termFeedback : null)].map(([id, score]) => [id, { score }])));
+    for (const text of keywordTexts) {
+      const own = text === o.query;
+      keyword.push(new Map([...(await keywordScores(svc, text, own ? o.keywords : undefined, depth, own ? p.termFeedback : null, o.signal))].map(([id, score]) => [id, { score }])));
+    }
   }
   // What needs only the keyword side is read while the query embeds: how sure the keyword side is,
   // the passages of its hits (scored once the vector is here) and its best notes' texts for the second stage.
@@ -234,7 +235,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     // The titles of the best vector hits name what the query is about in the vault's own words.
     const top = rankedIds(vector[0]).slice(0, PRF_DEPTH);
     const titles = [...notesByIds(db, top).values()].map((n) => n.title).join(" ");
-    keyword.push(new Map(keywordRank(db, `${o.query} ${titles}`, depth).map((h) => [h.noteId, { score: h.score }])));
+    keyword.push(new Map([...(await keywordScores(svc, `${o.query} ${titles}`, undefined, depth, null, o.signal))].map(([id, score]) => [id, { score }])));
     keywordWeights[keyword.length - 1] = p.prfKeyword;
   }
   let scored: [number, number][];
@@ -331,12 +332,13 @@ async function keywordRetrieve(svc: SemanticService, o: RetrieveOptions): Promis
   const depth = poolDepth(o.limit);
   // Several query texts (expansion): a note keeps its best score.
   const best = new Map<number, number>();
-  for (const text of keywordTexts) for (const [id, score] of keywordScores(db, text, text === o.query ? o.keywords : undefined, depth)) best.set(id, Math.max(best.get(id) ?? -Infinity, score));
+  for (const text of keywordTexts) for (const [id, score] of await keywordScores(svc, text, text === o.query ? o.keywords : undefined, depth, null, o.signal)) best.set(id, Math.max(best.get(id) ?? -Infinity, score));
   let scored = [...best];
   if (o.preferRecent) scored = applyRecency(db, scored);
   scored.sort(byScore);
   const page = scored.slice(offset, offset + o.limit);
-  const found = new Map(keywordPassagesOf(db, page.map(([id]) => id), o.query, o.passagesPerNote ?? 1).map((n) => [n.noteId, n]));
+  // Split at query time (the first megabyte of an 8 MB note ~0.1 s), in the read worker too.
+  const found = new Map((await offloaded.keywordPassages(svc.vault, page.map(([id]) => id), o.query, o.passagesPerNote ?? 1, o.signal)).map((n) => [n.noteId, n]));
   const notes: RetrievedNote[] = [];
   for (const [id, score] of page) {
     const n = found.get(id);
