@@ -236,7 +236,7 @@ async function open(set: RetrievalSet): Promise<{ ctx: Ctx; close: () => void; p
   const embedMs = performance.now() - t0;
   await svc.syncKeywords();
   const pathOf = new Map((vault.indexDb.query("SELECT id, path FROM notes").all() as { id: number; path: string }[]).map((r) => [r.id, r.path]));
-  return { ctx: { set, svc, pathOf }, close: () => vault.close(), passages: svc.indexes()?.passages.size ?? 0, embedMs };
+  return { ctx: { set, svc, pathOf }, close: () => vault.close(), passages: (await svc.indexes())?.passages.size ?? 0, embedMs };
 }
 
 async function runAll(c: Ctx, systems: [string, System][], queries = c.set.queries): Promise<Map<string, Map<string, string[]>>> {

@@ -121,7 +121,7 @@ try {
   });
   const reconcileMs = performance.now() - t0;
   t0 = performance.now();
-  const idx = svc.indexes()!;
+  const idx = (await svc.indexes())!;
   const loadMs = performance.now() - t0;
   await svc.syncKeywords();
   const notes = vault.indexDb.query("SELECT id, path, title FROM notes ORDER BY id").all() as { id: number; path: string; title: string }[];

@@ -212,7 +212,7 @@ async function vectorRetrieve(svc: SemanticService, o: RetrieveOptions, mode: "h
     }
   }
   let queryVector = await pending;
-  const idx = svc.indexes();
+  const idx = await svc.indexes();
   const vector: Scored[] = [];
   if (idx && mode === "hybrid" && p.prfVector > 0 && keyword[0]?.size) queryVector = towardKeywordHits(db, queryVector, keyword[0], p.prfVector);
   if (idx) {
@@ -288,7 +288,7 @@ export async function retrieveRelated(svc: SemanticService, noteId: number, o: {
   const { building } = await svc.freshness();
   const partial = building ? { partial: building } : {};
   const db = svc.vault.indexDb;
-  const idx = svc.indexes();
+  const idx = await svc.indexes();
   const v = idx ? noteVector(db, noteId) : null;
   // An empty note has nothing to compare; during a build, the note may not be embedded yet.
   if (!idx || !v) return { mode: "vector", notes: [], total: 0, ...partial };

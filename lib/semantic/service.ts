@@ -354,7 +354,7 @@ export class SemanticService {
   }
 
   /** The in-memory passage and note indexes, loaded from the vector tables (again, if another process changed them). */
-  indexes(): { passages: VectorIndex; notes: VectorIndex } | null {
+  indexes(): Promise<{ passages: VectorIndex; notes: VectorIndex } | null> {
     return this.loaded.get();
   }
 

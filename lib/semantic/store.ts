@@ -198,22 +198,43 @@ export function passageVectorCount(db: Database): number {
   return (db.query(`SELECT count(*) AS n FROM passages p JOIN ${t.passages} v ON v.rowid = p.id`).get() as { n: number }).n;
 }
 
-/** Every stored passage vector (for the in-memory search index). */
-export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
+/** Below every rowid SQLite assigns: where a slice-by-slice read starts. */
+export const BEFORE_FIRST_ID = -Number.MAX_SAFE_INTEGER;
+
+/**
+ * Up to `limit` stored passage vectors with ids past `afterId`, in id order: a slice that holds no statement
+ * open, so the in-memory index can load between other work (writes included) on the same connection.
+ */
+export function passageVectorsAfter(db: Database, afterId: number, limit: number): WrittenPassage[] {
   const t = tables(db);
-  if (!hasTable(db, t.passages)) return;
-  const q = db.query(`SELECT p.id AS id, p.note_id AS noteId, v.embedding AS embedding FROM passages p JOIN ${t.passages} v ON v.rowid = p.id`);
-  for (const r of q.iterate() as Iterable<{ id: number; noteId: number; embedding: Uint8Array }>) {
-    yield { id: r.id, noteId: r.noteId, vector: blobToVector(r.embedding) };
-  }
+  if (!hasTable(db, t.passages)) return [];
+  const rows = db
+    .query(`SELECT p.id AS id, p.note_id AS noteId, v.embedding AS embedding FROM passages p JOIN ${t.passages} v ON v.rowid = p.id WHERE p.id > ? ORDER BY p.id LIMIT ?`)
+    .all(afterId, limit) as { id: number; noteId: number; embedding: Uint8Array }[];
+  return rows.map((r) => ({ id: r.id, noteId: r.noteId, vector: blobToVector(r.embedding) }));
+}
+
+/**
+ * Up to `limit` stored note-level vectors with note ids past `afterId`, in id order (as passageVectorsAfter).
+ * Driven by embed_notes (every note vector has its row there): a rowid range on a vec0 table scans it whole.
+ */
+export function noteVectorsAfter(db: Database, afterId: number, limit: number): { noteId: number; vector: Float32Array }[] {
+  const t = tables(db);
+  if (!hasTable(db, t.notes)) return [];
+  const rows = db
+    .query(`SELECT e.note_id AS noteId, v.embedding AS embedding FROM embed_notes e JOIN ${t.notes} v ON v.rowid = e.note_id WHERE e.note_id > ? ORDER BY e.note_id LIMIT ?`)
+    .all(afterId, limit) as { noteId: number; embedding: Uint8Array }[];
+  return rows.map((r) => ({ noteId: r.noteId, vector: blobToVector(r.embedding) }));
+}
+
+/** Every stored passage vector (benchmarks; the server loads them slice by slice, ./loaded-indexes.ts). */
+export function* allPassageVectors(db: Database): Generator<WrittenPassage> {
+  for (let after = BEFORE_FIRST_ID, rows: WrittenPassage[]; (rows = passageVectorsAfter(db, after, 4096)).length; after = rows.at(-1)!.id) yield* rows;
 }
 
 /** Every stored note-level vector. */
 export function* allNoteVectors(db: Database): Generator<{ noteId: number; vector: Float32Array }> {
-  const t = tables(db);
-  if (!hasTable(db, t.notes)) return;
-  const q = db.query(`SELECT rowid AS noteId, embedding FROM ${t.notes}`);
-  for (const r of q.iterate() as Iterable<{ noteId: number; embedding: Uint8Array }>) yield { noteId: r.noteId, vector: blobToVector(r.embedding) };
+  for (let after = BEFORE_FIRST_ID, rows: { noteId: number; vector: Float32Array }[]; (rows = noteVectorsAfter(db, after, 4096)).length; after = rows.at(-1)!.noteId) yield* rows;
 }
 
 export function noteVector(db: Database, noteId: number): Float32Array | null {
