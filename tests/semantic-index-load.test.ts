@@ -19,7 +19,7 @@ const vector = () => Float32Array.from({ length: DIM }, random);
 const note = (id: number, passages: number) => ({
   noteId: id,
   hash: `h${id}-${passages}`,
-  passages: Array.from({ length: passages }, (_, k) => ({ ord: k, heading: "", text: `note ${id} passage ${k}`, hash: `p${id}-${k}-${passages}` })),
+  passages: Array.from({ length: passages }, (_, k) => ({ ord: k, heading: "", text: `note ${id} passage ${k}`, input: `note ${id} passage ${k}`, hash: `p${id}-${k}-${passages}` })),
   vectors: Array.from({ length: passages }, vector),
   noteVector: passages ? vector() : null,
 });
