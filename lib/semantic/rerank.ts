@@ -31,7 +31,7 @@ export interface RerankFeatures {
 const PROXIMITY_WINDOW = 24;
 // Proximity reads the start of each candidate's text, up to this many characters: the top candidates
 // notes' whole bodies would cost more than the rest of a query (a note's subject is usually said early).
-const PROXIMITY_CHARS = 10_000;
+export const PROXIMITY_CHARS = 10_000;
 const stems = new Map<string, string>();
 
 /** A word's Porter stem (the stem FTS5's porter tokenizer gives it), cached. */
