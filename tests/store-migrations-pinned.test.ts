@@ -22,6 +22,8 @@ const STATE = [
   "386c5af6aab6477c", // change_journal.created_seen_at
   "cfce216722843d25", // approvals from before claims
   "17a7fd42abbb159b", // edit_texts
+  "dbd4ea142b678952", // change_journal indexes by time
+  "375dcf73444fd9c3", // edit_texts.parts: big timeline texts in parts
 ];
 const CACHE = ["43f1a919badb96f8"];
 

@@ -86,8 +86,53 @@ describe("a note over the write limit, through the server", () => {
   });
 });
 
+// A person's 30 MB note, indexed as the server indexes every note, replaced by write_note with a line. The
+// commit hashed it, inserted its 19 MB of compressed old text into state.db in one transaction and read and
+// hashed it once more for the check against a person's save (~110 ms in one stretch), and the re-index
+// tokenised its old text to delete its full-text row (0.2-0.45 s), on the server's one thread.
+describe("write_note over a person's 30 MB note, through the server", () => {
+  let s: TestServer;
+  const notes = ["Huge one.md", "Huge two.md"];
+  beforeAll(async () => {
+    // Watching, as `serve` does: SQLite's checkpoints (and their fsyncs) then run on a thread of their own.
+    s = await startTestServer({ watch: true });
+    const text = prose(30);
+    // Two notes, two texts: the timeline keeps each text once, and the second must be stored as the first was.
+    for (const [i, name] of notes.entries()) writeFileSync(join(s.root, name), `# Huge ${i}\n\n${text}`);
+    await s.vault.indexer.update(notes);
+    await s.vault.settle();
+    await s.call("read_note", { path: "index.md" }); // the client is connected before timing
+  }, 60_000);
+  afterAll(() => s.close());
+
+  test("holds no other caller, and the replaced text comes back whole from the timeline", async () => {
+    const stalls: number[] = [];
+    const replaced: { hash: string; editId: number }[] = [];
+    for (const name of notes) {
+      const hash = sha(readFileSync(join(s.root, name)));
+      Bun.gc(true); // the text made above is not collected while the loop is timed
+      const { result, stall } = await longestStall(() => s.call("write_note", { path: name, content: "short\n", overwrite: true }));
+      stalls.push(stall);
+      replaced.push({ hash, editId: result.editId });
+      expect(readFileSync(join(s.root, name), "utf8")).toBe("short\n");
+    }
+    // Was 200-220 ms here (the commit alone ~110 ms), now ~15-50 ms on a machine busy with three other test
+    // runs. The smaller of two: a stall of the code is in both, a moment the machine gave the process no core
+    // is not.
+    expect(Math.min(...stalls), `longest stalls ${stalls.map(Math.round).join(", ")} ms`).toBeLessThan(100);
+    for (const { hash, editId } of replaced) {
+      const row = getEdit(s.vault.stateDb, editId)!;
+      expect(row.beforeHash).toBe(hash);
+      expect(sha(row.before!)).toBe(hash);
+      // Its 19 MB of zstd went into state.db a part at a time, each part in a transaction of its own.
+      const parts = s.vault.stateDb.query("SELECT count(*) AS n FROM edit_text_parts p JOIN edit_texts t ON p.grp = t.parts WHERE t.hash = ?").get(hash) as { n: number };
+      expect(parts.n).toBeGreaterThan(10);
+    }
+  }, 60_000);
+});
+
 // The write service as the CLI runs it (no re-indexing: re-indexing a replaced 30 MB note is the index's own
-// cost, whoever replaced it). Storing the old text in state.db still costs what SQLite takes to write it.
+// cost, whoever replaced it).
 describe("replacing or deleting a big note", () => {
   let root: string;
   let vault: VaultContext;

@@ -6,9 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { contentHash } from "../lib/index/parse-job";
 import { dropPending, getEdit, insertPending, listEdits, markApplied } from "../lib/write/edits";
-import { loadText, storeText } from "../lib/write/edit-texts";
-import { runLettuce } from "./helpers/cli";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { loadText, stageText, storeText, unstage, type StagedTexts } from "../lib/write/edit-texts";
+import { recoverTimeline } from "../lib/write/recover";
+import { BUN, runLettuce } from "./helpers/cli";
+import { REPO, startTestServer, type TestServer } from "./helpers/server";
 
 /** Bytes the timeline holds: its texts, and any bytes rows hold themselves. */
 function timelineBytes(s: TestServer): number {
@@ -221,5 +222,45 @@ describe("the timeline's texts", () => {
       if (!next.length) storeText(db, prev, contentHash(prev));
     }
     expect(loadText(db, "0".repeat(64))).toBeNull();
+  });
+
+  // A big text's compressed bytes go in parts, each in a transaction of its own, before the row that keeps the
+  // text (lib/write/text-parts.ts): in the row's transaction, a 30 MB note's held every other caller ~70 ms.
+  test("a big text goes in parts: whole when read, gone with its row; a killed writer's parts go at the next start, a live one's stay", async () => {
+    const db = s.vault.stateDbNoSync;
+    const count = (table: string) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const counts = (): [number, number] => [count("edit_text_part_groups"), count("edit_text_parts")];
+    const [groups0, parts0] = counts();
+    // Random bytes do not compress: 3 MiB stored as they are, in three parts (the first in the text's own row).
+    const big = new Uint8Array(3 * 1024 * 1024);
+    for (let at = 0; at < big.length; at += 65536) crypto.getRandomValues(big.subarray(at, at + 65536));
+    const hash = contentHash(big);
+    const staged: StagedTexts = new Map();
+    await stageText(db, big, hash, staged);
+    expect(counts()).toEqual([groups0 + 1, parts0 + 2]);
+    recoverTimeline(s.root, db); // a recovery meanwhile (another vault handle in this process) leaves them
+    const row = { tool: "delete_note", action: "delete" as const, path: "Big.md", trashPath: ".trash/Big.md", before: big, after: null, beforeHash: hash, afterHash: null, agent: "test", token: "t" };
+    const [id] = insertPending(db, [row], null, staged);
+    unstage(db, staged);
+    expect(counts()).toEqual([groups0, parts0 + 2]);
+    expect(contentHash(loadText(db, hash)!)).toBe(hash);
+    dropPending(db, [id!]);
+    expect(loadText(db, hash)).toBeNull();
+    expect(counts()).toEqual([groups0, parts0]);
+
+    // A process killed after writing its parts, before its row.
+    const lib = (f: string) => JSON.stringify(join(REPO, "lib", f));
+    const script = `
+      const { openStateDbNoSync } = require(${lib("store/state-db.ts")});
+      const { stageText } = require(${lib("write/edit-texts.ts")});
+      const db = openStateDbNoSync(${JSON.stringify(s.root)});
+      const big = new Uint8Array(3 * 1024 * 1024);
+      for (let at = 0; at < big.length; at += 65536) crypto.getRandomValues(big.subarray(at, at + 65536));
+      stageText(db, big, "f".repeat(64), new Map()).then(() => process.kill(process.pid, "SIGKILL"));`;
+    const child = Bun.spawn([BUN, "-e", script], { stderr: "inherit" });
+    expect(await child.exited).not.toBe(0);
+    expect(counts()).toEqual([groups0 + 1, parts0 + 2]);
+    recoverTimeline(s.root, db);
+    expect(counts()).toEqual([groups0, parts0]);
   });
 });

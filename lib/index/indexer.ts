@@ -223,8 +223,11 @@ export class Indexer {
 
     const bulk = coldStart && todo.length >= bulkThreshold();
     // A big cold scan writes the full-text rows from a second thread into fts.db; so does a
-    // batch with a huge note (tokenising 50 MB takes seconds: not on the request thread).
-    const huge = !bulk && todo.some((e) => e.size >= BIG_NOTE_BYTES);
+    // batch with a huge note (tokenising 50 MB takes seconds: not on the request thread). A
+    // note that was huge counts too: deleting its full-text row tokenises its old text, and a
+    // person's 30 MB note replaced by a short one held the request thread ~300 ms doing it.
+    const wasHuge = (path: string) => (known.get(path)?.size ?? 0) >= BIG_NOTE_BYTES;
+    const huge = !bulk && (todo.some((e) => e.size >= BIG_NOTE_BYTES || wasHuge(e.path)) || deleted.some(wasHuge));
     if (early && !bulk) early.discard();
     this.ftsSink = bulk ? (early?.sink ?? new FtsSink(this.root)) : huge ? new FtsSink(this.root, { incremental: true }) : null;
     // parseAll owns (and terminates) the early workers from here on; until it runs, a failure terminates them.

@@ -6,10 +6,12 @@ import type { Database } from "bun:sqlite";
 import { machineFault, ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
 import { nextTurn, turnEvery } from "../platform/turns";
-import { hashBytes, splitRel as split, tempNameFor } from "./atomic";
+import { HASH_SLICE_BYTES, hashBytes, hashInTurns, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
 import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, inFlight, insertPending, markApplied, type NewEdit } from "./edits";
+import { stageText, unstage, type StagedTexts } from "./edit-texts";
+import { readHashed, type DiskState } from "./read-hashed";
 
 export interface FileChange {
   action: "write" | "move" | "delete";
@@ -72,10 +74,11 @@ function endpoints(c: FileChange): { src: string | null; dst: string } {
  * cannot redirect anything), and the temp files are written and fsynced in
  * them (the slow, asynchronous part). Then every change is checked against
  * the disk (a person's editor may have saved meanwhile: StaleError, nothing
- * written), and the files go into place: a replacement by atomic exchange,
- * whose displaced file is verified and swapped back when it is a save made
- * after the check (swapInChecked), a creation or move only if nothing took its
- * name (renameNoReplace). Callers hold the per-note locks of every path
+ * written; every byte is read and hashed again, a big note in turns:
+ * ./read-hashed.ts), and the files go into place: a replacement by atomic
+ * exchange, whose displaced file is verified and swapped back when it is a
+ * save made after the check (swapInChecked), a creation or move only if
+ * nothing took its name (renameNoReplace). Callers hold the per-note locks of every path
  * involved, so no other call of this process touches these files meanwhile;
  * the check and the renames give other callers a turn every SLICE_MS (a move
  * that rewrote 20,000 notes held them ~3 s in one stretch): a save made in
@@ -85,34 +88,46 @@ function endpoints(c: FileChange): { src: string | null; dst: string } {
 export async function commitChanges(target: WriteTarget, changes: FileChange[], meta: CommitMeta): Promise<CommitResult> {
   const { root, timelineDb: stateDb } = target;
   const tmpNames = changes.map((c) => (c.action === "write" ? tempNameFor() : null));
-  const rows: NewEdit[] = changes.map((c, i) => ({
-    tool: meta.tool,
-    action: c.action,
-    path: c.path,
-    fromPath: c.from ?? null,
-    trashPath: c.trash ?? null,
-    before: c.before,
-    after: c.action === "delete" ? null : c.after,
-    beforeHash: c.before === null ? null : hashBytes(c.before),
-    afterHash: c.action === "delete" || c.after === null ? null : hashBytes(c.after),
-    agent: meta.agent,
-    token: meta.token,
-    proposalId: meta.proposalId ?? null,
-    reverts: meta.reverts ?? null,
-    tmp: tmpNames[i] ? joinRel(split(c.path).dir, tmpNames[i]!) : null,
-  }));
+  // A note on disk may be 64 MiB (the one a write_note replaces): hashed in turns (./atomic.ts).
+  const hashOf = (b: Uint8Array | null) => (b === null ? null : b.length > HASH_SLICE_BYTES ? hashInTurns(b) : hashBytes(b));
+  const rows: NewEdit[] = [];
+  for (const [i, c] of changes.entries()) {
+    const beforeHash = await hashOf(c.before);
+    rows.push({
+      tool: meta.tool,
+      action: c.action,
+      path: c.path,
+      fromPath: c.from ?? null,
+      trashPath: c.trash ?? null,
+      before: c.before,
+      after: c.action === "delete" ? null : c.after,
+      beforeHash,
+      // A move's bytes are the same object before and after.
+      afterHash: c.action === "delete" ? null : c.after === c.before ? beforeHash : await hashOf(c.after),
+      agent: meta.agent,
+      token: meta.token,
+      proposalId: meta.proposalId ?? null,
+      reverts: meta.reverts ?? null,
+      tmp: tmpNames[i] ? joinRel(split(c.path).dir, tmpNames[i]!) : null,
+    });
+  }
   // In transactions of a few hundred rows, with turns for other callers between: 20,000 rows (a move's link
   // rewrites, each with its texts) held them ~1.2 s. A crash between two leaves pending rows and no temp file
-  // yet, which the recovery drops.
+  // yet, which the recovery drops. A big text a row keeps (the 30 MB note a write replaces) is staged first,
+  // in parts of its own transactions (./edit-texts.ts): in the rows' transaction it held them ~70 ms.
   const ids: number[] = [];
+  const staged: StagedTexts = new Map();
   try {
+    for (const r of rows) if (r.before && r.beforeHash) await stageText(stateDb, r.before, r.beforeHash, staged);
     for (let i = 0; i < rows.length; i += PENDING_ROWS_AT_ONCE) {
       if (i > 0) await nextTurn();
-      ids.push(...insertPending(stateDb, rows.slice(i, i + PENDING_ROWS_AT_ONCE), ids[0] ?? null));
+      ids.push(...insertPending(stateDb, rows.slice(i, i + PENDING_ROWS_AT_ONCE), ids[0] ?? null, staged));
     }
   } catch (e) {
     if (ids.length) bookkeep(stateDb, ids[0]!, [], ids);
     throw e;
+  } finally {
+    unstage(stateDb, staged);
   }
   // Rows before temp files: after a crash every temp file is named by a pending row (recoverTimeline).
   const dirs = new Map<string, VaultDir>();
@@ -165,14 +180,13 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   // entry and two files whose names differ only in case (a disk that keeps both) do not: keyed by the lower-cased path, the
   // second twin was checked against the first's hash, and every move_note whose links both twins held failed
   // as a conflict. A path with nothing there is keyed by its exact spelling.
-  type Known = { hash: string | null; id: FileIdentity | null };
+  type Known = DiskState;
   const known = new Map<string, Known>();
   const keys = new Map<string, string>();
-  const keyFor = (rel: string): string => {
+  const keyFor = async (rel: string): Promise<string> => {
     let k = keys.get(rel);
     if (k === undefined) {
-      const r = dirOf(rel, false).read(split(rel).name);
-      const state: Known = r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id };
+      const state = await readHashed(dirOf(rel, false), split(rel).name);
       // The inode joins two spellings of one name (a disk that ignores case), never two names: hard-linked
       // notes are two files to this batch (a write replaces one name's inode, the other keeps the old text).
       k = state.id ? `${state.id.dev}:${state.id.ino}:${rel.toLowerCase()}` : `path:${rel}`;
@@ -181,8 +195,8 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
     }
     return k;
   };
-  const current = (rel: string) => known.get(keyFor(rel))!;
-  const settle = (rel: string, state: Known) => known.set(keyFor(rel), state);
+  const current = async (rel: string) => known.get(await keyFor(rel))!;
+  const settle = async (rel: string, state: Known) => known.set(await keyFor(rel), state);
   // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
   const expect: (FileIdentity | null)[] = changes.map(() => null);
   const turn = turnEvery(SLICE_MS);
@@ -192,17 +206,17 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       const { beforeHash, afterHash } = rows[i]!;
       const { src, dst } = endpoints(c);
       if (src === null) {
-        const now = current(dst);
+        const now = await current(dst);
         if (now.hash !== beforeHash) throw new StaleError(dst);
         expect[i] = now.id;
-        settle(dst, { hash: afterHash, id: ours[i] ?? null });
+        await settle(dst, { hash: afterHash, id: ours[i] ?? null });
       } else {
-        const from = current(src);
+        const from = await current(src);
         if (from.hash !== beforeHash) throw new StaleError(src);
         // A rename onto an existing file would silently replace it; a case-only rename is the one exception.
-        if (keyFor(dst) !== keyFor(src) && current(dst).hash !== null) throw new StaleError(dst);
-        settle(src, { hash: null, id: null });
-        settle(dst, { hash: beforeHash, id: from.id });
+        if ((await keyFor(dst)) !== (await keyFor(src)) && (await current(dst)).hash !== null) throw new StaleError(dst);
+        await settle(src, { hash: null, id: null });
+        await settle(dst, { hash: beforeHash, id: from.id });
       }
     }
   } catch (e) {

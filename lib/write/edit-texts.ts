@@ -10,6 +10,7 @@
 // MAX_DEPTH edits of it. Rows written before this (bytes in agent_edits'
 // own before/after columns) are read as they are.
 import type { Database } from "bun:sqlite";
+import { claimParts, deleteParts, dropUnclaimed, partsOf, writeParts } from "./text-parts";
 
 /** Deltas walked at most from a text to a whole one: reading a text costs at most this many copies of it. */
 const MAX_DEPTH = 64;
@@ -26,6 +27,9 @@ interface TextRow {
   prefix: number;
   suffix: number;
   data: Uint8Array;
+  /** The group of parts that continue `data` (./text-parts.ts); null: `data` is all of it. */
+  parts: number | null;
+  size: number;
 }
 
 /**
@@ -44,25 +48,67 @@ const PACKED_AHEAD_KEPT = 4;
  */
 export async function packAhead(bytes: Uint8Array | null, hash: string | null): Promise<void> {
   if (!bytes || !hash || bytes.length < PACK_AHEAD_BYTES || packedAhead.has(hash)) return;
-  const z = new Uint8Array(await Bun.zstdCompress(bytes));
-  packedAhead.set(hash, z.length < bytes.length ? { codec: ZSTD, data: z } : { codec: RAW, data: bytes });
+  packedAhead.set(hash, await packOff(bytes));
   while (packedAhead.size > PACKED_AHEAD_KEPT) packedAhead.delete(packedAhead.keys().next().value!);
 }
 
-function pack(bytes: Uint8Array, hash?: string): { codec: number; data: Uint8Array } {
-  const ahead = hash === undefined ? undefined : packedAhead.get(hash);
-  if (ahead) {
-    packedAhead.delete(hash!);
-    return ahead;
-  }
-  if (bytes.length < 64) return { codec: RAW, data: bytes };
-  const z = Bun.zstdCompressSync(bytes);
+async function packOff(bytes: Uint8Array): Promise<{ codec: number; data: Uint8Array }> {
+  const z = new Uint8Array(await Bun.zstdCompress(bytes));
   return z.length < bytes.length ? { codec: ZSTD, data: z } : { codec: RAW, data: bytes };
 }
 
-function unpack(r: TextRow): Uint8Array {
-  const data = r.data instanceof Uint8Array ? r.data : new Uint8Array(r.data as ArrayBuffer);
-  return r.codec === ZSTD ? new Uint8Array(Bun.zstdDecompressSync(data)) : data;
+/** A big text ready for its row: `data` goes into edit_texts, the rest is in the group of parts `parts` already. */
+export interface StagedText {
+  codec: number;
+  data: Uint8Array;
+  parts: number | null;
+}
+
+/** One commit's staged texts, by hash. */
+export type StagedTexts = Map<string, StagedText>;
+
+/**
+ * Ready a big text that a timeline row is about to keep (the note a write replaces, deletes or moves), unless
+ * the timeline has it already: compressed off the event loop (packAhead's work, if the plan did it), and its
+ * bytes past the first part written as parts, each in a transaction of its own (./text-parts.ts). The row's
+ * transaction then inserts one part: the 19 MB a 30 MB note compresses to, inserted in it, held every other
+ * caller ~70 ms. unstage() afterwards removes what no row took.
+ */
+export async function stageText(db: Database, bytes: Uint8Array, hash: string, staged: StagedTexts): Promise<void> {
+  if (bytes.length < PACK_AHEAD_BYTES || staged.has(hash) || rowOf(db, hash)) return;
+  let packed = packedAhead.get(hash);
+  packedAhead.delete(hash);
+  packed ??= await packOff(bytes);
+  const { head, group } = await writeParts(db, packed.data);
+  staged.set(hash, { codec: packed.codec, data: head, parts: group });
+}
+
+/** After the rows' transaction, committed or not: parts no text claimed go. */
+export function unstage(db: Database, staged: StagedTexts): void {
+  for (const s of staged.values()) if (s.parts !== null) dropUnclaimed(db, s.parts);
+  staged.clear();
+}
+
+function pack(bytes: Uint8Array, hash?: string, staged?: StagedTexts): StagedText {
+  const ready = hash === undefined ? undefined : staged?.get(hash);
+  if (ready) return ready;
+  const ahead = hash === undefined ? undefined : packedAhead.get(hash);
+  if (ahead) {
+    packedAhead.delete(hash!);
+    return { ...ahead, parts: null };
+  }
+  if (bytes.length < 64) return { codec: RAW, data: bytes, parts: null };
+  const z = Bun.zstdCompressSync(bytes);
+  return z.length < bytes.length ? { codec: ZSTD, data: z, parts: null } : { codec: RAW, data: bytes, parts: null };
+}
+
+function unpack(db: Database, r: TextRow): Uint8Array {
+  let data = r.data instanceof Uint8Array ? r.data : new Uint8Array(r.data as ArrayBuffer);
+  if (r.parts !== null) data = Buffer.concat([data, ...partsOf(db, r.parts)]);
+  const text = r.codec === ZSTD ? new Uint8Array(Bun.zstdDecompressSync(data)) : data;
+  // Parts only continue whole texts: one missing must not pass for the text.
+  if (r.parts !== null && text.length !== r.size) throw new Error(`a text of the agent-edits timeline is incomplete (${text.length} of ${r.size} bytes)`);
+  return text;
 }
 
 /** Bytes `a` and `b` share at their start, and then at their end (not overlapping the start). */
@@ -84,12 +130,12 @@ function rowOf(db: Database, hash: string): { id: number; depth: number } | null
  * counts one more reference). `base`: a text it likely shares most bytes with (its edit's before-text),
  * stored first; the text then goes in as a delta when that is small. Inside the caller's write transaction.
  */
-export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
-  insertText(db, bytes, hash, base);
+export function storeText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }, staged?: StagedTexts): void {
+  insertText(db, bytes, hash, base, staged);
   db.query("UPDATE edit_texts SET refs = refs + 1 WHERE hash = ?").run(hash);
 }
 
-function insertText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }): void {
+function insertText(db: Database, bytes: Uint8Array, hash: string, base?: { bytes: Uint8Array; hash: string }, staged?: StagedTexts): void {
   if (rowOf(db, hash)) return;
   // Whole, unless a delta of the base is small enough (and the base's chain short enough).
   let row = { base: null as number | null, depth: 0, prefix: 0, suffix: 0, kept: bytes };
@@ -99,16 +145,17 @@ function insertText(db: Database, bytes: Uint8Array, hash: string, base?: { byte
     const middle = bytes.subarray(prefix, bytes.length - suffix);
     if (middle.length <= bytes.length * DELTA_SHARE) row = { base: from.id, depth: from.depth + 1, prefix, suffix, kept: middle };
   }
-  const { codec, data } = pack(row.kept, row.kept === bytes ? hash : undefined);
-  db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)").run(
-    hash, row.base, row.depth, bytes.length, codec, row.prefix, row.suffix, data,
+  const { codec, data, parts } = pack(row.kept, row.kept === bytes ? hash : undefined, staged);
+  db.query("INSERT INTO edit_texts(hash, base, depth, refs, size, codec, prefix, suffix, data, parts) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)").run(
+    hash, row.base, row.depth, bytes.length, codec, row.prefix, row.suffix, data, parts,
   );
+  if (parts !== null) claimParts(db, parts);
 }
 
 /** The text with this hash, or null when the timeline does not hold it. */
 export function loadText(db: Database, hash: string): Uint8Array | null {
-  const byHash = db.query("SELECT id, base, depth, codec, prefix, suffix, data FROM edit_texts WHERE hash = ?");
-  const byId = db.query("SELECT id, base, depth, codec, prefix, suffix, data FROM edit_texts WHERE id = ?");
+  const byHash = db.query("SELECT id, base, depth, codec, prefix, suffix, data, parts, size FROM edit_texts WHERE hash = ?");
+  const byId = db.query("SELECT id, base, depth, codec, prefix, suffix, data, parts, size FROM edit_texts WHERE id = ?");
   const chain: TextRow[] = [];
   let r = byHash.get(hash) as TextRow | null;
   while (r) {
@@ -119,9 +166,9 @@ export function loadText(db: Database, hash: string): Uint8Array | null {
     if (r && r.depth >= chain[chain.length - 1]!.depth) return null;
   }
   if (!chain.length || chain[chain.length - 1]!.base !== null) return null;
-  let text = unpack(chain.pop()!);
+  let text = unpack(db, chain.pop()!);
   for (let d = chain.pop(); d; d = chain.pop()) {
-    const middle = unpack(d);
+    const middle = unpack(db, d);
     const out = new Uint8Array(d.prefix + middle.length + d.suffix);
     out.set(text.subarray(0, d.prefix), 0);
     out.set(middle, d.prefix);
@@ -140,18 +187,20 @@ export function loadText(db: Database, hash: string): Uint8Array | null {
 export function releaseTexts(db: Database, hashes: string[]): void {
   const dec = db.query("UPDATE edit_texts SET refs = refs - 1 WHERE hash = ? AND refs > 0");
   for (const h of hashes) dec.run(h);
-  const byHash = db.query("SELECT id, base FROM edit_texts WHERE hash = ? AND refs = 0");
-  const byId = db.query("SELECT id, base FROM edit_texts WHERE id = ? AND refs = 0");
+  const byHash = db.query("SELECT id, base, parts FROM edit_texts WHERE hash = ? AND refs = 0");
+  const byId = db.query("SELECT id, base, parts FROM edit_texts WHERE id = ? AND refs = 0");
   const based = db.query("SELECT 1 FROM edit_texts WHERE base = ? LIMIT 1");
   const del = db.query("DELETE FROM edit_texts WHERE id = ?");
+  type Text = { id: number; base: number | null; parts: number | null };
   // A text gone, its base may be unused too (named by no row, no other delta on it): down the chain. Twice
   // over the hashes: one of them may be the base of a delta among them that goes later in the first pass.
   for (let pass = 0; pass < 2; pass++) {
     for (const h of new Set(hashes)) {
-      let r = byHash.get(h) as { id: number; base: number | null } | null;
+      let r = byHash.get(h) as Text | null;
       while (r && !based.get(r.id)) {
         del.run(r.id);
-        r = r.base === null ? null : (byId.get(r.base) as { id: number; base: number | null } | null);
+        if (r.parts !== null) deleteParts(db, r.parts);
+        r = r.base === null ? null : (byId.get(r.base) as Text | null);
       }
     }
   }

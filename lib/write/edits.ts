@@ -5,7 +5,7 @@
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
 import { pidAlive } from "../platform/pid";
-import { loadText, releaseTexts, storeText } from "./edit-texts";
+import { loadText, releaseTexts, storeText, type StagedTexts } from "./edit-texts";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -82,9 +82,12 @@ function toRow(db: Database, r: Record<string, unknown>): EditRow {
   return { ...toRecord(r), before: text(r.before, r.before_hash), after: text(r.after, r.after_hash) };
 }
 
-/** Insert the rows of one call as pending, in one transaction. Returns their ids; the first is the group's id. */
-/** `group`: the call's first row, when these rows continue a call whose first rows are in already. */
-export function insertPending(db: Database, edits: NewEdit[], group: number | null = null): number[] {
+/**
+ * Insert the rows of one call as pending, in one transaction. Returns their ids; the first is the group's id.
+ * `group`: the call's first row, when these rows continue a call whose first rows are in already. `staged`:
+ * big texts already written in part (stageText).
+ */
+export function insertPending(db: Database, edits: NewEdit[], group: number | null = null, staged?: StagedTexts): number[] {
   const now = new Date().toISOString();
   const ins = db.query(
     `INSERT INTO agent_edits(group_id, time, tool, action, path, from_path, trash_path, before, after, before_hash, after_hash,
@@ -96,8 +99,8 @@ export function insertPending(db: Database, edits: NewEdit[], group: number | nu
     for (const e of edits) {
       // The texts first, in the same transaction: another process releasing texts sees this row's
       // references or none of them (releaseTexts).
-      if (e.before && e.beforeHash) storeText(db, e.before, e.beforeHash);
-      if (e.after && e.afterHash) storeText(db, e.after, e.afterHash, e.before && e.beforeHash ? { bytes: e.before, hash: e.beforeHash } : undefined);
+      if (e.before && e.beforeHash) storeText(db, e.before, e.beforeHash, undefined, staged);
+      if (e.after && e.afterHash) storeText(db, e.after, e.afterHash, e.before && e.beforeHash ? { bytes: e.before, hash: e.beforeHash } : undefined, staged);
       const res = ins.run(
         group ?? ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, null, null,
         e.beforeHash, e.afterHash, e.agent, e.token, e.proposalId ?? null, e.reverts ?? null, e.tmp ?? null, process.pid,

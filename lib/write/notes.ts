@@ -10,13 +10,14 @@ import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
 import { existingFolderSpelling, foldName, isIgnoredPath, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
 import { mimeTypeOf } from "../vault/mime";
-import { absOf, hashBytes, readBytes, refuseIfNotNoteSized } from "./atomic";
+import { absOf, HASH_SLICE_BYTES, hashBytes, hashInTurns, readBytes, refuseIfNotNoteSized } from "./atomic";
 import { READ_NOFOLLOW } from "../vault/read-file";
+import { readInSlices } from "./read-hashed";
 import { maxNoteBytes } from "./limits";
 import { expectationFor, type Base } from "./plan";
 import { DISGUISING } from "../control-chars";
 import { withoutTrailing } from "../text-ends";
-import { nextTurn, turnEvery } from "../platform/turns";
+import { turnEvery } from "../platform/turns";
 
 export interface NoteState {
   path: string;
@@ -40,8 +41,9 @@ export function readState(vault: VaultContext, path: string, cap?: SizeCap): Not
  * readState for a note that may be big (the one write_note replaces): read off the event loop and hashed in
  * slices with turns for other callers between. Reading and hashing a 30 MB note held them ~50 ms.
  */
-async function readStateInTurns(vault: VaultContext, path: string): Promise<NoteState> {
+async function readStateInTurns(vault: VaultContext, path: string, cap?: SizeCap): Promise<NoteState> {
   const abs = absOf(vault.root, path);
+  if (cap) refuseOverCap(path, abs, cap);
   let size = 0;
   try {
     size = lstatSync(abs).size;
@@ -60,20 +62,12 @@ async function readStateInTurns(vault: VaultContext, path: string): Promise<Note
     const st = await fh.stat();
     if (!st.isFile()) return { path, abs, bytes: null, hash: null };
     refuseIfNotNoteSized(path.slice(path.lastIndexOf("/") + 1), st.size);
-    bytes = await fh.readFile();
+    bytes = await readInSlices(fh, st.size);
   } finally {
     await fh.close();
   }
-  const hasher = new Bun.CryptoHasher("sha256");
-  for (let at = 0; at < bytes.length; at += HASH_SLICE_BYTES) {
-    if (at > 0) await nextTurn();
-    hasher.update(bytes.subarray(at, at + HASH_SLICE_BYTES));
-  }
-  return { path, abs, bytes, hash: hasher.digest("hex") };
+  return { path, abs, bytes, hash: await hashInTurns(bytes) };
 }
-
-/** Bytes hashed between two turns of other callers (~3 ms). */
-const HASH_SLICE_BYTES = 4 * 1024 * 1024;
 
 /** The most bytes a call could take out of a note, and what to tell an agent when even that is not enough. */
 export interface SizeCap {
@@ -120,20 +114,39 @@ function asNotePath(rel: string, input: string): string {
  * lookup (case-insensitive, ".md" optional). note-not-found otherwise.
  */
 export function resolveExisting(vault: VaultContext, input: string, cap?: SizeCap): NoteState {
-  const spellings = pathSpellings(input);
-  const rel = spellings[0]!;
-  refuseHidden(rel, input);
-  for (const s of spellings) safeAbsPath(vault.root, s);
-  for (const s of spellings) {
-    if (/\.md$/i.test(s) && lstatInVault(vault.root, s)?.isFile()) {
-      const st = readState(vault, s, cap);
-      if (st.bytes !== null) return st;
-    }
+  for (const path of candidates(vault, input)) {
+    const st = readState(vault, path, cap);
+    if (st.bytes !== null) return st;
   }
-  const row = findNote(vault.indexDb, vault.root, rel);
-  const st = readState(vault, row.path, cap);
-  if (st.bytes === null) throw new ToolError("note-not-found", `Note not found: ${rel}`);
-  return st;
+  throw new ToolError("note-not-found", `Note not found: ${pathSpellings(input)[0]}`);
+}
+
+/** resolveExisting for a note that may be big (one a call deletes, moves or shrinks): read in turns. */
+export async function resolveExistingInTurns(vault: VaultContext, input: string, cap?: SizeCap): Promise<NoteState> {
+  for (const path of candidates(vault, input)) {
+    const st = await readStateInTurns(vault, path, cap);
+    if (st.bytes !== null) return st;
+  }
+  throw new ToolError("note-not-found", `Note not found: ${pathSpellings(input)[0]}`);
+}
+
+/** The path resolveExisting would find, without reading the note (a lock's guess); null when none. */
+export function existingPathOf(vault: VaultContext, input: string): string | null {
+  try {
+    for (const path of candidates(vault, input)) if (lstatInVault(vault.root, path)?.isFile()) return path;
+  } catch {
+    /* not a note: nothing to lock */
+  }
+  return null;
+}
+
+/** Where resolveExisting looks, in order; the index is asked only once the disk's spellings are tried. */
+function* candidates(vault: VaultContext, input: string): Generator<string> {
+  const spellings = pathSpellings(input);
+  refuseHidden(spellings[0]!, input);
+  for (const s of spellings) safeAbsPath(vault.root, s);
+  for (const s of spellings) if (/\.md$/i.test(s) && lstatInVault(vault.root, s)?.isFile()) yield s;
+  yield findNote(vault.indexDb, vault.root, spellings[0]!).path;
 }
 
 /** The files in the folder of `rel` whose names are `rel`'s up to case and Unicode normalisation, as spelled on disk. */
@@ -288,15 +301,15 @@ export function refuseImmutable(vault: VaultContext, path: string, what: string)
  * An existing note an operation will change, move or delete (`what`): resolved,
  * outside the immutable prefixes, and as the caller (or the proposal's base) saw it.
  */
-export function resolveForChange(
+export async function resolveForChange(
   vault: VaultContext,
   input: string,
   what: string,
   base: Base | undefined,
   expectedHash: string | undefined,
   cap?: SizeCap,
-): NoteState {
-  const st = resolveExisting(vault, input, cap);
+): Promise<NoteState> {
+  const st = await resolveExistingInTurns(vault, input, cap);
   refuseImmutable(vault, st.path, what);
   checkExpected(st, expectationFor(base, st.path, expectedHash));
   return st;

@@ -13,7 +13,7 @@ import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { packAhead } from "./edit-texts";
 import { rewriteLinksForMove } from "./links";
-import { checkExpected, decodeText, encodeText, isImmutable, readState, resolveExisting, resolveForChange, resolveTarget } from "./notes";
+import { checkExpected, decodeText, encodeText, existingPathOf, isImmutable, readState, resolveForChange, resolveTarget } from "./notes";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 import { fitBytes } from "../text-cut";
 import { turnEvery } from "../platform/turns";
@@ -54,14 +54,6 @@ export interface MoveNoteArgs {
   expectedHash?: string;
 }
 
-function existingPath(vault: VaultContext, input: string): string | null {
-  try {
-    return resolveExisting(vault, input).path;
-  } catch {
-    return null;
-  }
-}
-
 // Time spent reading and parsing backlinking notes between two turns of other callers. A budget in bytes
 // (512 KB) missed the cost of each file's open and read: 20,000 notes of 60 bytes held every caller ~1.1 s.
 const TURN_MS = 10;
@@ -84,13 +76,13 @@ function intoFolder(to: string, src: string): string {
 export const moveNoteOp: WriteOp<MoveNoteArgs> = {
   name: "move_note",
   lockPaths(vault, a) {
-    const src = existingPath(vault, a.from);
+    const src = existingPathOf(vault, a.from);
     const links = src && a.updateLinks !== false ? moveSources(vault, src, intoFolder(a.to, src)) : [];
     return [...guessPath(a.from), ...(src ? [src] : []), ...guessPath(src ? intoFolder(a.to, src) : a.to), ...links];
   },
   pinned: (a) => a.expectedHash !== undefined,
   async plan(vault, a, base) {
-    const src = resolveForChange(vault, a.from, "moved", base, a.expectedHash);
+    const src = await resolveForChange(vault, a.from, "moved", base, a.expectedHash);
     const dst = await resolveTarget(vault, intoFolder(a.to, src.path), { caseTwin: false });
     if (dst.path === src.path) throw new ToolError("invalid-input", `${src.path} is already at that path`);
     // A new spelling of the same file; not a twin that happens to differ only in case (sameInode).
@@ -194,7 +186,7 @@ export function trashPathFor(root: string, path: string): string {
 }
 
 export const deleteNoteOp = singleNoteOp<DeleteNoteArgs>("delete_note", async (vault, a, base) => {
-  const st = resolveForChange(vault, a.path, "deleted", base, a.expectedHash);
+  const st = await resolveForChange(vault, a.path, "deleted", base, a.expectedHash);
   const trash = trashPathFor(vault.root, st.path);
   // Its text goes to the timeline whole: compressed now, off the event loop (edit-texts.ts).
   await packAhead(st.bytes, st.hash);

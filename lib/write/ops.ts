@@ -55,7 +55,7 @@ async function planTextEdit(
   summary: (path: string) => string,
   cap: SizeCap = GROWS,
 ): Promise<Plan> {
-  const st = resolveForChange(vault, a.path, "changed", base, a.expectedHash, cap);
+  const st = await resolveForChange(vault, a.path, "changed", base, a.expectedHash, cap);
   const t = decodeText(st.path, st.bytes!);
   const out = encodeText(t, transform(t, st.path));
   checkSize(st.path, out);

@@ -20,6 +20,7 @@ import { existsSync, renameSync } from "node:fs";
 import { absOf, diskHash, removeQuietly, splitRel as split } from "./atomic";
 import { dropPending, inFlight, markApplied, processAlive, type EditAction } from "./edits";
 import { watchDisplaced } from "./displaced";
+import { sweepUnclaimedParts } from "./text-parts";
 import { renameNoReplace, swapInChecked, VaultDir } from "./vault-dir";
 
 interface PendingRow {
@@ -159,6 +160,8 @@ export function recoverTimeline(root: string, db: Database): Recovery {
   for (const r of settled) if (r.tmp) removeQuietly(absOf(root, r.tmp));
   markApplied(db, applied);
   dropPending(db, dropped);
+  // Parts of a big text whose row never went in (./text-parts.ts).
+  sweepUnclaimedParts(db);
   return out;
 }
 

@@ -80,3 +80,20 @@ export function addTextRefsIfMissing(db: Database): void {
       (SELECT count(*) FROM agent_edits WHERE after IS NULL AND after_hash = edit_texts.hash)`);
   }).immediate();
 }
+
+// A big text's compressed bytes past its first part (lib/write/text-parts.ts): written before the timeline row
+// that keeps the text, each part in a transaction of its own. A group's row in edit_text_part_groups stands
+// until the transaction that inserts its text; one left over is a crash's, removed by the recovery.
+export const TEXT_PARTS_SQL = `
+  ALTER TABLE edit_texts ADD COLUMN parts INTEGER;   -- the group of parts that continue data; NULL: data is all of it
+  CREATE TABLE IF NOT EXISTS edit_text_part_groups (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,            -- never reused: a text names its parts by it
+    owner_pid INTEGER NOT NULL                       -- the process writing them
+  );
+  CREATE TABLE IF NOT EXISTS edit_text_parts (
+    grp INTEGER NOT NULL,
+    seq INTEGER NOT NULL,                            -- 1, 2, ...: its place after edit_texts.data
+    data BLOB NOT NULL,
+    PRIMARY KEY (grp, seq)
+  );
+`;
