@@ -111,18 +111,10 @@ function asNotePath(rel: string, input: string): string {
 /**
  * An existing note named by an agent: the exact path on disk (its literal
  * spelling first, then decoded and NFC/NFD ones), else the index's forgiving
- * lookup (case-insensitive, ".md" optional). note-not-found otherwise.
+ * lookup (case-insensitive, ".md" optional). note-not-found otherwise. Read in
+ * turns: it may be big (a note a call deletes, moves or shrinks).
  */
-export function resolveExisting(vault: VaultContext, input: string, cap?: SizeCap): NoteState {
-  for (const path of candidates(vault, input)) {
-    const st = readState(vault, path, cap);
-    if (st.bytes !== null) return st;
-  }
-  throw new ToolError("note-not-found", `Note not found: ${pathSpellings(input)[0]}`);
-}
-
-/** resolveExisting for a note that may be big (one a call deletes, moves or shrinks): read in turns. */
-export async function resolveExistingInTurns(vault: VaultContext, input: string, cap?: SizeCap): Promise<NoteState> {
+export async function resolveExisting(vault: VaultContext, input: string, cap?: SizeCap): Promise<NoteState> {
   for (const path of candidates(vault, input)) {
     const st = await readStateInTurns(vault, path, cap);
     if (st.bytes !== null) return st;
@@ -130,14 +122,22 @@ export async function resolveExistingInTurns(vault: VaultContext, input: string,
   throw new ToolError("note-not-found", `Note not found: ${pathSpellings(input)[0]}`);
 }
 
-/** The path resolveExisting would find, without reading the note (a lock's guess); null when none. */
+/**
+ * The path resolveExisting would find, without reading the note (a citation, a lock's guess: reading a 30 MB
+ * note only to learn its path held every other caller): note-not-found or path-invalid as resolveExisting.
+ */
+export function existingPath(vault: VaultContext, input: string): string {
+  for (const path of candidates(vault, input)) if (lstatInVault(vault.root, path)?.isFile()) return path;
+  throw new ToolError("note-not-found", `Note not found: ${pathSpellings(input)[0]}`);
+}
+
+/** existingPath, or null when there is no such note (nothing to lock). */
 export function existingPathOf(vault: VaultContext, input: string): string | null {
   try {
-    for (const path of candidates(vault, input)) if (lstatInVault(vault.root, path)?.isFile()) return path;
+    return existingPath(vault, input);
   } catch {
-    /* not a note: nothing to lock */
+    return null;
   }
-  return null;
 }
 
 /** Where resolveExisting looks, in order; the index is asked only once the disk's spellings are tried. */
@@ -309,7 +309,7 @@ export async function resolveForChange(
   expectedHash: string | undefined,
   cap?: SizeCap,
 ): Promise<NoteState> {
-  const st = await resolveExistingInTurns(vault, input, cap);
+  const st = await resolveExisting(vault, input, cap);
   refuseImmutable(vault, st.path, what);
   checkExpected(st, expectationFor(base, st.path, expectedHash));
   return st;

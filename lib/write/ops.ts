@@ -17,7 +17,7 @@ import {
   nameTwinsInFolder,
   readState,
   refuseImmutable,
-  resolveExisting,
+  existingPath,
   resolveForChange,
   resolveTarget,
   styleOf,
@@ -269,7 +269,7 @@ export interface FilePageArgs {
 function resolveCitation(vault: VaultContext, raw: string, from: string, index: number): string {
   const target = raw.trim().replace(/^!?\[\[/, "").replace(/\]\]$/, "").split(/\\?\|/)[0]!.split("#")[0]!.trim();
   try {
-    return resolveExisting(vault, target).path;
+    return existingPath(vault, target);
   } catch (e) {
     if (e instanceof ToolError && e.kind === "path-invalid") throw e;
   }
