@@ -64,7 +64,9 @@ test("a new question during a background build is embedded by a worker at normal
   // Several of the build's 128-passage batches: with one, every note is written at once and the
   // window in which the build runs with some notes embedded is a few milliseconds (a poll missed it).
   const root = makeVault(480);
-  await withEnv({ ...BUILTIN_ENV, LETTUCE_EMBED_SYNC_LIMIT: "10", LETTUCE_EMBED_WORKERS: "1", LETTUCE_EMBED_QUERY_WORKER: undefined }, async () => {
+  // No read workers (their jobs run in-line): they run at normal priority too, and hybrid search's keyword side
+  // is one of their jobs, so the one normal-priority worker counted below is the query's.
+  await withEnv({ ...BUILTIN_ENV, LETTUCE_EMBED_SYNC_LIMIT: "10", LETTUCE_EMBED_WORKERS: "1", LETTUCE_EMBED_QUERY_WORKER: undefined, LETTUCE_READ_WORKERS: "0" }, async () => {
     const s = await startTestServer({ root });
     try {
       const svc = SemanticService.for(s.vault);
