@@ -82,6 +82,8 @@ describe("recent_activity", () => {
     expect(ingest.entries.map((e: any) => e.title)).toEqual(["Growing Lettuce in Containers", "Ink and Switch - Local-first software"]);
     expect((await s.call("recent_activity", { limit: 1 })).entries).toHaveLength(1);
     await expect(s.callRaw("recent_activity", { since: "March" })).rejects.toThrow(/YYYY-MM-DD/);
+    // A day the calendar lacks is refused, not answered as "no entries since".
+    for (const since of ["2026-13-45", "2026-02-30"]) await expect(s.callRaw("recent_activity", { since })).rejects.toThrow(/real calendar day/);
   });
 
   test("a new ledger entry and a compiled source show up", async () => {

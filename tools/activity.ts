@@ -11,9 +11,9 @@ export const recentActivity = defineTool({
   scopes: ALL_SCOPES,
   annotations: READ_ONLY,
   input: z.object({
-    since: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2}$/, "since must be a date written YYYY-MM-DD")
+    // A real calendar day: "2026-13-45" matched the pattern and answered no entries, as if nothing happened.
+    since: z.iso
+      .date("since is a real calendar day, YYYY-MM-DD")
       .optional()
       .describe("YYYY-MM-DD"),
     op: z.string().min(1).optional(),
