@@ -50,6 +50,11 @@ describe("ids that point outside the vault or at hidden files", () => {
     }
   });
 
+  test("an empty id is path-invalid, as an empty path is to read_note (not a protocol error)", async () => {
+    for (const tool of ["get_page", "get_related_pages"]) expect(((await s.callRaw(tool, { pageId: "" })) as any).kind).toBe("path-invalid");
+    expect(((await s.callRaw("read_note", { path: "" })) as any).kind).toBe("path-invalid");
+  });
+
   test("get_pages takes 14 bad ids and one good one and fails none of the call", async () => {
     const { results } = await s.call("get_pages", { pageIds: [...BAD_IDS, "Notes/Plain.md"] });
     expect(results.filter((r: any) => r.ok).map((r: any) => r.id)).toEqual(["Notes/Plain.md"]);

@@ -11,7 +11,8 @@ import { pagesCiting } from "../lib/workspace/sources";
 import { ToolError } from "../lib/errors";
 import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
-const itemId = z.string().min(1).max(MAX_ITEM_ID);
+// No minimum length: an empty id is path-invalid, as every path argument (docs/workspace.md), not a protocol error.
+const itemId = z.string().max(MAX_ITEM_ID);
 const mode = z.enum(["full", "outline"]).default("full").describe("outline: a cheap skim");
 
 export const searchWorkspace_ = defineTool({
