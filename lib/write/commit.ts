@@ -8,7 +8,7 @@ import { osPathError } from "../vault/paths";
 import { nextTurn, turnEvery } from "../platform/turns";
 import { HASH_SLICE_BYTES, hashBytes, hashInTurns, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
-import { renameNoReplace, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
+import { renameNoReplace, sameFile, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, inFlight, insertPending, markApplied, type NewEdit } from "./edits";
 import { stageText, unstage, type StagedTexts } from "./edit-texts";
 import { readHashed, type DiskState } from "./read-hashed";
@@ -199,6 +199,8 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   const settle = async (rel: string, state: Known) => known.set(await keyFor(rel), state);
   // Per write change: the identity the note must still have when it is replaced (null: it must not exist).
   const expect: (FileIdentity | null)[] = changes.map(() => null);
+  // Per move or delete: the identity the note had when its bytes were checked (null: not known).
+  const leaving: (FileIdentity | null)[] = changes.map(() => null);
   const turn = turnEvery(SLICE_MS);
   try {
     for (const [i, c] of changes.entries()) {
@@ -213,6 +215,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
       } else {
         const from = await current(src);
         if (from.hash !== beforeHash) throw new StaleError(src);
+        leaving[i] = from.id;
         // A rename onto an existing file would silently replace it; a case-only rename is the one exception.
         if ((await keyFor(dst)) !== (await keyFor(src)) && (await current(dst)).hash !== null) throw new StaleError(dst);
         await settle(src, { hash: null, id: null });
@@ -243,7 +246,11 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
             ? renameNoReplace(d, tmpNames[i]!, d, name)
             : swapInChecked(d, tmpNames[i]!, name, planned, written, (fd) => watchDisplaced(fd, d, name, planned, written));
       } else {
-        r = renameNoReplace(dirOf(src!, false), split(src!).name, d, name);
+        // A person's save since the check (other callers had turns meanwhile; a big note's hashing takes tens of
+        // ms) would be carried into .trash or to the new name while the timeline kept the earlier text.
+        const from = dirOf(src!, false);
+        const known = leaving[i];
+        r = known && !sameFile(from.identity(split(src!).name), known) ? "stale" : renameNoReplace(from, split(src!).name, d, name);
       }
       if (r === "stale") {
         stale = c.action === "write" ? dst : src!;
