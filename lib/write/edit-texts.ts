@@ -10,7 +10,7 @@
 // MAX_DEPTH edits of it. Rows written before this (bytes in agent_edits'
 // own before/after columns) are read as they are.
 import type { Database } from "bun:sqlite";
-import { claimParts, deleteParts, dropUnclaimed, partsOf, writeParts } from "./text-parts";
+import { claimParts, deleteParts, dropUnclaimed, PART_BYTES, partsOf, writeParts } from "./text-parts";
 
 /** Deltas walked at most from a text to a whole one: reading a text costs at most this many copies of it. */
 const MAX_DEPTH = 64;
@@ -79,6 +79,10 @@ export async function stageText(db: Database, bytes: Uint8Array, hash: string, s
   let packed = packedAhead.get(hash);
   packedAhead.delete(hash);
   packed ??= await packOff(bytes);
+  // A text in parts is stored compressed even when that saves nothing: an older Lettuce still running on the
+  // vault reads edit_texts.data alone, and a cut zstd frame fails there where raw bytes read as a 1 MiB note
+  // (its revert wrote that back; the review of 2026-12-07).
+  if (packed.codec === RAW && packed.data.length > PART_BYTES) packed = { codec: ZSTD, data: new Uint8Array(await Bun.zstdCompress(bytes)) };
   const { head, group } = await writeParts(db, packed.data);
   staged.set(hash, { codec: packed.codec, data: head, parts: group });
 }

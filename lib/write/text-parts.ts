@@ -72,7 +72,10 @@ export function deleteParts(db: Database, group: number): void {
   db.query("DELETE FROM edit_text_parts WHERE grp = ?").run(group);
 }
 
-/** Groups no text claimed, left by a process that is gone (a crash between its parts and its row). */
+/**
+ * Groups no text claimed, left by a process that is gone (a crash between its parts and its row); and parts
+ * of no group and no text (an older Lettuce released the text, knowing nothing of its parts).
+ */
 export function sweepUnclaimedParts(db: Database): number {
   const groups = db.query("SELECT id, owner_pid FROM edit_text_part_groups").all() as { id: number; owner_pid: number }[];
   let removed = 0;
@@ -81,6 +84,14 @@ export function sweepUnclaimedParts(db: Database): number {
     if (g.owner_pid !== process.pid && pidAlive(g.owner_pid)) continue;
     dropUnclaimed(db, g.id);
     removed++;
+  }
+  try {
+    db.query(
+      `DELETE FROM edit_text_parts WHERE grp NOT IN (SELECT id FROM edit_text_part_groups)
+         AND grp NOT IN (SELECT parts FROM edit_texts WHERE parts IS NOT NULL)`,
+    ).run();
+  } catch {
+    /* state.db cannot take it now (a full disk): the next start tries again */
   }
   return removed;
 }
