@@ -37,6 +37,14 @@ const COMMIT_EVERY = 2000;
 /** apply()'s answer when another process committed while this pass was planned: plan it again. */
 const STALE = Symbol("stale plan");
 
+/** Passes started again after an immediate SQLITE_BUSY, waiting 50, 100, 200, 400 then 800 ms (1.55 s in all). */
+const BUSY_RETRIES = 5;
+const BUSY_FIRST_WAIT_MS = 50;
+
+function isBusy(e: unknown): boolean {
+  return String((e as { code?: unknown })?.code ?? "").startsWith("SQLITE_BUSY");
+}
+
 export class Indexer {
   private _resolver: LinkResolver | null = null;
   status: IndexStatus = { state: "starting", total: 0, done: 0, indexedAt: null };
@@ -173,7 +181,7 @@ export class Indexer {
       // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
       if (!lstatInVault(this.root, "")?.isDirectory()) throw new Error(`cannot list the vault folder ${this.root}`);
-      for (let attempt = 0; ; attempt++) {
+      for (let attempt = 0, busyWaits = 0; ; attempt++) {
         // A plan made again (STALE) is so because another process committed: its changes count as foreign.
         const foreign = this.catchUpWithOthers() || attempt > 0;
         const { known, diff } = await comparePaths(this.root, this.db, paths, foreign);
@@ -181,7 +189,18 @@ export class Indexer {
         if (!todo.length && !deleted.length && !attachments.length && !goneFiles.length) {
           return { changed: [], deleted: [], attachments: [] };
         }
-        const change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2, noWait: opts.noWait });
+        let change: IndexChange | typeof STALE;
+        try {
+          change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2, noWait: opts.noWait });
+        } catch (e) {
+          // SQLITE_BUSY at once, not after the busy timeout's wait: SQLite gives up without waiting where waiting
+          // cannot help this transaction (its read of a file went stale). A pass started again a moment later
+          // can: seen right after a bulk cold scan, "database is locked" for 50-500 ms. A caller that asked not
+          // to wait gets the error.
+          if (opts.noWait || !isBusy(e) || busyWaits >= BUSY_RETRIES) throw e;
+          await Bun.sleep(BUSY_FIRST_WAIT_MS << busyWaits++);
+          continue;
+        }
         if (change === STALE) continue;
         if (this.status.state === "ready") this.markCurrent();
         return change;
