@@ -96,9 +96,9 @@ export function reviewRoutes(app: Hono<WebEnv>, vault: VaultContext): void {
     return c.json({ items: listEdits(db, { ...filter, limit, offset }), total: countEdits(db, filter), limit, offset, facets: offset === 0 ? editFacets(db) : undefined });
   });
 
-  app.get("/api/edits/:id", (c) => {
+  app.get("/api/edits/:id", async (c) => {
     const id = idParam(c.req.param("id"));
-    const rows = id === null ? [] : editGroup(db, id);
+    const rows = id === null ? [] : await editGroup(db, id);
     if (!rows.length) return errorResponse(c, new ToolError("edit-not-found", `No edit ${c.req.param("id")} in the timeline`));
     // Has anyone changed these notes since? Then Revert will ask before overwriting.
     const changedSince = rows.filter((r) => r.action !== "delete" && diskHash(absOf(vault.root, r.path)) !== r.afterHash).map((r) => r.path);

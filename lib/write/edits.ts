@@ -5,7 +5,7 @@
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
 import { pidAlive } from "../platform/pid";
-import { loadText, releaseTexts, storeText, type StagedTexts } from "./edit-texts";
+import { loadText, loadTextInTurns, releaseTexts, storeText, type StagedTexts } from "./edit-texts";
 
 export type EditAction = "write" | "move" | "delete";
 
@@ -75,11 +75,20 @@ function toRecord(r: Record<string, unknown>): EditRecord {
   };
 }
 
+/** A row's text: rows from before edit_texts hold their bytes; newer ones name them by hash. */
+function rowText<T>(v: unknown, hash: unknown, load: (hash: string) => T): Uint8Array | T | null {
+  return v != null ? (v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer)) : typeof hash === "string" ? load(hash) : null;
+}
+
 function toRow(db: Database, r: Record<string, unknown>): EditRow {
-  // Rows from before edit_texts hold their bytes; newer ones name them by hash.
-  const text = (v: unknown, hash: unknown) =>
-    v != null ? (v instanceof Uint8Array ? v : new Uint8Array(v as ArrayBuffer)) : typeof hash === "string" ? loadText(db, hash) : null;
-  return { ...toRecord(r), before: text(r.before, r.before_hash), after: text(r.after, r.after_hash) };
+  const load = (h: string) => loadText(db, h);
+  return { ...toRecord(r), before: rowText(r.before, r.before_hash, load), after: rowText(r.after, r.after_hash, load) };
+}
+
+/** toRow, the texts loaded off the event loop (they may be 30 MB each). */
+async function toRowInTurns(db: Database, r: Record<string, unknown>): Promise<EditRow> {
+  const load = (h: string) => loadTextInTurns(db, h);
+  return { ...toRecord(r), before: await rowText(r.before, r.before_hash, load), after: await rowText(r.after, r.after_hash, load) };
 }
 
 /**
@@ -206,12 +215,22 @@ export function getEdit(db: Database, id: number): EditRow | null {
   return r ? toRow(db, r) : null;
 }
 
-/** Every applied row of the call that `id` belongs to, in the order they were made. */
-export function editGroup(db: Database, id: number): EditRow[] {
-  const first = getEdit(db, id);
+/** The applied rows of the call that `id` belongs to, in the order they were made (texts not loaded). */
+function groupRows(db: Database, id: number): Record<string, unknown>[] {
+  const first = db.query("SELECT id, group_id FROM agent_edits WHERE id = ? AND state = 'applied'").get(id) as { id: number; group_id: number | null } | null;
   if (!first) return [];
-  const gid = first.groupId;
-  return (db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[]).map((r) => toRow(db, r));
+  const gid = first.group_id ?? first.id;
+  return db.query("SELECT * FROM agent_edits WHERE (id = ?1 OR group_id = ?1) AND state = 'applied' ORDER BY id").all(gid) as Record<string, unknown>[];
+}
+
+/**
+ * Every applied row of the call that `id` belongs to, in the order they were made, its texts loaded off the
+ * event loop (a revert, the web UI's view of an edit: they may be 30 MB each).
+ */
+export async function editGroup(db: Database, id: number): Promise<EditRow[]> {
+  const out: EditRow[] = [];
+  for (const r of groupRows(db, id)) out.push(await toRowInTurns(db, r));
+  return out;
 }
 
 /**

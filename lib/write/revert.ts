@@ -95,7 +95,7 @@ function inverse(row: EditRow, disk: Overlay, root: string, force: boolean): Fil
 /** Revert the call that timeline entry `id` belongs to (all of its file changes, newest first). */
 export async function revertEdit(vault: VaultContext, id: number, opts: { force?: boolean; reindex?: boolean; agent?: string; token?: string } = {}): Promise<RevertResult> {
   const service = writeService(vault, { reindex: opts.reindex });
-  const rows = editGroup(vault.stateDb, id);
+  const rows = await editGroup(vault.stateDb, id);
   if (!rows.length) throw new ToolError("edit-not-found", `No edit ${id} in the timeline (lettuce edits lists them)`);
   // Said first: the notes' hashes would otherwise make it "changed since", and --force then "already undone".
   const undoneBy = standingRevertOf(vault.stateDb, rows[0]!.id);
