@@ -9,22 +9,18 @@ import { noteName } from "../vault/parse";
 import { lstatInVault } from "../vault/paths";
 import { MAX_EDITS_PER_CALL, maxNoteBytes } from "./limits";
 import {
-  agentText,
   checkExpected,
   checkSize,
-  decodeText,
-  encodeText,
+  existingPath,
   nameTwinsInFolder,
   readState,
   refuseImmutable,
-  existingPath,
   resolveForChange,
   resolveTarget,
-  styleOf,
   type NoteState,
-  type NoteText,
   type SizeCap,
 } from "./notes";
+import { agentText, decodeText, encodeText, styleOf, type NoteText } from "./note-text";
 import { packAhead } from "./edit-texts";
 import { stripMd } from "./links";
 import { expectationFor, guessPath, singleNoteOp, type Base, type Plan, type WriteOp } from "./plan";
