@@ -12,7 +12,7 @@ import { NoteRows } from "./note-rows";
 import { reresolveColdStart, reresolveKeysInTurns, RERESOLVE_PENDING, settleInterruptedResolution } from "./reresolve";
 import { BIG_NOTE_BYTES, parseAll } from "./parse-pool";
 import { diffListing, hashLookup, knownNotes, resolverFrom, resolverInSlices, type KnownNote } from "./known-rows";
-import { beginWriting } from "../store/write-lock";
+import { beginWriting, BUSY_RETRY_WAITS_MS, isBusy } from "../store/write-lock";
 import { OtherWriters } from "./other-writers";
 import { comparePaths } from "./path-diff";
 import type { LinkResolver } from "./resolver";
@@ -36,14 +36,6 @@ const COMMIT_EVERY = 2000;
 
 /** apply()'s answer when another process committed while this pass was planned: plan it again. */
 const STALE = Symbol("stale plan");
-
-/** Passes started again after an immediate SQLITE_BUSY, waiting 50, 100, 200, 400 then 800 ms (1.55 s in all). */
-const BUSY_RETRIES = 5;
-const BUSY_FIRST_WAIT_MS = 50;
-
-function isBusy(e: unknown): boolean {
-  return String((e as { code?: unknown })?.code ?? "").startsWith("SQLITE_BUSY");
-}
 
 export class Indexer {
   private _resolver: LinkResolver | null = null;
@@ -181,7 +173,8 @@ export class Indexer {
       // The vault folder itself gone (an unmounted drive, a sync client's rename): every path would look deleted.
       // An error instead, as the full scan's; the index keeps its notes until the folder is back.
       if (!lstatInVault(this.root, "")?.isDirectory()) throw new Error(`cannot list the vault folder ${this.root}`);
-      for (let attempt = 0, busyWaits = 0; ; attempt++) {
+      // attempt: plans made again because another process committed; a pass started again after SQLITE_BUSY is not one.
+      for (let attempt = 0, busyWaits = 0; ; ) {
         // A plan made again (STALE) is so because another process committed: its changes count as foreign.
         const foreign = this.catchUpWithOthers() || attempt > 0;
         const { known, diff } = await comparePaths(this.root, this.db, paths, foreign);
@@ -193,15 +186,15 @@ export class Indexer {
         try {
           change = await this.apply(todo, deleted, attachments, goneFiles, known, { foreign, last: attempt >= 2, noWait: opts.noWait });
         } catch (e) {
-          // SQLITE_BUSY at once, not after the busy timeout's wait: SQLite gives up without waiting where waiting
-          // cannot help this transaction (its read of a file went stale). A pass started again a moment later
-          // can: seen right after a bulk cold scan, "database is locked" for 50-500 ms. A caller that asked not
-          // to wait gets the error.
-          if (opts.noWait || !isBusy(e) || busyWaits >= BUSY_RETRIES) throw e;
-          await Bun.sleep(BUSY_FIRST_WAIT_MS << busyWaits++);
+          // SQLITE_BUSY at once (a read gone stale: seen after a bulk scan for 50-500 ms); a new pass gets past it.
+          if (opts.noWait || !isBusy(e) || busyWaits >= BUSY_RETRY_WAITS_MS.length) throw e;
+          await Bun.sleep(BUSY_RETRY_WAITS_MS[busyWaits++]!);
           continue;
         }
-        if (change === STALE) continue;
+        if (change === STALE) {
+          attempt++;
+          continue;
+        }
         if (this.status.state === "ready") this.markCurrent();
         return change;
       }

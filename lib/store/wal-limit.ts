@@ -3,6 +3,7 @@
 // fts.db's at ~370 MB (audits of 2026-12-05). Set on every connection that writes the file: the writer that
 // starts the log over is the one that cuts it.
 import type { Database } from "bun:sqlite";
+import { isBusy } from "./write-lock";
 
 export const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
@@ -22,7 +23,7 @@ export function useWal(db: Database, schema = "main"): void {
       db.exec(`PRAGMA ${schema}.journal_mode = WAL`);
       return;
     } catch (e) {
-      if (!/locked|busy/i.test((e as Error).message) || waited >= 5000) throw e;
+      if (!isBusy(e) || waited >= 5000) throw e;
       Bun.sleepSync(10);
     }
   }

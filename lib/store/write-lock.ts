@@ -41,3 +41,14 @@ export function writingTransaction<T>(db: Database, fn: () => T): T {
     throw e;
   }
 }
+
+/** SQLITE_BUSY (and its extended codes): another connection holds a lock this one needs. */
+export function isBusy(e: unknown): boolean {
+  return String((e as { code?: unknown })?.code ?? "").startsWith("SQLITE_BUSY");
+}
+
+/**
+ * How long to wait before each new try of work SQLite refused with SQLITE_BUSY at once, without its busy
+ * wait (a transaction whose read went stale cannot wait it out; one started again can): 1.55 s in all.
+ */
+export const BUSY_RETRY_WAITS_MS = [50, 100, 200, 400, 800];
