@@ -2,16 +2,15 @@
 // canonical path for the note, its current bytes and hash, and the rules
 // (immutable prefixes, expected hashes, size) checked the same way each time.
 import { lstatSync, readdirSync, statSync } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ToolError } from "../errors";
 import { findNote } from "../retrieval/notes";
 import type { VaultContext } from "../vault-context";
 import { existingFolderSpelling, foldName, isIgnoredPath, lstatInVault, pathSpellings, safeAbsPath } from "../vault/paths";
 import { mimeTypeOf } from "../vault/mime";
-import { absOf, HASH_SLICE_BYTES, hashBytes, hashInTurns, readBytes, refuseIfNotNoteSized } from "./atomic";
-import { READ_NOFOLLOW } from "../vault/read-file";
-import { readInSlices } from "./read-hashed";
+import { absOf, HASH_SLICE_BYTES, hashBytes, readBytes } from "./atomic";
+import { readBigFile } from "./read-hashed";
 import { maxNoteBytes } from "./limits";
 import { expectationFor, type Base } from "./plan";
 import { DISGUISING } from "../control-chars";
@@ -49,23 +48,9 @@ async function readStateInTurns(vault: VaultContext, path: string, cap?: SizeCap
   } catch {
     /* absent: readState says so */
   }
-  if (size <= HASH_SLICE_BYTES) return readState(vault, path);
-  let fh;
-  try {
-    fh = await open(abs, READ_NOFOLLOW);
-  } catch {
-    return readState(vault, path); // a link, a folder or nothing: readState's answer, as for any note
-  }
-  let bytes: Buffer;
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) return { path, abs, bytes: null, hash: null };
-    refuseIfNotNoteSized(path.slice(path.lastIndexOf("/") + 1), st.size);
-    bytes = await readInSlices(fh, st.size);
-  } finally {
-    await fh.close();
-  }
-  return { path, abs, bytes, hash: await hashInTurns(bytes) };
+  const big = size > HASH_SLICE_BYTES ? await readBigFile(abs, path.slice(path.lastIndexOf("/") + 1)) : null;
+  // Small, or no regular file once opened (a link, a folder, a pipe, nothing): readState's answer.
+  return big ? { path, abs, bytes: big.bytes, hash: big.hash } : readState(vault, path);
 }
 
 /** The most bytes a call could take out of a note, and what to tell an agent when even that is not enough. */

@@ -21,19 +21,24 @@ export interface DiskState {
 export async function readHashed(d: VaultDir, name: string): Promise<DiskState> {
   const probe = d.identity(name);
   if (probe && probe.size > BigInt(HASH_SLICE_BYTES)) {
-    const big = await readBig(d, name);
-    if (big) return big;
+    const big = await readBigFile(d.entry(name), name);
+    if (big) return { hash: big.hash, id: big.id };
   }
   // Small, absent, a link, a folder, a pipe: VaultDir.read's answer, as before.
   const r = d.read(name);
   return r === null ? { hash: null, id: null } : "symlink" in r ? { hash: "(symlink)", id: null } : { hash: hashBytes(r.bytes), id: r.id };
 }
 
-/** readHashed of a big regular file; null when it is not one once opened (VaultDir.read then says what it is). */
-async function readBig(d: VaultDir, name: string): Promise<DiskState | null> {
+/**
+ * A big regular file (`path` opened as every vault file is, never through a link) read off the event loop
+ * and hashed in turns, with its identity: one written to while it was read (an in-place save) has a changed
+ * identity, so it never passes for what was half-read. null when no regular file is there once opened (the
+ * caller's synchronous read then says what is); too-large past the size of a note.
+ */
+export async function readBigFile(path: string, name: string): Promise<{ bytes: Buffer; hash: string; id: FileIdentity } | null> {
   let fh;
   try {
-    fh = await open(d.entry(name), READ_NOFOLLOW);
+    fh = await open(path, READ_NOFOLLOW);
   } catch {
     return null;
   }
@@ -45,19 +50,18 @@ async function readBig(d: VaultDir, name: string): Promise<DiskState | null> {
     refuseIfNotNoteSized(name, Number(before.size));
     bytes = await readInSlices(fh, Number(before.size));
     const after = identityOfFd(fh.fd);
-    // Written to while it was read (an in-place save): changed, never what was half-read (as VaultDir.read).
     id = sameFile(before, after) ? after : { ...after, mtimeNs: -1n };
   } finally {
     await fh.close();
   }
-  return { hash: await hashInTurns(bytes), id };
+  return { bytes, hash: await hashInTurns(bytes), id };
 }
 
 /**
  * The first `size` bytes of an open file, read a slice at a time: Bun's FileHandle.readFile reads a 30 MB
  * file in one piece on the event loop (5-30 ms measured), where each slice's read is a few ms at most.
  */
-export async function readInSlices(fh: FileHandle, size: number): Promise<Buffer> {
+async function readInSlices(fh: FileHandle, size: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(size);
   let off = 0;
   while (off < size) {
