@@ -6,7 +6,7 @@ import type { Database } from "bun:sqlite";
 import { machineFault, ToolError } from "../errors";
 import { osPathError } from "../vault/paths";
 import { nextTurn, turnEvery } from "../platform/turns";
-import { HASH_SLICE_BYTES, hashBytes, hashInTurns, splitRel as split, tempNameFor } from "./atomic";
+import { hashInTurns, splitRel as split, tempNameFor } from "./atomic";
 import { watchDisplaced } from "./displaced";
 import { renameNoReplace, sameFile, swapInChecked, VaultDir, type FileIdentity } from "./vault-dir";
 import { dropPending, inFlight, insertPending, markApplied, type NewEdit } from "./edits";
@@ -89,7 +89,7 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   const { root, timelineDb: stateDb } = target;
   const tmpNames = changes.map((c) => (c.action === "write" ? tempNameFor() : null));
   // A note on disk may be 64 MiB (the one a write_note replaces): hashed in turns (./atomic.ts).
-  const hashOf = (b: Uint8Array | null) => (b === null ? null : b.length > HASH_SLICE_BYTES ? hashInTurns(b) : hashBytes(b));
+  const hashOf = (b: Uint8Array | null) => (b === null ? null : hashInTurns(b));
   const rows: NewEdit[] = [];
   for (const [i, c] of changes.entries()) {
     const beforeHash = await hashOf(c.before);
