@@ -22,7 +22,7 @@ import type { RetrievalMode } from "../semantic/retrieve";
 import { notePassages } from "../answer/note-text";
 import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
-import { linkLinesOf } from "../vault/parse";
+import { noteLinkLines, spliceNoteLines, type NoteSource } from "../write/big-note-links";
 import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 import { databaseSiblings, type NoteClass } from "../workspace/databases";
@@ -41,7 +41,8 @@ export type ReadJob =
   | { kind: "health" }
   | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
-  | { kind: "linkLines"; path: string; text: string }
+  | { kind: "noteLinkLines"; path: string; from: NoteSource }
+  | { kind: "spliceNoteLines"; path: string; from: NoteSource; changed: [number, string][] }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
   | { kind: "databaseSchema"; root: string; databaseId: string }
   | { kind: "tagCounts"; limit: number; offset: number }
@@ -149,9 +150,11 @@ export function runJob(db: Database, job: ReadJob): unknown {
     case "notePassages":
       // An answer's graph neighbours: split like keyword mode's passages when they have none stored.
       return job.ids.map((id) => [id, notePassages(db, id, job.mode).slice(0, job.first)]);
-    case "linkLines":
-      // move_note's parse of a big backlinking note (an 8 MB note ~0.6 s), kept off the request thread.
-      return linkLinesOf(job.path, job.text);
+    // move_note's work on the whole text of a big note (an 8 MB note's parse ~0.6 s), kept off the request thread.
+    case "noteLinkLines":
+      return noteLinkLines(job.path, job.from);
+    case "spliceNoteLines":
+      return spliceNoteLines(job.path, job.from, job.changed);
     case "suggestLinks": {
       // The path was checked by the caller (findNote, safeAbsPath); the scan of a big note is what runs here.
       let content: string;

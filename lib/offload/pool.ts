@@ -25,7 +25,7 @@ import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { NoteClass, Siblings } from "../workspace/databases";
 import type { TitleMatch } from "../workspace/title-cache";
 import type { VaultContext } from "../vault-context";
-import type { LinkLine } from "../vault/parse";
+import type { NoteSource, WrittenLinkLine } from "../write/big-note-links";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText, type WireText } from "./json-text";
@@ -380,8 +380,10 @@ export const offloaded = {
     new JsonText(await readPool(vault).run<WireText>({ kind: "pages", root: vault.root, planned, mode }, signal)),
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
-  /** The lines of a note's text that hold links, for move_note's rewrite of a big note. */
-  linkLines: (vault: VaultContext, path: string, text: string) => readPool(vault).run<LinkLine[]>({ kind: "linkLines", path, text }),
+  /** move_note's rewrite of a big note (lib/write/big-note-links.ts): its link lines, then the note with some replaced. */
+  noteLinkLines: (vault: VaultContext, path: string, from: NoteSource) => readPool(vault).run<WrittenLinkLine[] | "unsupported" | "changed">({ kind: "noteLinkLines", path, from }),
+  spliceNoteLines: (vault: VaultContext, path: string, from: NoteSource, changed: [number, string][]) =>
+    readPool(vault).run<Uint8Array | "changed">({ kind: "spliceNoteLines", path, from, changed }),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
   /** retrieve()'s keyword side ([noteId, score], in order), keyword mode's passages, an answer's neighbours' (lib/semantic/keyword-scores.ts). */

@@ -114,11 +114,17 @@ export async function commitChanges(target: WriteTarget, changes: FileChange[], 
   // In transactions of a few hundred rows, with turns for other callers between: 20,000 rows (a move's link
   // rewrites, each with its texts) held them ~1.2 s. A crash between two leaves pending rows and no temp file
   // yet, which the recovery drops. A big text a row keeps (the 30 MB note a write replaces) is staged first,
-  // in parts of its own transactions (./edit-texts.ts): in the rows' transaction it held them ~70 ms.
+  // in parts of its own transactions (./edit-texts.ts): in the rows' transaction it held them ~70 ms (and a
+  // move's new text of it, compressed there, ~300 ms).
   const ids: number[] = [];
   const staged: StagedTexts = new Map();
   try {
-    for (const r of rows) if (r.before && r.beforeHash) await stageText(stateDb, r.before, r.beforeHash, staged);
+    for (const r of rows) {
+      if (r.before && r.beforeHash) await stageText(stateDb, r.before, r.beforeHash, staged);
+      if (r.after && r.afterHash && r.after !== r.before) {
+        await stageText(stateDb, r.after, r.afterHash, staged, r.before && r.beforeHash ? { bytes: r.before, hash: r.beforeHash } : undefined);
+      }
+    }
     for (let i = 0; i < rows.length; i += PENDING_ROWS_AT_ONCE) {
       if (i > 0) await nextTurn();
       ids.push(...insertPending(stateDb, rows.slice(i, i + PENDING_ROWS_AT_ONCE), ids[0] ?? null, staged));

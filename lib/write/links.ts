@@ -108,7 +108,7 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
 }
 
 /** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
-/** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere (a big note, in a read worker). */
+/** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere. */
 export function rewriteLinksForMove(
   text: string,
   r: MoveRewrite,
@@ -118,48 +118,63 @@ export function rewriteLinksForMove(
   const lines = splitLines(text);
   let count = 0;
   let unwritable = 0;
-  for (const { line: i, masked: seen, property } of linkLines) {
-    const line = lines[i];
+  for (const ll of linkLines) {
+    const line = lines[ll.line];
     if (line === undefined) continue;
-    // Matches are found in the line as the parser read it (code, comments and math blanked), spliced into the
-    // line as written. The parser reads the text without a byte-order mark: the first line may be one longer.
-    const lead = line.length - (/\r\n$/.test(line) ? 2 : hasEol(line) ? 1 : 0) - seen.length;
-    if (lead < 0) continue;
-    const masked = " ".repeat(lead) + seen;
-    const inTable = /^\s*\|/.test(line);
-    const edits: { start: number; end: number; text: string }[] = [];
-    for (const m of masked.matchAll(WIKILINK)) {
-      const start = m.index! + m[1]!.length + 2;
-      const inner = line.slice(start, start + m[2]!.length);
-      let next = rewriteWikilink(inner, r, inTable);
-      if (next !== null && property) {
-        next = inYamlScalar(line, start, next);
-        if (next === null) unwritable++;
-      }
-      if (next !== null) edits.push({ start, end: start + inner.length, text: next });
-    }
-    // Only wikilinks are links in properties (the parser's rule).
-    for (const m of property ? [] : mdLinks(masked)) {
-      const urlStart = m.index + m.raw.indexOf(m.dest, m.raw.indexOf("](") + 2);
-      const url = line.slice(urlStart, urlStart + m.dest.length);
-      const next = rewriteUrl(url, r);
-      if (next !== null) edits.push({ start: urlStart, end: urlStart + url.length, text: next });
-    }
-    if (!edits.length) continue;
-    // Spliced in one pass: a splice per edit copied the rest of the line each time (50,000 links on a
-    // 250 KB line: 1–2 s on the request thread).
-    const parts: string[] = [];
-    let at = 0;
-    for (const e of edits.sort((a, b) => a.start - b.start)) {
-      if (e.start < at) continue; // overlapping another ("[[T]](T.md)" holds a wikilink and a Markdown link): the first one stands
-      parts.push(line.slice(at, e.start), e.text);
-      at = e.end;
-      count++;
-    }
-    parts.push(line.slice(at));
-    lines[i] = parts.join("");
+    const res = rewriteLinkLine(line, ll, r);
+    unwritable += res.unwritable;
+    if (!res.count) continue;
+    lines[ll.line] = res.text;
+    count += res.count;
   }
   return { text: lines.join(""), count, unwritable };
+}
+
+/**
+ * One line of a note as written (its line break kept), rewritten at the links the parser found on it (`ll`).
+ * A big note's lines come from a read worker (./big-note-links.ts), which splices the rewritten ones back.
+ */
+export function rewriteLinkLine(line: string, ll: LinkLine, r: MoveRewrite): { text: string; count: number; unwritable: number } {
+  const { masked: seen, property } = ll;
+  // Matches are found in the line as the parser read it (code, comments and math blanked), spliced into the
+  // line as written. The parser reads the text without a byte-order mark: the first line may be one longer.
+  const lead = line.length - (/\r\n$/.test(line) ? 2 : hasEol(line) ? 1 : 0) - seen.length;
+  if (lead < 0) return { text: line, count: 0, unwritable: 0 };
+  const masked = " ".repeat(lead) + seen;
+  const inTable = /^\s*\|/.test(line);
+  const edits: { start: number; end: number; text: string }[] = [];
+  let unwritable = 0;
+  for (const m of masked.matchAll(WIKILINK)) {
+    const start = m.index! + m[1]!.length + 2;
+    const inner = line.slice(start, start + m[2]!.length);
+    let next = rewriteWikilink(inner, r, inTable);
+    if (next !== null && property) {
+      next = inYamlScalar(line, start, next);
+      if (next === null) unwritable++;
+    }
+    if (next !== null) edits.push({ start, end: start + inner.length, text: next });
+  }
+  // Only wikilinks are links in properties (the parser's rule).
+  for (const m of property ? [] : mdLinks(masked)) {
+    const urlStart = m.index + m.raw.indexOf(m.dest, m.raw.indexOf("](") + 2);
+    const url = line.slice(urlStart, urlStart + m.dest.length);
+    const next = rewriteUrl(url, r);
+    if (next !== null) edits.push({ start: urlStart, end: urlStart + url.length, text: next });
+  }
+  if (!edits.length) return { text: line, count: 0, unwritable };
+  // Spliced in one pass: a splice per edit copied the rest of the line each time (50,000 links on a
+  // 250 KB line: 1–2 s on the request thread).
+  const parts: string[] = [];
+  let at = 0;
+  let count = 0;
+  for (const e of edits.sort((a, b) => a.start - b.start)) {
+    if (e.start < at) continue; // overlapping another ("[[T]](T.md)" holds a wikilink and a Markdown link): the first one stands
+    parts.push(line.slice(at, e.start), e.text);
+    at = e.end;
+    count++;
+  }
+  parts.push(line.slice(at));
+  return { text: parts.join(""), count, unwritable };
 }
 
 /**

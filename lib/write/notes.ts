@@ -39,7 +39,7 @@ export function readState(vault: VaultContext, path: string, cap?: SizeCap): Not
  * readState for a note that may be big (the one write_note replaces): read off the event loop and hashed in
  * slices with turns for other callers between. Reading and hashing a 30 MB note held them ~50 ms.
  */
-async function readStateInTurns(vault: VaultContext, path: string, cap?: SizeCap): Promise<NoteState> {
+export async function readStateInTurns(vault: VaultContext, path: string, cap?: SizeCap): Promise<NoteState> {
   const abs = absOf(vault.root, path);
   if (cap) refuseOverCap(path, abs, cap);
   let size = 0;

@@ -6,14 +6,14 @@ import { ToolError } from "../errors";
 import type { VaultContext } from "../vault-context";
 import { BIG_NOTE_BYTES } from "../index/parse-pool";
 import { notesAtLinkCap } from "../store/index-db";
-import { linkLinesOf, noteName, targetKeyOf, type LinkLine } from "../vault/parse";
+import { noteName, targetKeyOf } from "../vault/parse";
 import type { LinkRef } from "../index/resolver";
 import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { packAhead } from "./edit-texts";
-import { rewriteLinksForMove } from "./links";
-import { checkExpected, existingPathOf, isImmutable, readState, resolveForChange, resolveTarget } from "./notes";
+import { rewriteLinkLine, rewriteLinksForMove, type MoveRewrite } from "./links";
+import { checkExpected, existingPathOf, isImmutable, readStateInTurns, resolveForChange, resolveTarget } from "./notes";
 import { decodeText, encodeText } from "./note-text";
 import { guessPath, singleNoteOp, type WriteOp } from "./plan";
 import { fitBytes } from "../text-cut";
@@ -60,13 +60,44 @@ export interface MoveNoteArgs {
 const TURN_MS = 10;
 
 /**
- * The lines of a note that hold links. A big note is parsed in a read worker: on the thread answering
- * every caller an 8 MB note held them all ~0.6 s. The pool is loaded on first need (the CLI's start-up).
+ * What a move does to one note's text (`bytes`, whose hash is `hash`): its new bytes (null when no link
+ * changed) and the links rewritten; null when the note is not UTF-8 (it is not rewritten). A big note's
+ * decode, parse, split and encode run in a read worker (./big-note-links.ts), which reads the note from disk
+ * (sent the bytes only if the note has changed since), and only each link's new text here: on the thread
+ * answering every caller, a 30 MB note held them all ~0.4 s. The pool is loaded on first need (the CLI).
  */
-async function linkLines(vault: VaultContext, path: string, text: string): Promise<LinkLine[]> {
-  if (text.length < BIG_NOTE_BYTES) return linkLinesOf(path, text);
+async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array, hash: string, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null> {
+  if (bytes.length < BIG_NOTE_BYTES) {
+    let t;
+    try {
+      t = decodeText(path, bytes);
+    } catch {
+      return null;
+    }
+    const res = rewriteLinksForMove(t.text, r);
+    return { after: res.count ? encodeText(t, res.text) : null, count: res.count, unwritable: res.unwritable };
+  }
   const { offloaded } = await import("../offload/pool");
-  return offloaded.linkLines(vault, path, text);
+  const onDisk = { root: vault.root, path, hash };
+  let lines = await offloaded.noteLinkLines(vault, path, onDisk);
+  if (lines === "changed") lines = await offloaded.noteLinkLines(vault, path, bytes);
+  if (lines === "unsupported" || lines === "changed") return null;
+  const changed: [number, string][] = [];
+  let count = 0;
+  let unwritable = 0;
+  const turn = turnEvery(TURN_MS);
+  for (const l of lines) {
+    await turn();
+    const res = rewriteLinkLine(l.text, l, r);
+    unwritable += res.unwritable;
+    if (!res.count) continue;
+    changed.push([l.line, res.text]);
+    count += res.count;
+  }
+  if (!count) return { after: null, count, unwritable };
+  let after = await offloaded.spliceNoteLines(vault, path, onDisk, changed);
+  if (after === "changed") after = await offloaded.spliceNoteLines(vault, path, bytes, changed);
+  return { after: after === "changed" ? null : after, count, unwritable };
 }
 
 /** `to` as `mv` reads it: a destination ending in "/" is a folder the note moves into, keeping its name. */
@@ -119,16 +150,11 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
         aliases: resolver.aliasesFor(src.path),
         nameUnique: others.length === 0,
       };
-      // The moved note's own relative links and self-links.
-      try {
-        const t = decodeText(src.path, src.bytes!);
-        const own = rewriteLinksForMove(t.text, { ...common, oldSource: src.path, newSource: dst.path }, await linkLines(vault, src.path, t.text));
-        if (own.count) {
-          changes.push({ action: "write", path: dst.path, before: src.bytes, after: encodeText(t, own.text) });
-          linkCount += own.count;
-        }
-      } catch (e) {
-        if (!(e instanceof ToolError)) throw e;
+      // The moved note's own relative links and self-links (not rewritten when it is not UTF-8).
+      const own = await rewriteNote(vault, src.path, src.bytes!, src.hash!, { ...common, oldSource: src.path, newSource: dst.path });
+      if (own?.after) {
+        changes.push({ action: "write", path: dst.path, before: src.bytes, after: own.after });
+        linkCount += own.count;
       }
       const turn = turnEvery(TURN_MS);
       for (const path of moveSources(vault, src.path, dst.path)) {
@@ -138,20 +164,17 @@ export const moveNoteOp: WriteOp<MoveNoteArgs> = {
           skipped.push({ path, reason: "immutable-path" });
           continue;
         }
-        const st = readState(vault, path);
+        const st = await readStateInTurns(vault, path);
         if (st.bytes === null) continue;
-        let t;
-        try {
-          t = decodeText(path, st.bytes);
-        } catch {
+        const res = await rewriteNote(vault, path, st.bytes, st.hash!, { ...common, oldSource: path, newSource: path });
+        if (res === null) {
           skipped.push({ path, reason: "unsupported-encoding" });
           continue;
         }
-        const res = rewriteLinksForMove(t.text, { ...common, oldSource: path, newSource: path }, await linkLines(vault, path, t.text));
         // A property whose YAML could not hold the new name as written: left for the person (and said).
         if (res.unwritable) skipped.push({ path, reason: "property-quoting" });
-        if (!res.count) continue;
-        changes.push({ action: "write", path, before: st.bytes, after: encodeText(t, res.text) });
+        if (!res.after) continue;
+        changes.push({ action: "write", path, before: st.bytes, after: res.after });
         updated.push(path);
         linkCount += res.count;
       }
