@@ -22,7 +22,7 @@ import type { RetrievalMode } from "../semantic/retrieve";
 import { notePassages } from "../answer/note-text";
 import { duplicatePairs, topicGroups, type PackedVectors } from "../semantic/pair-jobs";
 import { readVaultText } from "../vault/read-file";
-import { noteLinkLines, spliceNoteLines, type NoteSource } from "../write/big-note-links";
+import { noteLinkLines, spliceNoteLines, type NoteSource, type PackedChanges } from "../write/big-note-links";
 import { buildPage, buildPages, type PageMode, type PagePlan, type PlannedPage } from "../workspace/page-build";
 import { readNoteAnswer, type NoteReadPlan } from "../retrieval/note-read";
 import { databaseSiblings, type NoteClass } from "../workspace/databases";
@@ -42,7 +42,7 @@ export type ReadJob =
   | { kind: "hygieneReport"; perRule: number }
   | { kind: "suggestLinks"; root: string; path: string }
   | { kind: "noteLinkLines"; path: string; from: NoteSource }
-  | { kind: "spliceNoteLines"; path: string; from: NoteSource; changed: [number, string][] }
+  | { kind: "spliceNoteLines"; path: string; from: NoteSource; changed: PackedChanges }
   | { kind: "queryDatabase"; root: string; input: QueryInput }
   | { kind: "databaseSchema"; root: string; databaseId: string }
   | { kind: "tagCounts"; limit: number; offset: number }

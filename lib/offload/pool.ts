@@ -25,7 +25,7 @@ import type { PageMode, PagePlan, PlannedPage } from "../workspace/page-build";
 import type { NoteClass, Siblings } from "../workspace/databases";
 import type { TitleMatch } from "../workspace/title-cache";
 import type { VaultContext } from "../vault-context";
-import type { NoteSource, WrittenLinkLine } from "../write/big-note-links";
+import type { NoteSource, PackedChanges, PackedLinkLines } from "../write/big-note-links";
 import { callerKey } from "./caller";
 import { runJob, type ReadJob } from "./jobs";
 import { JsonText, type WireText } from "./json-text";
@@ -60,6 +60,8 @@ interface Pending {
   reject(e: unknown): void;
   signal?: AbortSignal;
   onAbort?: () => void;
+  /** Buffers of the job handed to the worker, not copied (the caller no longer uses them). */
+  transfer?: ArrayBuffer[];
 }
 
 interface Slot {
@@ -109,11 +111,11 @@ export class ReadPool {
   }
 
   /** Run a read job in a worker; rejects with kind "timeout" when `signal` fires first. */
-  run<T>(job: ReadJob, signal?: AbortSignal): Promise<T> {
+  run<T>(job: ReadJob, signal?: AbortSignal, transfer?: ArrayBuffer[]): Promise<T> {
     if (signal?.aborted) return Promise.reject(cancelled());
     if (this.inline || this.closed) return new Promise<T>((resolve) => resolve(runJob(this.db, job) as T));
     return new Promise<T>((resolve, reject) => {
-      const p: Pending = { id: this.nextId++, key: callerKey(), job, resolve: resolve as (v: unknown) => void, reject, signal };
+      const p: Pending = { id: this.nextId++, key: callerKey(), job, resolve: resolve as (v: unknown) => void, reject, signal, transfer };
       if (signal) {
         p.onAbort = () => this.abandon(p);
         signal.addEventListener("abort", p.onAbort, { once: true });
@@ -266,7 +268,7 @@ export class ReadPool {
       keepAlive(slot.worker, true);
       this.ranOn.set(p.job.kind, slot.worker.threadId);
       const msg: WorkerRequest = { id: p.id, root: this.root, job: p.job, lowPriority: slot.niced };
-      slot.worker.postMessage(msg);
+      slot.worker.postMessage(msg, p.transfer ?? []);
     }
   }
 
@@ -381,9 +383,9 @@ export const offloaded = {
   suggestLinks: (vault: VaultContext, path: string, signal?: AbortSignal) =>
     readPool(vault).run<LinkSuggestion[]>({ kind: "suggestLinks", root: vault.root, path }, signal),
   /** move_note's rewrite of a big note (lib/write/big-note-links.ts): its link lines, then the note with some replaced. */
-  noteLinkLines: (vault: VaultContext, path: string, from: NoteSource) => readPool(vault).run<WrittenLinkLine[] | "unsupported" | "changed">({ kind: "noteLinkLines", path, from }),
-  spliceNoteLines: (vault: VaultContext, path: string, from: NoteSource, changed: [number, string][]) =>
-    readPool(vault).run<Uint8Array | "changed">({ kind: "spliceNoteLines", path, from, changed }),
+  noteLinkLines: (vault: VaultContext, path: string, from: NoteSource) => readPool(vault).run<PackedLinkLines | "unsupported" | "changed">({ kind: "noteLinkLines", path, from }),
+  spliceNoteLines: (vault: VaultContext, path: string, from: NoteSource, changed: PackedChanges) =>
+    readPool(vault).run<Uint8Array | "changed">({ kind: "spliceNoteLines", path, from, changed }, undefined, [changed.bytes.buffer as ArrayBuffer]),
   /** Notes split for a background embedding pass, in the niced worker. */
   splitNotes: (vault: VaultContext, job: SplitJob, signal?: AbortSignal) => readPool(vault).run<SplitResult>({ kind: "splitNotes", job }, signal),
   /** retrieve()'s keyword side ([noteId, score], in order), keyword mode's passages, an answer's neighbours' (lib/semantic/keyword-scores.ts). */

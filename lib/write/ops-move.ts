@@ -12,6 +12,7 @@ import { foldName, MAX_NAME_BYTES } from "../vault/paths";
 import { absOf, sameInode } from "./atomic";
 import type { FileChange } from "./commit";
 import { packAhead } from "./edit-texts";
+import { ChangedLines, linkLineAt, type NoteSource } from "./big-note-links";
 import { rewriteLinkLine, rewriteLinksForMove, type MoveRewrite } from "./links";
 import { checkExpected, existingPathOf, isImmutable, readStateInTurns, resolveForChange, resolveTarget } from "./notes";
 import { decodeText, encodeText } from "./note-text";
@@ -63,7 +64,7 @@ const TURN_MS = 10;
  * What a move does to one note's text (`bytes`, whose hash is `hash`): its new bytes (null when no link
  * changed) and the links rewritten; null when the note is not UTF-8 (it is not rewritten). A big note's
  * decode, parse, split and encode run in a read worker (./big-note-links.ts), which reads the note from disk
- * (sent the bytes only if the note has changed since), and only each link's new text here: on the thread
+ * (and is sent the bytes if the note has changed since), and only each link's new text here: on the thread
  * answering every caller, a 30 MB note held them all ~0.4 s. The pool is loaded on first need (the CLI).
  */
 async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array, hash: string, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null> {
@@ -77,27 +78,31 @@ async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array,
     const res = rewriteLinksForMove(t.text, r);
     return { after: res.count ? encodeText(t, res.text) : null, count: res.count, unwritable: res.unwritable };
   }
+  const onDisk = await rewriteBigNote(vault, path, { root: vault.root, path, hash }, r);
+  return onDisk !== "changed" ? onDisk : ((await rewriteBigNote(vault, path, bytes, r)) as Exclude<typeof onDisk, "changed">);
+}
+
+async function rewriteBigNote(vault: VaultContext, path: string, from: NoteSource, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null | "changed"> {
   const { offloaded } = await import("../offload/pool");
-  const onDisk = { root: vault.root, path, hash };
-  let lines = await offloaded.noteLinkLines(vault, path, onDisk);
-  if (lines === "changed") lines = await offloaded.noteLinkLines(vault, path, bytes);
-  if (lines === "unsupported" || lines === "changed") return null;
-  const changed: [number, string][] = [];
+  const lines = await offloaded.noteLinkLines(vault, path, from);
+  if (lines === "unsupported") return null;
+  if (lines === "changed") return lines;
+  const changed = new ChangedLines();
   let count = 0;
   let unwritable = 0;
   const turn = turnEvery(TURN_MS);
-  for (const l of lines) {
+  for (let i = 0; i < lines.line.length; i++) {
     await turn();
+    const l = linkLineAt(lines, i);
     const res = rewriteLinkLine(l.text, l, r);
     unwritable += res.unwritable;
     if (!res.count) continue;
-    changed.push([l.line, res.text]);
+    changed.add(l.line, res.text);
     count += res.count;
   }
   if (!count) return { after: null, count, unwritable };
-  let after = await offloaded.spliceNoteLines(vault, path, onDisk, changed);
-  if (after === "changed") after = await offloaded.spliceNoteLines(vault, path, bytes, changed);
-  return { after: after === "changed" ? null : after, count, unwritable };
+  const after = await offloaded.spliceNoteLines(vault, path, from, changed.packed());
+  return after === "changed" ? after : { after, count, unwritable };
 }
 
 /** `to` as `mv` reads it: a destination ending in "/" is a folder the note moves into, keeping its name. */
