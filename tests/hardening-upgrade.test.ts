@@ -17,7 +17,8 @@ test("an approval an older Lettuce was killed in is settled after the upgrade", 
   db.query("UPDATE proposals SET status = 'approved', claimed_by = NULL, edit_id = NULL WHERE id IN (?, ?)").run(unlanded, landed);
   // The state.db of the version before that migration: it had none of the later ones either.
   const at = STATE_MIGRATIONS.findIndex((m) => m.includes("SET claimed_by = 0"));
-  db.exec("DROP TABLE edit_texts");
+  db.exec("DROP TABLE edit_texts; DROP TABLE edit_text_part_groups; DROP TABLE edit_text_parts");
+  db.exec("ALTER TABLE agent_edits DROP COLUMN owner_stamp; ALTER TABLE proposals DROP COLUMN claimed_stamp");
   db.exec(`PRAGMA user_version = ${at}`);
   db.close();
   const again = await startTestServer({ root: vault });

@@ -24,6 +24,7 @@ const STATE = [
   "17a7fd42abbb159b", // edit_texts
   "dbd4ea142b678952", // change_journal indexes by time
   "375dcf73444fd9c3", // edit_texts.parts: big timeline texts in parts
+  "1ae3479563a06283", // owner stamps beside the pids of work in flight
 ];
 const CACHE = ["43f1a919badb96f8"];
 

@@ -30,6 +30,17 @@ export function processStamp(pid: number = process.pid): string | null {
   }
 }
 
+let own: string | null | undefined;
+
+/** This process's stamp (processStamp), read once: what its records of in-flight work carry beside its pid. */
+export function ownStamp(): string | null {
+  if (own === undefined) own = processStamp();
+  return own;
+}
+
+/** The start-time part of a stamp (ticks since boot): short enough for a file name. */
+export const startOfStamp = (stamp: string | null | undefined): string | null => (stamp ? (stamp.split(":")[1] ?? null) : null);
+
 /**
  * Whether the process that recorded `stamp` (processStamp) under `pid` still runs. A pid alone is not
  * enough: a file a crashed process left names a pid that the system may since have given to an unrelated

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { migrate } from "./migrate";
 import { limitWal, useWal } from "./wal-limit";
 import { ensureLettuceDir, lettuceDir } from "./index-db";
-import { addTextRefsIfMissing, EDIT_TEXTS_SQL, TEXT_PARTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
+import { addTextRefsIfMissing, EDIT_TEXTS_SQL, OWNER_STAMPS_SQL, TEXT_PARTS_SQL, WRITE_TABLES_SQL } from "../write/schema";
 import { CHANGES_TABLES_SQL } from "../changes/schema";
 import { AUDIT_TABLES_SQL } from "../audit/schema";
 import { REVIEWS_TABLE_SQL } from "./reviews";
@@ -45,6 +45,7 @@ export const STATE_MIGRATIONS: string[] = [
   `CREATE INDEX IF NOT EXISTS change_journal_updated ON change_journal(updated_at);
    CREATE INDEX IF NOT EXISTS change_journal_created ON change_journal(created_seen_at, created_seq);`,
   TEXT_PARTS_SQL, // a big timeline text's bytes in parts, each written in a transaction of its own (lib/write/text-parts.ts)
+  OWNER_STAMPS_SQL, // the stamp of the process beside each pid marking work in flight (lib/write/schema.ts)
 ];
 
 export function stateDbPath(root: string): string {

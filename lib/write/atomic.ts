@@ -4,7 +4,7 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ToolError } from "../errors";
-import { pidAlive } from "../platform/pid";
+import { ownStamp, pidAlive, processStamp, startOfStamp } from "../platform/pid";
 import { nextTurn } from "../platform/turns";
 import { contentHash } from "../index/parse-job";
 import { foldName } from "../vault/paths";
@@ -105,7 +105,18 @@ let tmpCounter = 0;
 
 /** A hidden temp file name (hidden names are never indexed); it goes in the note's own folder, so that the rename is atomic. */
 export function tempNameFor(): string {
-  return `.lettuce-tmp-${process.pid}-${Date.now().toString(36)}-${(tmpCounter++).toString(36)}`;
+  const start = startOfStamp(ownStamp());
+  return `.lettuce-tmp-${process.pid}-${start === null ? "" : `t${start}-`}${Date.now().toString(36)}-${(tmpCounter++).toString(36)}`;
+}
+
+/**
+ * Whether the process that named a temp file (`pid`, and its start when the name holds it) still runs: after a
+ * reboot its pid soon belongs to another program, and a pid alone kept the file for as long as that ran.
+ */
+function namerAlive(pid: number, start: string | undefined): boolean {
+  if (!pidAlive(pid)) return false;
+  const now = start === undefined ? null : startOfStamp(processStamp(pid));
+  return now === null || now === start;
 }
 
 /** A temp path beside `abs`. */
@@ -128,10 +139,12 @@ export function sweepOrphanTemps(root: string, folders: string[], isPending: (re
       continue;
     }
     for (const name of names) {
-      const m = /^\.lettuce-tmp-(\d+)-/.exec(name);
+      const m = /^\.lettuce-tmp-(\d+)-(?:t(\d+)-)?/.exec(name);
       if (!m) continue;
       const rel = folder ? `${folder}/${name}` : name;
-      if (Number(m[1]) === process.pid || pidAlive(Number(m[1])) || isPending(rel)) continue;
+      // This process's own (a temp file being written), unless a process before it had its pid (a reboot).
+      const own = Number(m[1]) === process.pid && (m[2] === undefined || m[2] === startOfStamp(ownStamp()));
+      if (own || (Number(m[1]) !== process.pid && namerAlive(Number(m[1]), m[2])) || isPending(rel)) continue;
       removeQuietly(absOf(root, rel));
       removed++;
     }

@@ -4,7 +4,7 @@
 // rename and marked "applied" right after; ./recover.ts settles rows a
 // crashed process left pending.
 import type { Database } from "bun:sqlite";
-import { pidAlive } from "../platform/pid";
+import { ownStamp, recordedProcessAlive } from "../platform/pid";
 import { loadText, loadTextInTurns, releaseTexts, storeText, type StagedTexts } from "./edit-texts";
 
 export type EditAction = "write" | "move" | "delete";
@@ -100,8 +100,8 @@ export function insertPending(db: Database, edits: NewEdit[], group: number | nu
   const now = new Date().toISOString();
   const ins = db.query(
     `INSERT INTO agent_edits(group_id, time, tool, action, path, from_path, trash_path, before, after, before_hash, after_hash,
-                             agent, token, proposal_id, reverts, state, tmp, owner_pid)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+                             agent, token, proposal_id, reverts, state, tmp, owner_pid, owner_stamp)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   );
   const ids: number[] = [];
   db.transaction(() => {
@@ -113,6 +113,7 @@ export function insertPending(db: Database, edits: NewEdit[], group: number | nu
       const res = ins.run(
         group ?? ids[0] ?? null, now, e.tool, e.action, e.path, e.fromPath ?? null, e.trashPath ?? null, null, null,
         e.beforeHash, e.afterHash, e.agent, e.token, e.proposalId ?? null, e.reverts ?? null, e.tmp ?? null, process.pid,
+        ownStamp(),
       );
       ids.push(Number(res.lastInsertRowid));
     }
@@ -125,7 +126,7 @@ export function insertPending(db: Database, edits: NewEdit[], group: number | nu
 
 export function markApplied(db: Database, ids: number[]): void {
   if (!ids.length) return;
-  const q = db.query("UPDATE agent_edits SET state = 'applied', tmp = NULL, owner_pid = NULL WHERE id = ?");
+  const q = db.query("UPDATE agent_edits SET state = 'applied', tmp = NULL, owner_pid = NULL, owner_stamp = NULL WHERE id = ?");
   db.transaction(() => {
     for (const id of ids) q.run(id);
   })();
@@ -240,7 +241,8 @@ export async function editGroup(db: Database, id: number): Promise<EditRow[]> {
  */
 export const inFlight = new Set<number>();
 
-export function processAlive(pid: number): boolean {
+/** Whether the process that recorded `pid` (and `stamp`, when it did) with work in flight still runs. */
+export function processAlive(pid: number, stamp: string | null): boolean {
   if (pid === process.pid) return false; // this process's own live groups are in inFlight
-  return pidAlive(pid);
+  return recordedProcessAlive(pid, stamp);
 }

@@ -15,6 +15,7 @@ import type { Base, Plan, WriteOp } from "./plan";
 import { WRITE_OPS } from "./registry";
 import { writeService, type WriteOutcome } from "./service";
 import { sliceWhole } from "../text-cut";
+import { ownStamp } from "../platform/pid";
 
 export const PROPOSAL_STATUSES = ["pending", "approved", "rejected", "withdrawn"] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
@@ -300,8 +301,8 @@ export async function approveProposal(vault: VaultContext, id: number, opts: { r
   // Claim it first, so that two reviewers (or a withdraw racing an approve) cannot both act on it. The claim
   // names this process until the edit is recorded: a crash in between is settled at the next start.
   const claimed = db
-    .query("UPDATE proposals SET status = 'approved', decided_at = ?, claimed_by = ? WHERE id = ? AND status = 'pending'")
-    .run(new Date().toISOString(), process.pid, id);
+    .query("UPDATE proposals SET status = 'approved', decided_at = ?, claimed_by = ?, claimed_stamp = ? WHERE id = ? AND status = 'pending'")
+    .run(new Date().toISOString(), process.pid, ownStamp(), id);
   if (claimed.changes === 0) requirePending(db, id);
   let outcome: WriteOutcome;
   try {

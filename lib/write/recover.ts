@@ -21,6 +21,7 @@ import { absOf, diskHash, removeQuietly, splitRel as split } from "./atomic";
 import { dropPending, inFlight, markApplied, processAlive, type EditAction } from "./edits";
 import { watchDisplaced } from "./displaced";
 import { sweepUnclaimedParts } from "./text-parts";
+import { ownStamp } from "../platform/pid";
 import { renameNoReplace, swapInChecked, VaultDir } from "./vault-dir";
 
 interface PendingRow {
@@ -32,6 +33,7 @@ interface PendingRow {
   trash_path: string | null;
   tmp: string | null;
   owner_pid: number | null;
+  owner_stamp: string | null;
   before_hash: string | null;
   after_hash: string | null;
 }
@@ -132,7 +134,7 @@ function complete(root: string, r: PendingRow): boolean {
 
 export function recoverTimeline(root: string, db: Database): Recovery {
   const rows = db
-    .query("SELECT id, coalesce(group_id, id) AS grp, action, path, from_path, trash_path, tmp, owner_pid, before_hash, after_hash FROM agent_edits WHERE state = 'pending' ORDER BY id")
+    .query("SELECT id, coalesce(group_id, id) AS grp, action, path, from_path, trash_path, tmp, owner_pid, owner_stamp, before_hash, after_hash FROM agent_edits WHERE state = 'pending' ORDER BY id")
     .all() as PendingRow[];
   const groups = new Map<number, PendingRow[]>();
   for (const r of rows) groups.set(r.grp, [...(groups.get(r.grp) ?? []), r]);
@@ -142,7 +144,7 @@ export function recoverTimeline(root: string, db: Database): Recovery {
   const settled: PendingRow[] = [];
   for (const [group, g] of groups) {
     if (inFlight.has(group) && g.some((r) => r.owner_pid === process.pid)) continue; // this process is still at it
-    if (g.some((r) => r.owner_pid !== null && processAlive(r.owner_pid))) continue; // so is another live one
+    if (g.some((r) => r.owner_pid !== null && processAlive(r.owner_pid, r.owner_stamp))) continue; // so is another live one
     settled.push(...g);
     try {
       settleGroup(root, group, g, out, applied, dropped);
@@ -202,13 +204,20 @@ function settleGroup(root: string, group: number, g: PendingRow[], out: Recovery
  * again when it did not, so that a person can approve them again instead of finding them "approved" with
  * nothing applied.
  */
+/** A claim this process made (its pid, and its stamp when one was recorded), not one of a process before it with the same pid. */
+const ownClaim = (pid: number, stamp: string | null) => pid === process.pid && (stamp === null || stamp === ownStamp());
+
 export function recoverProposals(db: Database): { approved: number; reopened: number } {
   const out = { approved: 0, reopened: 0 };
-  const claimed = db.query("SELECT id, claimed_by FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as { id: number; claimed_by: number }[];
+  const claimed = db.query("SELECT id, claimed_by, claimed_stamp FROM proposals WHERE status = 'approved' AND claimed_by IS NOT NULL").all() as {
+    id: number;
+    claimed_by: number;
+    claimed_stamp: string | null;
+  }[];
   for (const c of claimed) {
     // 0: approved by a Lettuce from before claims named their process (a migration marks them): no process
     // to wait for. A no-op approval of those versions looks the same, and is pending again once.
-    if (c.claimed_by !== 0 && (c.claimed_by === process.pid || processAlive(c.claimed_by))) continue; // still being applied
+    if (c.claimed_by !== 0 && (ownClaim(c.claimed_by, c.claimed_stamp) || processAlive(c.claimed_by, c.claimed_stamp))) continue; // still being applied
     const edit = db.query("SELECT max(coalesce(group_id, id)) AS id FROM agent_edits WHERE proposal_id = ? AND state = 'applied'").get(c.id) as { id: number | null };
     if (edit.id !== null) {
       db.query("UPDATE proposals SET edit_id = ?, claimed_by = NULL WHERE id = ?").run(edit.id, c.id);

@@ -97,3 +97,14 @@ export const TEXT_PARTS_SQL = `
     PRIMARY KEY (grp, seq)
   );
 `;
+
+// Beside each pid that marks work in flight, that process's stamp (lib/platform/pid.ts processStamp: boot and
+// start time). After a crash, and above all after the reboot a power cut brings, the pid soon belongs to
+// another program, and a pid alone made recovery wait for that program to end: a move half applied stayed
+// half applied, and its parts and temp files stayed, for as long as (say) a system daemon ran. NULL: written
+// by an older Lettuce, judged by its pid alone.
+export const OWNER_STAMPS_SQL = `
+  ALTER TABLE agent_edits ADD COLUMN owner_stamp TEXT;
+  ALTER TABLE edit_text_part_groups ADD COLUMN owner_stamp TEXT;
+  ALTER TABLE proposals ADD COLUMN claimed_stamp TEXT;
+`;

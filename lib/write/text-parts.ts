@@ -10,7 +10,7 @@
 // parts are an unclaimed group. A crash in between leaves such a group, and the
 // next recovery removes it when the process that wrote it is gone.
 import type { Database } from "bun:sqlite";
-import { pidAlive } from "../platform/pid";
+import { ownStamp, recordedProcessAlive } from "../platform/pid";
 import { nextTurn } from "../platform/turns";
 
 /** Bytes of a part (~4 ms to insert); the first part of a text is edit_texts.data itself. */
@@ -26,7 +26,7 @@ const staging = new Set<number>();
  */
 export async function writeParts(db: Database, data: Uint8Array): Promise<{ head: Uint8Array; group: number | null }> {
   if (data.length <= PART_BYTES) return { head: data, group: null };
-  const group = Number(db.query("INSERT INTO edit_text_part_groups(owner_pid) VALUES (?)").run(process.pid).lastInsertRowid);
+  const group = Number(db.query("INSERT INTO edit_text_part_groups(owner_pid, owner_stamp) VALUES (?, ?)").run(process.pid, ownStamp()).lastInsertRowid);
   staging.add(group);
   try {
     const ins = db.query("INSERT INTO edit_text_parts(grp, seq, data) VALUES (?, ?, ?)");
@@ -77,11 +77,11 @@ export function deleteParts(db: Database, group: number): void {
  * of no group and no text (an older Lettuce released the text, knowing nothing of its parts).
  */
 export function sweepUnclaimedParts(db: Database): number {
-  const groups = db.query("SELECT id, owner_pid FROM edit_text_part_groups").all() as { id: number; owner_pid: number }[];
+  const groups = db.query("SELECT id, owner_pid, owner_stamp FROM edit_text_part_groups").all() as { id: number; owner_pid: number; owner_stamp: string | null }[];
   let removed = 0;
   for (const g of groups) {
     if (staging.has(g.id)) continue;
-    if (g.owner_pid !== process.pid && pidAlive(g.owner_pid)) continue;
+    if (g.owner_pid !== process.pid && recordedProcessAlive(g.owner_pid, g.owner_stamp)) continue;
     dropUnclaimed(db, g.id);
     removed++;
   }
