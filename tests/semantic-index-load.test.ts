@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { openIndexDb, setMeta } from "../lib/store/index-db";
 import { LoadedIndexes } from "../lib/semantic/loaded-indexes";
 import { ensureVecTables, writeNotes } from "../lib/semantic/store";
-import { longestStall } from "./helpers/event-loop";
+import { longestBusy } from "./helpers/event-loop";
 import { tempDir } from "./helpers/server";
 
 const DIM = 512;
@@ -40,15 +40,24 @@ describe("loading the in-memory vector index", () => {
   });
 
   test("30,000 passages load without holding the event loop; every passage and note vector is there", async () => {
-    const loaded = new LoadedIndexes(() => db);
-    const { result, stall } = await longestStall(() => loaded.get());
-    expect(result!.passages.size).toBe(3 * NOTES);
-    expect(result!.notes.size).toBe(NOTES);
-    // Read whole, this held the loop ~530 ms here; a slice takes a few milliseconds (the rest of the bound is
-    // the test process's own collections after filling the tables).
-    expect(stall).toBeLessThan(150);
+    const busy: number[] = [];
+    let loaded: LoadedIndexes;
+    let result: Awaited<ReturnType<LoadedIndexes["get"]>> = null;
+    for (let round = 0; round < 2; round++) {
+      loaded = new LoadedIndexes(() => db);
+      Bun.gc(true); // what filling the tables (or the last round) left is not collected while the loop is timed
+      const timed = await longestBusy(() => loaded.get());
+      busy.push(timed.busy);
+      result = timed.result;
+      expect(result!.passages.size).toBe(3 * NOTES);
+      expect(result!.notes.size).toBe(NOTES);
+    }
+    // Read whole, this held the loop ~530 ms here, and adding its first 4,096 vectors at once 55-100 ms; now
+    // ~20 ms. Bounded in CPU time between two turns of the loop, which a loaded machine does not lengthen
+    // (the wall-clock stall went from 20 to 90-170 ms with two busy loops beside the test); the smaller of two.
+    expect(Math.min(...busy), `most CPU between two turns ${busy.map(Math.round).join(", ")} ms`).toBeLessThan(40);
     // Loaded once: the next caller gets the same indexes at once.
-    expect((await loaded.get())!.passages).toBe(result!.passages);
+    expect((await loaded!.get())!.passages).toBe(result!.passages);
   }, 60_000);
 
   test("callers during a load share it, and what a reconcile writes meanwhile is in the result", async () => {
