@@ -76,8 +76,15 @@ test("a served vault's index and embedding cache are checkpointed off the reques
     // copied back restarts at the next commit, which fsyncs its header on the committing thread.
     const indexFile = join(root, ".lettuce", "index.db");
     checkpointNow();
-    await Bun.sleep(100);
-    const before = statSync(indexFile).mtimeMs;
+    // It runs on the checkpoint thread: wait until index.db has stopped changing (100 ms was not always
+    // enough on a loaded machine, and the checkpoint's last writes then counted as a change below).
+    let before = statSync(indexFile).mtimeMs;
+    for (let still = 0; still < 3; ) {
+      await Bun.sleep(100);
+      const m = statSync(indexFile).mtimeMs;
+      still = m === before ? still + 1 : 0;
+      before = m;
+    }
     let n = 0;
     const addNotes = async (count: number) => {
       const paths = Array.from({ length: count }, () => `Notes/New ${n++}.md`);
