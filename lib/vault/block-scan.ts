@@ -28,7 +28,13 @@ const NEEDS_LEXER = /^(?:[ \t>]*(?:```|~~~)| {4}|\t| {1,3}#)/;
 let htmlBlock: RegExp | null = null;
 const HTML_BLOCK = () => (htmlBlock ??= (markedLexer() as unknown as { rules: { block: { gfm: { html: RegExp } } } }).rules.block.gfm.html);
 const UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
-const ATX_LINE = /^#{1,6}(?=[ \t]|$)/;
+/** The level of a column-0 ATX heading line, as /^#{1,6}(?=[ \t]|$)/ reads it (its match's length), or 0. */
+function atxDepth(line: string): number {
+  let n = 0;
+  while (n < 7 && line.charCodeAt(n) === 35 /* # */) n++;
+  const next = line.charCodeAt(n);
+  return n <= 6 && (n === line.length || next === 32 || next === 9) ? n : 0;
+}
 const COMMENT_START = /^ {0,3}<!--/;
 // The first characters a line can start with to matter to simpleBlocks: space, tab, # > ` ~ < = - and a
 // table's delimiter row (| :)
@@ -180,6 +186,52 @@ function continues(prev: string, listCol: number): boolean {
 }
 
 /**
+ * Whether an HTML block (marked's rule matched on its first line) is of a kind that runs to the next blank
+ * line, whatever it holds: a block tag (<div>, <iframe>: the rule's third group), a lone open tag (<img …>,
+ * <video …>: the fourth) or a closing tag. The other kinds (<pre>, <script>, <?, <!X, CDATA) end at their
+ * closer and stay with the lexer.
+ */
+function runsToBlank(html: RegExpExecArray, line: string): boolean {
+  return html[3] !== undefined || html[4] !== undefined || line.startsWith("</");
+}
+
+// The longest such block the scan follows. (The lexer reads a skeleton of the note that has a blank line
+// after every MAX_RUN_LINES lines without one, lib/vault/blocks.ts: a longer block would end there.)
+const MAX_HTML_LINES = 1000;
+const BLANK_LINE = /^[ \t]*$/; // marked's blank line here: spaces and tabs only ("\n[ \t]*\n")
+
+/**
+ * Where an HTML block that opens a block of its own at line `i` (after a blank line, outside lists and
+ * tables) ends as marked's rule reads it: at its first blank line (the index of that line), or at the
+ * note's end; -1 when it is longer than the scan follows. Everything up to there is the block's: no
+ * heading, fence or list inside it counts. Half of obsidian-hub's lexed notes went to the lexer only for
+ * such a block (a YouTube <iframe>), and the lexer costs ~10× the scan a byte, cold in each worker.
+ */
+function htmlBlockEnd(lines: string[], i: number): number {
+  for (let j = i + 1; j < lines.length; j++) {
+    if (BLANK_LINE.test(lines[j]!)) return j;
+    if (j - i >= MAX_HTML_LINES) return -1;
+  }
+  return lines.length;
+}
+
+/**
+ * Whether the note holds a line this scan is known to read otherwise than the lexer: a comment opened and
+ * closed by `<!-->` or `<!--->` (the scan looks for the closer after the opener), or a line of blanks that
+ * trim() removes but marked does not (U+00A0: a paragraph's line to marked, a blank one in places here, so
+ * a "---" under it is a heading to one and not the other). Such a note with an HTML block still goes to the
+ * lexer, as every note with an HTML block did before the scan followed them: following them must not move
+ * a note from the lexer's reading to the scan's.
+ */
+function scanDiffers(lines: string[]): boolean {
+  for (const line of lines) {
+    if (line.includes("<!--->") || line.includes("<!-->")) return true;
+    if (line.length && line.trim() === "" && !BLANK_LINE.test(line)) return true;
+  }
+  return false;
+}
+
+/**
  * Headings and column-0 fenced code blocks of a note that needs no lexer, or
  * null when it does. Most notes take this path, which skips a third of the
  * cold index's parse time and gives the lexer's answer (tests/vault-blocks.test.ts
@@ -189,11 +241,13 @@ function continues(prev: string, listCol: number): boolean {
  * fifth of the synthetic vault's notes, a quarter of its bytes, took the lexer for
  * them alone). Nor do indented lines that continue a paragraph or a list item
  * (nested lists, the usual reason a note has indented lines): they hold no
- * top-level heading or code. Indented code, indented fences, HTML blocks and setext
- * headings still go to the lexer.
+ * top-level heading or code; nor do HTML blocks that run to a blank line and open a block of their
+ * own (htmlBlockEnd). Indented code, indented fences, other HTML blocks and setext headings still go
+ * to the lexer.
  */
 export function simpleBlocks(lines: string[]): Block[] | null {
   const out: Block[] = [];
+  let plain: boolean | undefined; // no line scanDiffers finds (looked for once, at the first HTML block)
   let inComment = false;
   let prevBlank = true;
   let prevIndented = false;
@@ -217,7 +271,9 @@ export function simpleBlocks(lines: string[]): Block[] | null {
       prevBlank = prevIndented = false;
       continue;
     }
-    if (inComment || COMMENT_START.test(line)) {
+    // (Each pattern below is tried only on lines whose first character it can match: most lines that get
+    // here are list items and headings, which none of COMMENT_START, NEEDS_LEXER and UNDERLINE can match.)
+    if (inComment || ((c === 60 /* < */ || c === 32) && COMMENT_START.test(line))) {
       // An HTML comment block runs to the line that closes it; a '#' inside is not a heading.
       inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 4);
       listCol = -1;
@@ -234,9 +290,9 @@ export function simpleBlocks(lines: string[]): Block[] | null {
     }
     if (!tableOpen && line.includes("|") && TABLE_DELIMITER.test(line)) tableOpen = true;
     if (c === 35 /* # */) {
-      const m = ATX_LINE.exec(line);
-      if (m) out.push({ type: "heading", startLine: i, lineCount: 1, depth: m[0].length });
-      listCol = m ? -1 : listAfter(line, listCol, prevBlank, prevIndented);
+      const depth = atxDepth(line);
+      if (depth) out.push({ type: "heading", startLine: i, lineCount: 1, depth });
+      listCol = depth ? -1 : listAfter(line, listCol, prevBlank, prevIndented);
       prevBlank = prevIndented = false;
       continue;
     }
@@ -265,11 +321,19 @@ export function simpleBlocks(lines: string[]): Block[] | null {
       prevIndented = true;
       continue;
     }
-    if (NEEDS_LEXER.test(line)) return null;
+    if ((c === 32 || c === 9 || c === 62 /* > */ || c === 96 /* ` */ || c === 126) /* ~ */ && NEEDS_LEXER.test(line)) return null;
     if (c === 60 /* < */ || (c === 32 && line.trimStart().startsWith("<"))) {
-      if (HTML_BLOCK().test(line + "\n")) return null;
+      const html = HTML_BLOCK().exec(line + "\n");
+      if (html) {
+        const opens = c === 60 && prevBlank && listCol < 0 && !tableOpen && (i === 0 || BLANK_LINE.test(lines[i - 1]!));
+        const end = opens && runsToBlank(html, line) && (plain ??= !scanDiffers(lines)) ? htmlBlockEnd(lines, i) : -1;
+        if (end < 0) return null;
+        i = end - 1; // the blank line that ends it is read as any other
+        prevBlank = prevIndented = false;
+        continue;
+      }
     }
-    if (UNDERLINE.test(line) && i > 0 && lines[i - 1]!.trim() !== "") return null;
+    if ((c === 45 /* - */ || c === 61 /* = */ || c === 32) && UNDERLINE.test(line) && i > 0 && lines[i - 1]!.trim() !== "") return null;
     listCol = c === 62 /* > */ || c === 60 /* < */ ? -1 : listAfter(line, listCol, prevBlank, prevIndented);
     prevBlank = prevIndented = false;
   }

@@ -18,7 +18,7 @@ export function backtickRuns(text: string): BacktickRuns {
   const len: number[] = [];
   for (let i = text.indexOf("`"); i >= 0; i = text.indexOf("`", i)) {
     let n = 1;
-    while (text[i + n] === "`") n++;
+    while (text.charCodeAt(i + n) === 96 /* ` */) n++;
     start.push(i);
     len.push(n);
     i += n;
@@ -33,12 +33,29 @@ export function backtickRuns(text: string): BacktickRuns {
   return { start, len, close };
 }
 
+/** Where `text`'s code spans are, their backticks included: [start, end) pairs in order (what blankCodeSpans blanks). */
+export function codeSpanRanges(text: string): number[] {
+  const runs = backtickRuns(text);
+  const out: number[] = [];
+  for (let r = 0; r < runs.len.length; ) {
+    const close = runs.close[r]!;
+    if (close < 0) {
+      r++;
+      continue;
+    }
+    out.push(runs.start[r]!, runs.start[close]! + runs.len[close]!);
+    r = close + 1;
+  }
+  return out;
+}
+
 /** `text` with each code span (its backticks too) turned to spaces; line breaks stay, so offsets and lines do not move. */
 export function blankCodeSpans(text: string): string {
   const runs = backtickRuns(text);
   const n = runs.len.length;
   let out = "";
   let from = 0;
+  let nl = -2; // the first line break at or after the span being blanked (-1: none)
   for (let r = 0; r < n; ) {
     const close = runs.close[r]!;
     if (close < 0) {
@@ -47,9 +64,21 @@ export function blankCodeSpans(text: string): string {
     }
     const a = runs.start[r]!;
     const b = runs.start[close]! + runs.len[close]!;
-    out += text.slice(from, a) + text.slice(a, b).replace(/[^\n]/g, " ");
+    // Most spans are on one line: their spaces are cut from one string, not made by a replace per span.
+    // (The next line break is searched for again only once the spans are past it: one search from each
+    // span would read a long line of spans again for each.)
+    if (nl !== -1 && nl < a) nl = text.indexOf("\n", a);
+    out += text.slice(from, a) + (nl === -1 || nl >= b ? spaces(b - a) : text.slice(a, b).replace(/[^\n]/g, " "));
     from = b;
     r = close + 1;
   }
   return from === 0 ? text : out + text.slice(from);
+}
+
+// Runs of spaces cut from one string (blanking is done for code spans and comments in most notes of a
+// real vault: a new string of spaces each time was a few percent of the parse).
+let SPACES = " ".repeat(256);
+export function spaces(n: number): string {
+  while (SPACES.length < n) SPACES += SPACES;
+  return SPACES.slice(0, n);
 }

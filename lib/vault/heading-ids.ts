@@ -7,7 +7,12 @@ import { slug as githubSlug } from "github-slugger";
 // space), so a table of the 128 answers, taken from github-slugger itself, spells it.
 const ASCII_SLUG: string[] = Array.from({ length: 128 }, (_, c) => githubSlug(String.fromCharCode(c)));
 
+// Letters, digits, _ - and spaces: the usual heading. The table's answer for these is the text lower-cased
+// with each space a '-', made at once rather than a character at a time.
+const PLAIN = /^[\w -]*$/;
+
 export function headingSlug(title: string): string {
+  if (PLAIN.test(title)) return title.toLowerCase().replaceAll(" ", "-");
   let out = "";
   for (let i = 0; i < title.length; i++) {
     const c = title.charCodeAt(i);

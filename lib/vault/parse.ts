@@ -153,15 +153,16 @@ export function headingPlainText(md: string): string {
 }
 
 export function parseWikilinkInner(inner: string): { target: string; heading: string | null; block: string | null; display: string | null } {
-  // In tables the alias pipe is escaped as \| so that it does not split the cell.
-  const pipe = inner.search(/\\?\|/);
+  // In tables the alias pipe is escaped as \| so that it does not split the cell. (By index, not by the
+  // patterns /\\?\|/ and /\\$/: three regex calls per link, for 30,000 links in obsidian-hub.)
+  const bar = inner.indexOf("|");
   let ref = inner;
   let display: string | null = null;
-  if (pipe !== -1) {
-    ref = inner.slice(0, pipe);
-    display = inner.slice(pipe).replace(/^\\?\|/, "").trim();
+  if (bar !== -1) {
+    ref = inner.slice(0, bar > 0 && inner.charCodeAt(bar - 1) === 92 /* \ */ ? bar - 1 : bar);
+    display = inner.slice(bar + 1).trim();
   }
-  ref = ref.replace(/\\$/, "");
+  if (ref.endsWith("\\")) ref = ref.slice(0, -1);
   let heading: string | null = null;
   let block: string | null = null;
   const hash = ref.indexOf("#");
