@@ -206,6 +206,18 @@ describe("words of scripts without spaces, through the index", () => {
     expect(snippets.get("zh/AI.md")).toContain("人工智能");
   });
 
+  // A note of 256 KiB or more is parsed in a worker and its body goes to the full-text writer as UTF-8 bytes
+  // with its n-grams made in the worker (lib/index/parse-job.ts HugeBody), not through the main thread.
+  test("a big note saved on disk is found by its words and its n-grams", async () => {
+    const filler = "这是一个很长的笔记，写了很多内容。".repeat(20_000); // ~1 MB
+    writeFileSync(join(s.root, "zh/大.md"), `# 大笔记\n\n熊猫宝宝在这里。${filler}\nzebrafish at the end\n`);
+    await waitFor(async () => (await paths("熊猫宝宝")).includes("zh/大.md"), { timeoutMs: 15_000, what: "the big note indexed" });
+    expect(await paths("zebrafish")).toEqual(["zh/大.md"]);
+    expect(await paths("大笔记")).toEqual(["zh/大.md"]);
+    unlinkSync(join(s.root, "zh/大.md"));
+    await waitFor(async () => (await paths("zebrafish")).length === 0, { timeoutMs: 15_000, what: "the big note gone" });
+  });
+
   test("edits, creations, deletions and renames reach the n-grams: watcher and write tools", async () => {
     const until = (what: string, check: () => Promise<boolean>) => waitFor(check, { timeoutMs: 15_000, what });
     const same = (a: string[], b: string[]) => JSON.stringify(a) === JSON.stringify(b);

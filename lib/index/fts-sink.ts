@@ -1,10 +1,15 @@
 import { workerEntry } from "../platform/embedded";
 import { ftsPath } from "../store/fts-db";
 import { startWorker } from "../platform/descriptors";
+import { ngramText } from "../vault/ngram";
+import type { HugeBody } from "./parse-job";
 
 // Rows sent per message: large enough that messaging costs nothing, small
 // enough that the writer thread never waits long for work.
 const ROWS_PER_MESSAGE = 64;
+
+/** A row for the writer (fts-writer.ts): n-grams given, or made there from a text body. */
+type Row = [number, string | null, string | Uint8Array | null, (string | null)?, (string | null)?];
 
 function spawn(): Worker {
   // See parse-pool.ts: in a compiled binary embedded entry points live under the binary's virtual root at their source path.
@@ -18,8 +23,10 @@ function spawn(): Worker {
  */
 export class FtsSink {
   private worker = spawn();
-  // [id, title, body]; a null title is a deletion.
-  private buffer: [number, string | null, string | null][] = [];
+  // [id, title, body] (or a big note's [id, title, UTF-8 body, title n-grams, body n-grams]); a null title is a deletion.
+  private buffer: Row[] = [];
+  /** The buffers of the rows in `buffer` to hand over rather than copy. */
+  private transfer: ArrayBuffer[] = [];
   private failure: string | null = null;
   private settled: ((m: { done?: true; error?: string }) => void) | null = null;
   private ended = false;
@@ -43,8 +50,12 @@ export class FtsSink {
     this.worker.postMessage({ open: ftsPath(root), incremental: !!opts.incremental });
   }
 
-  push(id: number, title: string, body: string): void {
-    this.buffer.push([id, title, body]);
+  push(id: number, title: string, body: string | HugeBody): void {
+    if (typeof body === "string") this.buffer.push([id, title, body]);
+    else {
+      this.buffer.push([id, title, body.utf8, ngramText(title), body.ngrams]);
+      this.transfer.push(body.utf8.buffer as ArrayBuffer);
+    }
     if (this.buffer.length >= ROWS_PER_MESSAGE) this.flush();
   }
 
@@ -70,8 +81,9 @@ export class FtsSink {
   }
 
   private flush(): void {
-    if (this.buffer.length) this.worker.postMessage({ rows: this.buffer });
+    if (this.buffer.length) this.worker.postMessage({ rows: this.buffer }, this.transfer);
     this.buffer = [];
+    this.transfer = [];
   }
 
   private end(msg: unknown): Promise<void> {
@@ -95,6 +107,7 @@ export class FtsSink {
 
   abort(): Promise<void> {
     this.buffer = [];
+    this.transfer = [];
     return this.end({ abort: true }).catch(() => undefined);
   }
 }

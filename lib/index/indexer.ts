@@ -393,7 +393,7 @@ export class Indexer {
     }
     const resolved = r.resolved ?? p.links.map((l) => this.resolver.resolve(l, entry.path));
     // A full-text row a parse worker already sent is not written again.
-    const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink, newId, r.ftsSent);
+    const id = this.rows.write(k?.id, entry, r.hash, p, resolved, this.ftsSink, newId, r.ftsSent ? "sent" : r.hugeBody);
     known.set(entry.path, { id, size: entry.size, mtime: entry.mtimeMs, chg: entry.changeMs, hash: r.hash });
     return true;
   }

@@ -4,7 +4,7 @@ import { nameKey } from "../vault/fold";
 import { noteName, type ParsedNote } from "../vault/parse";
 import type { FileEntry } from "../vault/scan";
 import type { FtsSink } from "./fts-sink";
-import { ftsTitle } from "./parse-job";
+import { ftsTitle, type HugeBody } from "./parse-job";
 import { ngramText } from "../vault/ngram";
 
 /** A link row whose resolution may need redoing. */
@@ -80,8 +80,8 @@ export class NoteRows {
     fts: FtsSink | null,
     /** A new note's id when chosen beforehand (a bulk load); otherwise SQLite picks one. */
     newId?: number,
-    /** Its full-text row is already with the writer thread (sent by a parse worker). */
-    ftsSent = false,
+    /** Its full-text row is already with the writer thread (sent by a parse worker); or a big note's body as UTF-8, for it. */
+    fullText: "sent" | HugeBody | undefined = undefined,
   ): number {
     const fm = JSON.stringify(p.frontmatter);
     const tags = JSON.stringify(p.tags);
@@ -107,11 +107,15 @@ export class NoteRows {
     p.headings.forEach((h, i) => this.st.insertHeading.run(id, i, h.level, h.title, h.id, h.line));
     p.directives.forEach((d, i) => this.st.insertDirective.run(id, i, d.line, d.title, d.body, d.done ? 1 : 0));
     for (const m of p.mentions) this.st.insertMention.run(id, m.line, m.handle, m.handle.toLowerCase(), m.context);
-    if (ftsSent) return id;
+    if (fullText === "sent") return id;
     // The writer thread makes the n-grams of what it is given (a huge note's are not made on this thread).
     const title = ftsTitle(p);
-    if (fts) fts.push(id, title, p.body);
-    else this.st.insertFts.run(id, title, p.body, ngramText(title), ngramText(p.body));
+    if (fts) fts.push(id, title, fullText ?? p.body);
+    else {
+      // Never expected: a big note's batch always has the writer thread (indexer.ts).
+      const body = fullText ? new TextDecoder().decode(fullText.utf8) : p.body;
+      this.st.insertFts.run(id, title, body, ngramText(title), ngramText(body));
+    }
     return id;
   }
 

@@ -18,6 +18,24 @@ export interface ParseRequest {
   ftsId?: number;
 }
 
+/**
+ * A note this big is parsed in a worker (parse-pool.ts): parsing a 2 MiB note takes ~0.2 s, a 50 MB one
+ * seconds, and inline that would pause every other caller of the server (the watcher and the write tools
+ * index through there, on the request thread). Its full-text row is written by the full-text writer thread,
+ * and its body crosses the threads as UTF-8 bytes (HugeBody).
+ */
+export const BIG_NOTE_BYTES = 256 * 1024;
+
+/**
+ * A big note's body for the full-text writer, as a parse worker sends it: UTF-8 in a buffer of its own,
+ * handed from thread to thread without a copy, and its n-grams. As a string, a 20 MB body was copied into the
+ * main thread and again out of it to the writer, holding every other caller ~50 ms.
+ */
+export interface HugeBody {
+  utf8: Uint8Array;
+  ngrams: string | null;
+}
+
 export interface ParseResult {
   entry: FileEntry;
   hash: string;
@@ -27,6 +45,8 @@ export interface ParseResult {
   missing?: boolean;
   /** The full-text row went from the parse worker to the full-text writer: the main thread writes none (and gets no body). */
   ftsSent?: boolean;
+  /** A big note's body for the full-text writer (the parsed note's body is then ""). */
+  hugeBody?: HugeBody;
   /** The file as read and as decoded (parse workers keep them for ftsRowOf; never sent to the main thread). */
   bytes?: Buffer;
   text?: string;
@@ -110,7 +130,14 @@ export interface PackedBatch {
   /** The batch as JSON in UTF-8, in a buffer of its own (transferred, not copied). */
   packed: Uint8Array;
   /** Each note's body, or null where it went to the full-text writer already (or there is none). */
-  bodies: (string | null)[];
+  bodies: (string | HugeBody | null)[];
+}
+
+/** The buffers of a batch to hand over rather than copy. */
+export function batchTransfer(b: PackedBatch): ArrayBuffer[] {
+  const out = [b.packed.buffer as ArrayBuffer];
+  for (const body of b.bodies) if (body !== null && typeof body === "object") out.push(body.utf8.buffer as ArrayBuffer);
+  return out;
 }
 
 /**
@@ -124,7 +151,7 @@ export interface PackedBatch {
  */
 export function packBatch(results: ParseResult[], idOf?: Map<string, number>): PackedBatch {
   const items: unknown[] = [];
-  const bodies: (string | null)[] = [];
+  const bodies: (string | HugeBody | null)[] = [];
   for (const r of results) {
     const e = r.entry;
     const entry = [e.path, e.size, e.mtimeMs, e.ctimeMs, e.changeMs];
@@ -143,7 +170,7 @@ export function packBatch(results: ParseResult[], idOf?: Map<string, number>): P
     const resolved = r.resolved && idOf ? r.resolved.map((t) => (t === null ? null : (idOf.get(t) ?? t))) : r.resolved;
     items.push([2, entry, r.hash, r.ftsSent ? 1 : 0, p.title, p.frontmatter, p.frontmatterError, p.tags, p.aliases, links, headings, p.directives, p.mentions, resolved ?? null]);
     // A body already with the full-text writer is not sent again.
-    bodies.push(r.ftsSent ? null : p.body);
+    bodies.push(r.ftsSent ? null : e.size >= BIG_NOTE_BYTES ? { utf8: utf8.encode(p.body), ngrams: ngramText(p.body) } : p.body);
   }
   return { packed: utf8.encode(JSON.stringify(items)), bodies };
 }
@@ -176,7 +203,10 @@ export function unpackBatch(b: PackedBatch, idPaths?: string[]): ParseResult[] {
     }
     const headings: ParsedNote["headings"] = [];
     for (let k = 0; k < hf.length; k += 4) headings.push({ level: hf[k] as number, title: hf[k + 1] as string, id: hf[k + 2] as string, line: hf[k + 3] as number });
-    const parsed: ParsedNote = { title, frontmatter, frontmatterError, tags, aliases, links, headings, directives, mentions, body: b.bodies[i] ?? "" };
-    return { entry, hash, parsed, resolved: (resolved as (string | null)[] | null) ?? undefined, ftsSent: ftsSent === 1 };
+    const body = b.bodies[i] ?? "";
+    const parsed: ParsedNote = { title, frontmatter, frontmatterError, tags, aliases, links, headings, directives, mentions, body: typeof body === "string" ? body : "" };
+    const out: ParseResult = { entry, hash, parsed, resolved: (resolved as (string | null)[] | null) ?? undefined, ftsSent: ftsSent === 1 };
+    if (typeof body !== "string") out.hugeBody = body;
+    return out;
   });
 }

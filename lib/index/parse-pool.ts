@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { workerEntry } from "../platform/embedded";
-import { readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
+import { BIG_NOTE_BYTES, readAndParse, unpackBatch, type PackedBatch, type ParseRequest, type ParseResult } from "./parse-job";
 import type { LinkResolver } from "./resolver";
 import { startWorker } from "../platform/descriptors";
 import { envNumber } from "../env-number";
@@ -8,10 +8,8 @@ import { inTurns } from "../platform/turns";
 
 // Below this many files a worker's start-up costs more than it saves...
 const INLINE_LIMIT = 256;
-// ...unless one of them is this big: parsing a 2 MiB note takes ~0.2 s, a 50 MB one
-// seconds, and inline that would pause every other caller of the server (the
-// watcher and the write tools index through here, on the request thread).
-export const BIG_NOTE_BYTES = 256 * 1024;
+// ...unless one of them is BIG_NOTE_BYTES or more (./parse-job.ts).
+export { BIG_NOTE_BYTES } from "./parse-job";
 const BATCH = 48;
 const IN_FLIGHT = envNumber("LETTUCE_PARSE_IN_FLIGHT", 6, { min: 1, max: 64, integer: true });
 

@@ -4,7 +4,7 @@
 // full-text writer thread (a MessagePort from FtsSink.port()), so that bodies
 // never pass through the main thread.
 import { coldTrace } from "./cold-trace";
-import { ftsRowOf, packBatch, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
+import { batchTransfer, ftsRowOf, packBatch, readAndParse, type FtsRow, type ParseRequest } from "./parse-job";
 import { LinkResolver, type ResolverSnapshot } from "./resolver";
 
 declare const self: Worker;
@@ -42,6 +42,6 @@ self.onmessage = (ev: MessageEvent<Msg>) => {
     if (rows.length) fts.postMessage({ rows }, transfer);
   }
   const out = packBatch(results, idOf);
-  self.postMessage({ id: m.id, ...out }, [out.packed.buffer as ArrayBuffer]);
+  self.postMessage({ id: m.id, ...out }, batchTransfer(out));
   coldTrace(`batch ${m.id}`, "parse");
 };
