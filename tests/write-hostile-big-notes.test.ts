@@ -15,7 +15,7 @@ import { deleteNoteOp, moveNoteOp } from "../lib/write/ops-move";
 import { writeNoteOp } from "../lib/write/ops";
 import { writeService } from "../lib/write/service";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
-import { longestStall } from "./helpers/event-loop";
+import { longestBusy, longestStall } from "./helpers/event-loop";
 
 const MB = 1024 * 1024;
 const sha = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
@@ -173,11 +173,13 @@ describe("move_note of big notes, through the server", () => {
 
   test("holds no other caller, rewrites every link, and the timeline keeps each new text whole", async () => {
     const stalls: number[] = [];
+    const busies: number[] = [];
     for (const [from, to] of [["a/Big.md", "b/Big.md"], ["b/Big.md", "c/Big.md"]] as const) {
       const linksBefore = (readFileSync(join(s.root, from), "utf8").match(/\[near\]/g) ?? []).length;
       Bun.gc(true);
-      const { result, stall } = await longestStall(() => s.call("move_note", { from, to }));
+      const { result, stall, busy } = await longestBusy(() => s.call("move_note", { from, to }), { loopThread: true });
       stalls.push(stall);
+      busies.push(busy);
       const moved = readFileSync(join(s.root, to), "utf8");
       const linker = readFileSync(join(s.root, "Linker.md"), "utf8");
       const dir = to.slice(0, 1);
@@ -194,9 +196,10 @@ describe("move_note of big notes, through the server", () => {
       const parts = s.vault.stateDb.query("SELECT count(*) AS n FROM edit_text_parts p JOIN edit_texts t ON p.grp = t.parts WHERE t.hash = ?").get(rows.find((r) => r.path === to)!.h) as { n: number };
       expect(parts.n).toBeGreaterThan(3);
     }
-    // Was 300-400 ms (plan) and ~300 ms (commit) on 30 MB notes; now 20-50 ms. The smaller of two: a stall of
-    // the code is in both, a moment the machine gave the process no core is not.
-    expect(Math.min(...stalls), `longest stalls ${stalls.map(Math.round).join(", ")} ms`).toBeLessThan(100);
+    // Was 300-400 ms (plan) and ~300 ms (commit) on 30 MB notes; now 20-50 ms of wall clock, 12-20 ms of the loop
+    // thread's CPU. Bounded in that CPU, which a loaded machine does not lengthen (the wall clock reached 100-600 ms
+    // beside CI's other tests); the smaller of two.
+    expect(Math.min(...busies), `most CPU between two turns ${busies.map(Math.round).join(", ")} ms; stalls ${stalls.map(Math.round).join(", ")} ms`).toBeLessThan(60);
   }, 120_000);
 
   test("a big note's rewrite reads the note the plan read, or is given its bytes", () => {
@@ -237,16 +240,18 @@ describe("move_note of a note that a big note links to on every line", () => {
   test("holds no other caller, and every line is rewritten", async () => {
     const service = writeService(vault, { reindex: false });
     const stalls: number[] = [];
+    const busies: number[] = [];
     for (const [from, to] of [["t/Target.md", "u/Target.md"], ["u/Target.md", "v/Target.md"]] as const) {
       Bun.gc(true);
-      const { result, stall } = await longestStall(() => service.execute(moveNoteOp, { from, to }, { tool: "move_note", agent: "test", token: "t" }));
+      const { result, stall, busy } = await longestBusy(() => service.execute(moveNoteOp, { from, to }, { tool: "move_note", agent: "test", token: "t" }), { loopThread: true });
       stalls.push(stall);
+      busies.push(busy);
       expect(result.linksUpdated).toBe(lines);
       expect(readFileSync(join(root, "Every.md"), "utf8")).toBe(line.replace("t/", `${to[0]}/`).repeat(lines));
       await vault.indexer.update(["Every.md", from, to]);
     }
-    // Was 320 ms; now 25-40 ms.
-    expect(Math.min(...stalls), `longest stalls ${stalls.map(Math.round).join(", ")} ms`).toBeLessThan(100);
+    // Was 320 ms; now 25-40 ms of wall clock, 15-20 ms of the loop thread's CPU (the bound, as above).
+    expect(Math.min(...busies), `most CPU between two turns ${busies.map(Math.round).join(", ")} ms; stalls ${stalls.map(Math.round).join(", ")} ms`).toBeLessThan(60);
   }, 120_000);
 });
 
