@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { addWorkspaceNotes } from "./helpers/workspace-notes";
+import { visibleText } from "../lib/semantic/passages";
 
 function vaultWith(files: Record<string, string>): string {
   const root = tempDir("lettuce-obsidian-");
@@ -62,6 +63,38 @@ describe("comments and math hide links, tags and headings", () => {
     expect(moved.linksUpdated).toBe(2);
     for (const p of ["c1.md", "c2.md", "c3.md", "c4.md"]) expect(read(s, p)).toBe(notes[p]!);
     expect(read(s, "real.md")).toBe("# Real\n[[Renamed]] #visible, costs $5 or $6\n");
+  });
+});
+
+// `<!-->` and `<!--->` are whole, empty comments (HTML's rule, and marked's): read as openers alone, each hid
+// the rest of its note, so links, tags and headings after one were not in the index (found by the parse
+// review of 2026-12-07).
+describe("an empty HTML comment hides nothing after it", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({
+      root: vaultWith({
+        "T.md": "# T\n",
+        "e1.md": "<!-->\n# Shown\n[[T]] #afterempty\n",
+        "e2.md": "text <!--> [[T]] <!---> #afterdash <!-- [[T]] #hidden -->\n",
+        "e3.md": "<!--->\n## Also shown\n",
+      }),
+    });
+  });
+  afterAll(() => s.close());
+
+  test("its links, tags and headings are read", async () => {
+    const back = await s.call("list_backlinks", { path: "T.md" });
+    expect(back.items.map((i: any) => i.sourcePath).sort()).toEqual(["e1.md", "e2.md"]);
+    const tags = (await s.call("list_tags", {})).items.map((i: any) => i.tag).sort();
+    expect(tags).toEqual(["afterdash", "afterempty"]);
+    expect((await s.call("read_outline", { path: "e1.md" })).map((h: any) => h.title)).toEqual(["Shown"]);
+    expect((await s.call("read_outline", { path: "e3.md" })).map((h: any) => h.title)).toEqual(["Also shown"]);
+  });
+
+  test("the embedded passages keep the text after it", () => {
+    expect(visibleText("a <!--> b <!---> c <!-- d --> e", null)).toEqual({ text: "a   b   c   e", hidden: null });
+    expect(visibleText("<!-- still open", null).hidden).toBe("<!--");
   });
 });
 

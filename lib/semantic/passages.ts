@@ -123,8 +123,9 @@ export function visibleText(line: string, open: Hidden): { text: string; hidden:
       hidden = "%%";
       i += 2;
     } else if (line.startsWith("<!--", i)) {
+      // Its closer may share its dashes: `<!-->` and `<!--->` are whole, empty comments (lib/vault/comments.ts).
       hidden = "<!--";
-      i += 4;
+      i += 2;
     } else {
       out += ch;
       i++;

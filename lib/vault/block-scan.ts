@@ -216,18 +216,14 @@ function htmlBlockEnd(lines: string[], i: number): number {
 }
 
 /**
- * Whether the note holds a line this scan is known to read otherwise than the lexer: a comment opened and
- * closed by `<!-->` or `<!--->` (the scan looks for the closer after the opener), or a line of blanks that
+ * Whether the note holds a line this scan is known to read otherwise than the lexer: a line of blanks that
  * trim() removes but marked does not (U+00A0: a paragraph's line to marked, a blank one in places here, so
  * a "---" under it is a heading to one and not the other). Such a note with an HTML block still goes to the
  * lexer, as every note with an HTML block did before the scan followed them: following them must not move
  * a note from the lexer's reading to the scan's.
  */
 function scanDiffers(lines: string[]): boolean {
-  for (const line of lines) {
-    if (line.includes("<!--->") || line.includes("<!-->")) return true;
-    if (line.length && line.trim() === "" && !BLANK_LINE.test(line)) return true;
-  }
+  for (const line of lines) if (line.length && line.trim() === "" && !BLANK_LINE.test(line)) return true;
   return false;
 }
 
@@ -274,8 +270,9 @@ export function simpleBlocks(lines: string[]): Block[] | null {
     // (Each pattern below is tried only on lines whose first character it can match: most lines that get
     // here are list items and headings, which none of COMMENT_START, NEEDS_LEXER and UNDERLINE can match.)
     if (inComment || ((c === 60 /* < */ || c === 32) && COMMENT_START.test(line))) {
-      // An HTML comment block runs to the line that closes it; a '#' inside is not a heading.
-      inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 4);
+      // An HTML comment block runs to the line that closes it; a '#' inside is not a heading. Its closer may
+      // share the opener's dashes: `<!-->` and `<!--->` are whole (empty) comments, to marked and to HTML.
+      inComment = !line.includes("-->", inComment ? 0 : line.indexOf("<!--") + 2);
       listCol = -1;
       prevBlank = prevIndented = false;
       prevComment = true; // an HTML block: the next line is no paragraph's continuation

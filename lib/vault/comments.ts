@@ -105,7 +105,9 @@ function hiddenRanges(text: string, math: boolean, code: number[] | null = null)
     const opener = openers[k]!;
     const at = next[k]!;
     // Once a closer is not found, none is after any later opener either: searched once (linear on "a <!-- " × n).
-    const end = closerGone.has(opener) ? -1 : find(CLOSER[opener], at + opener.length);
+    // An HTML comment's closer may share its opener's dashes: `<!-->` and `<!--->` are whole (empty) comments
+    // (HTML's rule and marked's); taken as openers alone, each hid the rest of the note, links and headings too.
+    const end = closerGone.has(opener) ? -1 : find(CLOSER[opener], at + (opener === "<!--" ? 2 : opener.length));
     if (end === -1) closerGone.add(opener);
     // Math does not run over a blank line ("$$ is a lot" … "And $$ again" are prose), and an unclosed
     // <!-- hides the rest only when it opens a line, as an HTML block does (mid-line it is text): both
