@@ -13,6 +13,8 @@ import { VaultContext } from "../lib/vault-context";
 import { describeWithCorpus, OBSIDIAN_HUB } from "./helpers/corpora";
 import { copyVault, startTestServer, type TestServer } from "./helpers/server";
 import { walkVault } from "./helpers/vault-facts";
+import { NoteRows } from "../lib/index/note-rows";
+import { parseNote } from "../lib/vault/parse";
 import { longestBusy } from "./helpers/event-loop";
 
 setDefaultTimeout(60_000);
@@ -75,6 +77,20 @@ describe("indexing a huge note in place (Indexer.update)", () => {
     }
     // Was 15-23 ms of the loop thread's CPU at a time (the smaller of two ~15); now 2-4.
     expect(Math.min(...busy), `most CPU between two turns ${busy.map(Math.round).join(", ")} ms`).toBeLessThan(10);
+  });
+
+  // A note that grew past 256 KiB after the pass listed it comes with its body as UTF-8 bytes into a batch
+  // with no writer thread, and is stored here: a leading U+FEFF must stay, as the text path keeps it.
+  test("a big body stored without the writer thread keeps a leading U+FEFF", () => {
+    const rows = new NoteRows(vault.indexDb);
+    const body = "\uFEFF# Grown\n\nwords zqgrown\n";
+    const parsed = { ...parseNote("grown.md", body), body };
+    const entry = { path: "grown.md", size: 300_000, mtimeMs: 1, ctimeMs: 1, changeMs: 1 };
+    const id = rows.write(undefined, entry, "h", parsed, [], null, undefined, { utf8: new TextEncoder().encode(body), ngrams: null });
+    const row = vault.indexDb.query("SELECT body FROM fts WHERE rowid = ?").get(id) as { body: string };
+    expect(row.body).toBe(body);
+    vault.indexDb.query("DELETE FROM fts WHERE rowid = ?").run(id);
+    vault.indexDb.query("DELETE FROM notes WHERE id = ?").run(id);
   });
 
   test("the huge note edited and a small one deleted in one pass: full-text rows replaced by the writer thread, both files on one generation", async () => {

@@ -213,6 +213,14 @@ describe("move_note of big notes, through the server", () => {
     expect(noteLinkLines(path, bytes)).toEqual(onDisk);
     expect(noteLinkLines(path, new Uint8Array([0xff, 0xfe, 0x5b, 0x5b]))).toBe("unsupported");
   });
+
+  test("a rewritten line that starts with U+FEFF keeps it", () => {
+    const bytes = Buffer.from("# Note\n\uFEFF[[a/Big]] joined from a file that had a byte-order mark\n");
+    const changed = new ChangedLines();
+    changed.add(1, "\uFEFF[[c/Big]] joined from a file that had a byte-order mark\n");
+    const out = spliceNoteLines("Joined.md", bytes, changed.packed());
+    expect(Buffer.from(out as Uint8Array).toString()).toBe("# Note\n\uFEFF[[c/Big]] joined from a file that had a byte-order mark\n");
+  });
 });
 
 // A big note with a link to the moved note on every line: 270,000 lines to rewrite, which crossed between the

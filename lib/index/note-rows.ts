@@ -112,8 +112,9 @@ export class NoteRows {
     const title = ftsTitle(p);
     if (fts) fts.push(id, title, fullText ?? p.body);
     else {
-      // Never expected: a big note's batch always has the writer thread (indexer.ts).
-      const body = fullText ? new TextDecoder().decode(fullText.utf8) : p.body;
+      // A note that grew past BIG_NOTE_BYTES after the pass listed it (its batch then has no writer thread):
+      // its body came as bytes. ignoreBOM: a body may start with U+FEFF, which the default decoder drops.
+      const body = fullText ? new TextDecoder("utf-8", { ignoreBOM: true }).decode(fullText.utf8) : p.body;
       this.st.insertFts.run(id, title, body, ngramText(title), ngramText(body));
     }
     return id;

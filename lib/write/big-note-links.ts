@@ -149,7 +149,9 @@ export function spliceNoteLines(path: string, from: NoteSource, changed: PackedC
   if (!bytes) return "changed";
   const t = decodeText(path, bytes);
   const lines = splitLines(t.text);
-  const decoder = new TextDecoder();
+  // ignoreBOM: a rewritten line may start with U+FEFF (notes joined from files that had one), which the
+  // default decoder drops from the start of each piece (the review of 2026-12-07).
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   for (let i = 0; i < changed.line.length; i++) lines[changed.line[i]!] = decoder.decode(changed.bytes.subarray(i === 0 ? 0 : changed.ends[i - 1]!, changed.ends[i]!));
   const out = encodeText(t, lines.join(""));
   // Whole buffers cross to the event loop without a copy (../offload/json-text.ts transferables).
