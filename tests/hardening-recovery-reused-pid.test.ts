@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { processStamp, startOfStamp } from "../lib/platform/pid";
+import { ownStamp, processStamp, recordedProcessAlive, startOfStamp } from "../lib/platform/pid";
 import { openStateDb, openStateDbNoSync } from "../lib/store/state-db";
 import { hashBytes } from "../lib/write/atomic";
 import { insertPending } from "../lib/write/edits";
@@ -89,3 +89,21 @@ test.skipIf(!linux)("a crashed process's rows, temp files, text parts and claims
     rmSync(vault, { recursive: true, force: true });
   }
 }, 60_000);
+
+// A containerised `serve` and a host CLI on one vault see each other's pids in different PID namespaces: the
+// host's pid 1 is not the container's pid 1. A stamp names its namespace; from another one the pid is all
+// there is, as before stamps (the review of 2026-12-07: by the stamp alone, a container's live serve, pid 1
+// in its namespace, read as dead on the host, and its call in flight would have been settled under it).
+test.skipIf(!linux)("a stamp recorded in another PID namespace is judged by its pid alone", () => {
+  const here = ownStamp()!;
+  const ns = here.split(":")[2]!;
+  expect(ns).toMatch(/^\d+$/);
+  const [boot] = stamp.split(":");
+  const elsewhere = `${boot}:1:${Number(ns) + 1}`;
+  expect(recordedProcessAlive(other.pid, elsewhere)).toBe(true); // a live pid here: taken for the process
+  expect(recordedProcessAlive(other.pid, `${boot}:1:${ns}`)).toBe(false); // this namespace: its start decides
+  expect(recordedProcessAlive(other.pid, `${stamp}:${ns}`)).toBe(true);
+  expect(recordedProcessAlive(other.pid, stamp)).toBe(true); // no namespace (before this version)
+  const gone = Bun.spawnSync(["true"]).pid;
+  expect(recordedProcessAlive(gone, elsewhere)).toBe(false); // no such pid here: settled, as before
+});

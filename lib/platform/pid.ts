@@ -31,10 +31,30 @@ export function processStamp(pid: number = process.pid): string | null {
 }
 
 let own: string | null | undefined;
+let ownNamespace: string | null | undefined;
 
-/** This process's stamp (processStamp), read once: what its records of in-flight work carry beside its pid. */
+/** The PID namespace this process sees pids in (its inode), or null when it cannot be read. */
+function pidNamespace(): string | null {
+  if (ownNamespace === undefined) {
+    try {
+      ownNamespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? null;
+    } catch {
+      ownNamespace = null;
+    }
+  }
+  return ownNamespace;
+}
+
+/**
+ * This process's stamp as it records it beside its pid (in-flight work, .lettuce/users, serve.json): its
+ * processStamp and the PID namespace that pid belongs to. Read once.
+ */
 export function ownStamp(): string | null {
-  if (own === undefined) own = processStamp();
+  if (own === undefined) {
+    const stamp = processStamp();
+    const ns = pidNamespace();
+    own = stamp && ns ? `${stamp}:${ns}` : stamp;
+  }
   return own;
 }
 
@@ -50,8 +70,13 @@ export const startOfStamp = (stamp: string | null | undefined): string | null =>
 export function recordedProcessAlive(pid: number, stamp: string | null | undefined): boolean {
   if (!pidAlive(pid)) return false;
   if (!stamp) return true;
+  const [boot, start, ns] = stamp.split(":");
+  // Recorded in another PID namespace (a containerised serve and a host CLI on one vault): pids here are not
+  // that process's, and its start time cannot be looked up. The pid is all there is, as before stamps; by
+  // the stamp, the host's pid 1 (a container's serve is often pid 1 in its own) read as a dead process.
+  if (ns !== undefined && ns !== pidNamespace()) return true;
   const now = processStamp(pid);
-  return now === null || now === stamp;
+  return now === null || now === `${boot}:${start}`;
 }
 
 /**
