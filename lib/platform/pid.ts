@@ -46,8 +46,9 @@ function pidNamespace(): string | null {
 }
 
 /**
- * This process's stamp as it records it beside its pid (in-flight work, .lettuce/users, serve.json): its
- * processStamp and the PID namespace that pid belongs to. Read once.
+ * This process's stamp as it records it beside its pid with work in flight (state.db's owner columns): its
+ * processStamp and the PID namespace that pid belongs to. Read once. (.lettuce/users and serve.json keep
+ * processStamp alone: an older Lettuce compares those whole, and would take a live process for a dead one.)
  */
 export function ownStamp(): string | null {
   if (own === undefined) {

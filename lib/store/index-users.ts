@@ -7,7 +7,7 @@
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ownStamp, pidAlive, pidHoldsFile, recordedProcessAlive } from "../platform/pid";
+import { pidAlive, pidHoldsFile, processStamp, recordedProcessAlive } from "../platform/pid";
 
 const held = new Map<string, number>(); // users folder -> how many opens in this process
 
@@ -25,7 +25,7 @@ export function holdIndex(root: string): () => void {
     try {
       mkdirSync(dir, { recursive: true });
       // The file holds this run's stamp: after a crash its pid may go to another program (recordedProcessAlive).
-      writeFileSync(join(dir, String(process.pid)), ownStamp() ?? "");
+      writeFileSync(join(dir, String(process.pid)), processStamp() ?? "");
     } catch {
       /* a read-only .lettuce: nothing here can be deleted by anyone either */
     }

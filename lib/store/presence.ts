@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ownStamp, recordedProcessAlive } from "../platform/pid";
+import { processStamp, recordedProcessAlive } from "../platform/pid";
 import { lettuceDir } from "./index-db";
 
 // A running `serve` owns the vault's index: its watcher keeps it current and
@@ -41,7 +41,7 @@ export function liveServer(root: string): ServerPresence | null {
  */
 export function announceServer(root: string, url: string, lock: Database): (() => void) | null {
   const file = presenceFile(root);
-  const body = JSON.stringify({ pid: process.pid, stamp: ownStamp(), url, startedAt: new Date().toISOString() });
+  const body = JSON.stringify({ pid: process.pid, stamp: processStamp(), url, startedAt: new Date().toISOString() });
   // Under the lock no other server can come between the check and the write: a dead server's file is replaced.
   const announced = lock
     .transaction(() => {
