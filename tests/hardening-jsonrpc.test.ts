@@ -36,6 +36,16 @@ describe("ids", () => {
     expect(note.status).toBe(202);
   });
 
+  // Not a JSON-RPC message at all: an input the server cannot accept, which the transport answers with an HTTP
+  // error status (the MCP SDK's server gives 400); it was 200 with the same -32600.
+  test("a body that is not a JSON object (null, a number, a string, true) gets 400 and -32600", async () => {
+    for (const body of ["null", "42", '"ping"', "true"]) {
+      const res = await s.rpc(body);
+      expect(res.status, body).toBe(400);
+      expect(await res.json(), body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    }
+  });
+
   test("ids are echoed exactly as sent: integers past 2^53, negative, fractional, strings", async () => {
     for (const raw of ["12345678901234567890", "9007199254740993", "-98765432109876543210", "1.5", "0", "42", '"abc"', '"12345678901234567890"']) {
       const res = await s.rpc(`{"jsonrpc":"2.0","id":${raw},"method":"ping"}`);

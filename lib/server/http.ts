@@ -304,6 +304,11 @@ export function createHttpApp(vault: VaultContext, mcp: McpDispatcher, opts: Htt
     } catch {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.PARSE_ERROR, message: "Parse error: the body is not valid JSON" } }, 400);
     }
+    // Not a JSON-RPC message at all (null, a number, a string): the transport says to answer an input the
+    // server cannot accept with an HTTP error status, as the MCP SDK's own server does (it was 200).
+    if (body === null || typeof body !== "object") {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: JSONRPC.INVALID_REQUEST, message: "Invalid JSON-RPC message: send a JSON object" } }, 400);
+    }
     const token = c.get("token");
     // Big answers count against the token's budget until written (./answer-budget.ts).
     const answers = answerBudget.ledger(token.name);
