@@ -85,7 +85,8 @@ vec_library() {
   tgz="$CACHE/$pkg-$ver.tgz"
   if [ ! -f "$tgz" ] || [ "$(integrity_of "$tgz")" != "$integrity" ]; then
     local tmp name
-    tmp=$(mktemp -d)
+    # In the cache's own folder, so that the tarball's move into place is a rename another build never sees half done.
+    tmp=$(mktemp -d "$CACHE/.pack.XXXXXX")
     name=$(cd "$tmp" && npm pack "$pkg@$ver" --silent 2>/dev/null | tail -1) && [ -f "$tmp/$name" ] || {
       rm -rf "$tmp"
       echo "compile.sh: could not fetch $pkg@$ver from the npm registry" >&2
@@ -99,8 +100,12 @@ vec_library() {
     mv "$tmp/$name" "$tgz" && rm -rf "$tmp" || return 1
   fi
   dir="$CACHE/$pkg-$ver"
-  rm -rf "$dir" && mkdir -p "$dir" || return 1
-  tar --no-same-owner -xzf "$tgz" -C "$dir" --strip-components=1 "package/$file" || return 1
+  # Extracted beside it and renamed into place: two builds at once (CI's run beside a fresh clone's) each
+  # emptied this folder and extracted anew, and one copied the library in the moment the other had removed it.
+  local part
+  part=$(mktemp -d "$CACHE/.$pkg-$ver.XXXXXX") || return 1
+  tar --no-same-owner -xzf "$tgz" -C "$part" --strip-components=1 "package/$file" || { rm -rf "$part"; return 1; }
+  mkdir -p "$dir" && mv -f "$part/$file" "$dir/$file" && rm -rf "$part" || return 1
   echo "$dir/$file"
 }
 
