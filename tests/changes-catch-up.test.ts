@@ -8,7 +8,7 @@ import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { journalDiff, journalDiffOf } from "../lib/changes/diff";
 import { changeJournal } from "../lib/changes/journal";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { ringVault, startTestServer, waitFor, type TestServer } from "./helpers/server";
 
 const dirs: string[] = [];

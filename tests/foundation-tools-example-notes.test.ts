@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ALL_NOTES, ISOLATED } from "./helpers/example-vault";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { copyVault, EXAMPLE_VAULT, startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;

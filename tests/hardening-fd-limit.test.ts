@@ -103,7 +103,7 @@ test.skipIf(!prlimit)("at the descriptor limit a call that needs a new worker is
 // ever dispatched again and the call hung until its budget ran out, for good without one (review of the fix).
 test.skipIf(!canLimitDescriptors)("a read pool refused a new worker uses the idle one it has", async () => {
   const { VaultContext } = await import("../lib/vault-context");
-  const { offloaded } = await import("../lib/offload/pool");
+  const { offloaded } = await import("../lib/offload/offloaded");
   const { planNoteRead } = await import("../lib/retrieval/note-read");
   const vault = VaultContext.open(copyVault());
   try {

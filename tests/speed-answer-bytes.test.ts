@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BYTES_FROM, JsonText, renderForWire, transferables } from "../lib/offload/json-text";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { planNoteRead } from "../lib/retrieval/note-read";
 import { responseAroundBytes, serialiseResponse, withLiteral, type JsonRpcResponse } from "../lib/server/jsonrpc";
 import { VaultContext } from "../lib/vault-context";

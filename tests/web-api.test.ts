@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { localDay } from "../lib/web/health-history";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { withEnv } from "./helpers/env";
 import { startModelServer } from "./helpers/model-server";
 import { startTestServer, waitFor, type TestServer } from "./helpers/server";

@@ -10,7 +10,7 @@ import { BUN } from "./helpers/cli";
 import { describeWithCorpus, DND_SRD } from "./helpers/corpora";
 import { REPO, startTestServer, waitFor, type TestServer } from "./helpers/server";
 import { makeProjectVault } from "./helpers/workspace-data";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 
 function notesOnDisk(root: string, dir = ""): string[] {
   return readdirSync(join(root, dir)).flatMap((n) => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { ALL_SCOPES, defineTool, limitField, READ_ONLY } from "./types";
 
 const databaseIdField = z

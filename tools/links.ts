@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { backlinks, outgoingLinks } from "../lib/retrieval/links";
 import { findNote } from "../lib/retrieval/notes";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, READ_ONLY } from "./types";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RULES } from "../lib/hygiene/lint-config";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { normalizeVaultPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 

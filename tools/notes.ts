@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { planNoteRead } from "../lib/retrieval/note-read";
 import { findNote, noteHeadings } from "../lib/retrieval/notes";
 import { resolveFolder } from "../lib/vault/paths";

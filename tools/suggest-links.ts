@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { findNote } from "../lib/retrieval/notes";
 import { safeAbsPath } from "../lib/vault/paths";
 import { ALL_SCOPES, defineTool, limitField, notePathField, offsetField, page, READ_ONLY } from "./types";

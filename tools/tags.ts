@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { normalizeTag } from "../lib/vault/parse";
 import { ALL_SCOPES, defineTool, limitField, offsetField, READ_ONLY } from "./types";
 

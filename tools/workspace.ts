@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { MAX_ITEM_ID, planPage, planPages } from "../lib/workspace/page";
 import { pagesAnswerSize } from "../lib/workspace/page-build";
-import { offloaded } from "../lib/offload/pool";
+import { offloaded } from "../lib/offload/offloaded";
 import { listWorkspace } from "../lib/workspace/list";
 import { relatedPages } from "../lib/workspace/related";
 import { searchWorkspace } from "../lib/workspace/search";

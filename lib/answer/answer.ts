@@ -11,7 +11,7 @@ import { buildContext, contextBlock, type CandidatePage } from "./context";
 import { checkFaithfulness, type Faithfulness } from "./faithfulness";
 import { applyGraphPrior, neighboursOf } from "./graph";
 import { notesByIds } from "../semantic/store";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { ANSWER_SYSTEM, answerUser } from "./prompts";
 import { RERANK_POOL, rerankCandidates, type Reranker } from "./rerank";
 import { sliceWhole } from "../text-cut";

@@ -13,7 +13,7 @@ import { rerankDocs, secondStage, towardKeywordHits } from "./candidates";
 import { convexOverKeyword, FUSION_DEPTH, fuseRankings, notesFromPassages, PRF_DEPTH, keepKeywordLead, keepVectorSlot, rankedIds, recencyFactor, vectorWeighting, type NoteHit, type Scored } from "./fusion";
 import { rankingFor, type RankingParams } from "./ranking";
 import type { TermFeedback } from "./feedback";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { keywordConfidence, type RerankDoc } from "./rerank";
 import type { EmbeddingProgress, Freshness, SemanticService } from "./service";
 import type { VectorIndex } from "./vector-index";

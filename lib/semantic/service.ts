@@ -5,7 +5,8 @@
 import { ToolError } from "../errors";
 import { backgroundWaiting, holdForeground, whenQuiet } from "../offload/activity";
 import { asCaller } from "../offload/caller";
-import { offloaded, readPool } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
+import { readPool } from "../offload/pool";
 import { embedderReachable } from "../providers/probe";
 import { getMeta, indexDbPath } from "../store/index-db";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";

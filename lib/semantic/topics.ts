@@ -3,7 +3,7 @@
 // (so that the spec's default 0.9 means "near-duplicate" for every provider).
 import { ToolError } from "../errors";
 import type { Database } from "bun:sqlite";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { packVectors, type PackedVectors } from "./pair-jobs";
 import { partialOf } from "./search";
 import type { EmbeddingProgress, SemanticService } from "./service";

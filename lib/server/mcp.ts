@@ -14,7 +14,7 @@ import { compactSchema, invalidArgumentsText, MAX_ARGUMENT_VALUES, tooManyValues
 import { auditLog } from "../audit/log";
 import { changeJournal } from "../changes/journal";
 import { JsonText } from "../offload/json-text";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";
 import { ContentParts, type ToolContext, type ToolDef } from "../../tools/types";

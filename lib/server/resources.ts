@@ -8,7 +8,7 @@ import { ToolError } from "../errors";
 import { cursorNow } from "../changes/feed";
 import { caughtUpJournal } from "../changes/journal";
 import { notesAfter } from "../digest/map";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { findNote } from "../retrieval/notes";
 import type { Scope } from "../store/tokens";
 import type { VaultContext } from "../vault-context";

@@ -1,7 +1,7 @@
 // The web UI's graph page: the pictures come from a read worker
 // (lib/render/graph-draw.ts), which keeps them until the index changes.
 import { findNote } from "../retrieval/notes";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import type { VaultContext } from "../vault-context";
 import type { DrawGraph } from "./graph-wire";
 

@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import type { WikiHealth } from "../hygiene/health";
 import { whenQuiet } from "../offload/activity";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import type { VaultContext } from "../vault-context";
 
 export interface HealthPoint {

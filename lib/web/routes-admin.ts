@@ -5,7 +5,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { ToolError } from "../errors";
 import { RULES, type Rule } from "../hygiene/lint-config";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { describeEmbedder, selectChat, selectEmbedder } from "../providers/select";
 import { vecVersion } from "../store/index-db";
 import { contextMode } from "../store/context-runs";

@@ -13,7 +13,7 @@ import { mimeTypeOf } from "../vault/mime";
 import { isIgnoredPath, normalizeVaultPath, safeAbsPath } from "../vault/paths";
 import type { VaultContext } from "../vault-context";
 import type { WebEnv } from "./auth";
-import { offloaded } from "../offload/pool";
+import { offloaded } from "../offload/offloaded";
 import { plainNoteHtml } from "../render/note-html";
 import { paging } from "./request";
 import { errorResponse, FILE_CSP } from "./security";

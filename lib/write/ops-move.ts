@@ -83,7 +83,7 @@ async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array,
 }
 
 async function rewriteBigNote(vault: VaultContext, path: string, from: NoteSource, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null | "changed"> {
-  const { offloaded } = await import("../offload/pool");
+  const { offloaded } = await import("../offload/offloaded");
   const lines = await offloaded.noteLinkLines(vault, path, from);
   if (lines === "unsupported") return null;
   if (lines === "changed") return lines;
