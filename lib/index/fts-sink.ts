@@ -3,13 +3,11 @@ import { ftsPath } from "../store/fts-db";
 import { startWorker } from "../platform/descriptors";
 import { ngramText } from "../vault/ngram";
 import type { HugeBody } from "./parse-job";
+import type { Row } from "./fts-writer";
 
 // Rows sent per message: large enough that messaging costs nothing, small
 // enough that the writer thread never waits long for work.
 const ROWS_PER_MESSAGE = 64;
-
-/** A row for the writer (fts-writer.ts): n-grams given, or made there from a text body. */
-type Row = [number, string | null, string | Uint8Array | null, (string | null)?, (string | null)?];
 
 function spawn(): Worker {
   // See parse-pool.ts: in a compiled binary embedded entry points live under the binary's virtual root at their source path.

@@ -10,8 +10,8 @@ import { ngramText } from "../vault/ngram";
 declare const self: Worker;
 
 // [id, title, body] from the main thread (FtsSink.push: the n-grams are made here, off the request thread), or
-// with the title's and body's n-grams from a parse worker (parse-job.ts FtsRow).
-type Row = [number, string | null, string | Uint8Array | null, (string | null)?, (string | null)?];
+// with the title's and body's n-grams from a parse worker (parse-job.ts FtsRow) or with a big note's UTF-8 body.
+export type Row = [number, string | null, string | Uint8Array | null, (string | null)?, (string | null)?];
 type Msg =
   | { open: string; incremental?: boolean }
   | { rows: Row[] }

@@ -41,14 +41,14 @@ export interface PackedStrings {
   ends: Int32Array;
 }
 
-export function packStrings(list: string[]): PackedStrings {
+function packStrings(list: string[]): PackedStrings {
   const ends = new Int32Array(list.length);
   let at = 0;
   for (let i = 0; i < list.length; i++) ends[i] = at += list[i]!.length;
   return { joined: list.join(""), ends };
 }
 
-export function stringAt(p: PackedStrings, i: number): string {
+function stringAt(p: PackedStrings, i: number): string {
   return p.joined.slice(i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
 }
 
@@ -104,10 +104,6 @@ export class ChangedLines {
     this.used += encoder.encodeInto(text, this.buf.subarray(this.used)).written;
     this.lines.push(line);
     this.ends.push(this.used);
-  }
-
-  get size(): number {
-    return this.lines.length;
   }
 
   packed(): PackedChanges {

@@ -107,13 +107,12 @@ function rewriteUrl(url: string, r: MoveRewrite): string | null {
   return out === url ? null : out;
 }
 
-/** Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). */
-/** `linkLines`: linkLinesOf(r.oldSource, text), when the caller parsed elsewhere. */
-export function rewriteLinksForMove(
-  text: string,
-  r: MoveRewrite,
-  linkLines: LinkLine[] = linkLinesOf(r.oldSource, text),
-): { text: string; count: number; unwritable: number } {
+/**
+ * Rewrite the links in `text` that point at r.from (and, for the moved note, its relative links). A big
+ * note's lines are rewritten one by one (rewriteLinkLine), the rest of the work in a read worker.
+ */
+export function rewriteLinksForMove(text: string, r: MoveRewrite): { text: string; count: number; unwritable: number } {
+  const linkLines = linkLinesOf(r.oldSource, text);
   if (!linkLines.length) return { text, count: 0, unwritable: 0 };
   const lines = splitLines(text);
   let count = 0;

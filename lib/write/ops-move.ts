@@ -67,7 +67,7 @@ const TURN_MS = 10;
  * (and is sent the bytes if the note has changed since), and only each link's new text here: on the thread
  * answering every caller, a 30 MB note held them all ~0.4 s. The pool is loaded on first need (the CLI).
  */
-async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array, hash: string, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null> {
+async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array, hash: string, r: MoveRewrite): Promise<Rewritten | null> {
   if (bytes.length < BIG_NOTE_BYTES) {
     let t;
     try {
@@ -79,10 +79,14 @@ async function rewriteNote(vault: VaultContext, path: string, bytes: Uint8Array,
     return { after: res.count ? encodeText(t, res.text) : null, count: res.count, unwritable: res.unwritable };
   }
   const onDisk = await rewriteBigNote(vault, path, { root: vault.root, path, hash }, r);
-  return onDisk !== "changed" ? onDisk : ((await rewriteBigNote(vault, path, bytes, r)) as Exclude<typeof onDisk, "changed">);
+  // Given the bytes themselves, the worker never answers "changed".
+  return onDisk !== "changed" ? onDisk : ((await rewriteBigNote(vault, path, bytes, r)) as Rewritten | null);
 }
 
-async function rewriteBigNote(vault: VaultContext, path: string, from: NoteSource, r: MoveRewrite): Promise<{ after: Uint8Array | null; count: number; unwritable: number } | null | "changed"> {
+/** A note's new bytes after a move (null: no link changed), the links rewritten, and those left for the person. */
+type Rewritten = { after: Uint8Array | null; count: number; unwritable: number };
+
+async function rewriteBigNote(vault: VaultContext, path: string, from: NoteSource, r: MoveRewrite): Promise<Rewritten | null | "changed"> {
   const { offloaded } = await import("../offload/offloaded");
   const lines = await offloaded.noteLinkLines(vault, path, from);
   if (lines === "unsupported") return null;
